@@ -1,0 +1,71 @@
+import sharp from 'sharp';
+
+export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'svg' | 'avif' | 'tiff' | 'heif';
+
+export interface ImageProbe {
+  format: ImageFormat;
+  width: number;
+  height: number;
+}
+
+/** An input the service refuses to treat as media; `reason` is shown to operators as is. */
+export class ImageRejected extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'ImageRejected';
+  }
+}
+
+const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'gif', 'svg', 'tiff', 'heif']);
+
+/**
+ * Reads the real format and size from the image header (the file name is never trusted).
+ * Only the header is parsed, so an oversized image is refused before any pixel is decoded.
+ */
+export async function probeImage(bytes: Buffer, maxPixels: number): Promise<ImageProbe> {
+  if (bytes.length === 0) throw new ImageRejected('not an image (the file is empty)');
+  let metadata: sharp.Metadata;
+  try {
+    metadata = await sharp(bytes, { limitInputPixels: false }).metadata();
+  } catch {
+    throw new ImageRejected('not an image');
+  }
+  if (!ACCEPTED_FORMATS.has(metadata.format)) {
+    throw new ImageRejected(`unsupported image format "${metadata.format}"`);
+  }
+  // sharp reports AVIF as HEIF with AV1 compression; operators know it as AVIF.
+  const format = (metadata.format === 'heif' && metadata.compression === 'av1' ? 'avif' : metadata.format) as ImageFormat;
+  const width = metadata.autoOrient?.width ?? metadata.width;
+  const height = metadata.autoOrient?.height ?? metadata.height;
+  if (!width || !height) throw new ImageRejected('image has zero width or height');
+  const pixels = width * height;
+  if (pixels > maxPixels) {
+    throw new ImageRejected(`image has ${pixels} pixels, more than the limit of ${maxPixels}`);
+  }
+  return { format, width, height };
+}
+
+/**
+ * Options for every pixel decode. `limitInputPixels` is the decompression-bomb guard: libvips
+ * refuses to decode past it even when a caller skipped probeImage. Without an explicit limit
+ * sharp's own default (0x3FFF x 0x3FFF) still applies.
+ */
+export function decodeOptions(maxPixels?: number): sharp.SharpOptions {
+  return {
+    // 'error' rather than sharp's 'warning': web images often carry harmless decoder warnings
+    // (stray bytes after the last marker) and refusing them would lose real evidence.
+    limitInputPixels: maxPixels ?? true,
+    sequentialRead: true,
+    autoOrient: true,
+    failOn: 'error',
+  };
+}
+
+/** Turns a libvips failure while decoding into the operator-readable rejection. */
+export function decodeFailure(error: unknown): ImageRejected {
+  if (error instanceof ImageRejected) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/unsupported image format|Input Buffer is empty/i.test(message)) return new ImageRejected('not an image');
+  if (/pixel limit/i.test(message)) return new ImageRejected('image has more pixels than the limit');
+  return new ImageRejected(`image could not be decoded: ${message.split('\n')[0]}`);
+}

@@ -1,0 +1,133 @@
+import sharp from 'sharp';
+import { decodeFailure, decodeOptions } from './decode.js';
+
+/**
+ * 64-bit DCT perceptual hash (SPEC): grayscale, 32x32, 2-D DCT-II, the top-left 8x8 block of
+ * coefficients (DC included), bit = coefficient > median of those 64. Bits are taken row by row
+ * (vertical frequency v, then horizontal u), the first bit being the most significant bit of the
+ * first of 16 lowercase hex digits.
+ */
+
+export const SAMPLE_SIZE = 32;
+const BLOCK_SIZE = 8;
+const HASH_PATTERN = /^[0-9a-f]{16}$/;
+
+export function isPhash(value: string): boolean {
+  return HASH_PATTERN.test(value);
+}
+
+/**
+ * Decodes any supported image into 1024 luminance values (0-255), row-major, after EXIF
+ * auto-orientation. Transparent areas are seen on white, as a browser would show them.
+ * The resize lets libvips shrink on load (JPEG DCT scaling, WebP/SVG scaled decode), so a
+ * multi-megapixel photo is never decoded at full size.
+ */
+export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
+  let raw: { data: Buffer; info: sharp.OutputInfo };
+  try {
+    raw = await sharp(input, decodeOptions(maxPixels))
+      .resize(SAMPLE_SIZE, SAMPLE_SIZE, { fit: 'fill' })
+      .flatten({ background: '#ffffff' })
+      .greyscale()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+  } catch (error) {
+    throw decodeFailure(error);
+  }
+  const { data, info } = raw;
+  if (info.width !== SAMPLE_SIZE || info.height !== SAMPLE_SIZE || info.channels !== 1) {
+    throw new Error(`grayscale32 expected a 32x32 single-channel raster, got ${info.width}x${info.height}x${info.channels}`);
+  }
+  const pixels = new Float64Array(SAMPLE_SIZE * SAMPLE_SIZE);
+  for (let i = 0; i < pixels.length; i++) pixels[i] = data[i];
+  return pixels;
+}
+
+/** Orthonormal DCT-II basis, COSINES[k * 32 + n] = a(k) cos(pi (2n + 1) k / 64). */
+const COSINES = (() => {
+  const table = new Float64Array(SAMPLE_SIZE * SAMPLE_SIZE);
+  for (let k = 0; k < SAMPLE_SIZE; k++) {
+    const scale = Math.sqrt((k === 0 ? 1 : 2) / SAMPLE_SIZE);
+    for (let n = 0; n < SAMPLE_SIZE; n++) {
+      table[k * SAMPLE_SIZE + n] = scale * Math.cos((Math.PI * (2 * n + 1) * k) / (2 * SAMPLE_SIZE));
+    }
+  }
+  return table;
+})();
+
+/**
+ * 2-D DCT-II (orthonormal) of a 32x32 row-major raster, computed separably (rows, then columns).
+ * Output layout: [v * 32 + u], v the vertical and u the horizontal frequency; [0] is DC.
+ */
+export function dct32(pixels: Float64Array): Float64Array {
+  const N = SAMPLE_SIZE;
+  if (pixels.length !== N * N) throw new Error(`dct32 needs ${N * N} values, got ${pixels.length}`);
+  const rows = new Float64Array(N * N);
+  for (let y = 0; y < N; y++) {
+    const rowStart = y * N;
+    for (let u = 0; u < N; u++) {
+      const basis = u * N;
+      let sum = 0;
+      for (let x = 0; x < N; x++) sum += COSINES[basis + x] * pixels[rowStart + x];
+      rows[rowStart + u] = sum;
+    }
+  }
+  const out = new Float64Array(N * N);
+  for (let v = 0; v < N; v++) {
+    const basis = v * N;
+    for (let u = 0; u < N; u++) {
+      let sum = 0;
+      for (let y = 0; y < N; y++) sum += COSINES[basis + y] * rows[y * N + u];
+      out[basis + u] = sum;
+    }
+  }
+  return out;
+}
+
+export function hashFromDct(dct: Float64Array): string {
+  const block = new Float64Array(BLOCK_SIZE * BLOCK_SIZE);
+  for (let v = 0; v < BLOCK_SIZE; v++) {
+    for (let u = 0; u < BLOCK_SIZE; u++) block[v * BLOCK_SIZE + u] = dct[v * SAMPLE_SIZE + u];
+  }
+  const sorted = Float64Array.from(block).sort();
+  const median = (sorted[31] + sorted[32]) / 2;
+  let high = 0;
+  let low = 0;
+  for (let i = 0; i < 32; i++) {
+    high = (high << 1) | (block[i] > median ? 1 : 0);
+    low = (low << 1) | (block[i + 32] > median ? 1 : 0);
+  }
+  return wordsToHash(high >>> 0, low >>> 0);
+}
+
+export async function phash(input: Buffer, maxPixels?: number): Promise<string> {
+  return hashFromDct(dct32(await grayscale32(input, maxPixels)));
+}
+
+/** The two 32-bit halves of a hash, most significant first. */
+export function hashToWords(hash: string): [number, number] {
+  if (!HASH_PATTERN.test(hash)) throw new TypeError(`not a 64-bit pHash (16 lowercase hex digits): "${hash}"`);
+  return [parseInt(hash.slice(0, 8), 16), parseInt(hash.slice(8), 16)];
+}
+
+export function wordsToHash(high: number, low: number): string {
+  return (high >>> 0).toString(16).padStart(8, '0') + (low >>> 0).toString(16).padStart(8, '0');
+}
+
+export function popcount32(word: number): number {
+  let x = word - ((word >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+export function hammingDistance(a: string, b: string): number {
+  const [aHigh, aLow] = hashToWords(a);
+  const [bHigh, bLow] = hashToWords(b);
+  return popcount32(aHigh ^ bHigh) + popcount32(aLow ^ bLow);
+}
+
+/** 1 - hamming / 64: 1 for identical hashes, 0.9 at a distance of 6.4 bits. */
+export function similarity(a: string, b: string): number {
+  return 1 - hammingDistance(a, b) / 64;
+}
