@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type Metadata, type SharpOptions } from 'sharp';
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'svg' | 'avif' | 'tiff' | 'heif';
 
@@ -24,7 +24,7 @@ const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'g
  */
 export async function probeImage(bytes: Buffer, maxPixels: number): Promise<ImageProbe> {
   if (bytes.length === 0) throw new ImageRejected('not an image (the file is empty)');
-  let metadata: sharp.Metadata;
+  let metadata: Metadata;
   try {
     metadata = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch {
@@ -50,7 +50,7 @@ export async function probeImage(bytes: Buffer, maxPixels: number): Promise<Imag
  * refuses to decode past it even when a caller skipped probeImage. Without an explicit limit
  * sharp's own default (0x3FFF x 0x3FFF) still applies.
  */
-export function decodeOptions(maxPixels?: number): sharp.SharpOptions {
+export function decodeOptions(maxPixels?: number): SharpOptions {
   return {
     // 'error' rather than sharp's 'warning': web images often carry harmless decoder warnings
     // (stray bytes after the last marker) and refusing them would lose real evidence.

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type OutputInfo } from 'sharp';
 import { decodeFailure, decodeOptions } from './decode.js';
 
 /**
@@ -23,7 +23,7 @@ export function isPhash(value: string): boolean {
  * multi-megapixel photo is never decoded at full size.
  */
 export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
-  let raw: { data: Buffer; info: sharp.OutputInfo };
+  let raw: { data: Buffer; info: OutputInfo };
   try {
     raw = await sharp(input, decodeOptions(maxPixels))
       .resize(SAMPLE_SIZE, SAMPLE_SIZE, { fit: 'fill' })
