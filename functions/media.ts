@@ -1,0 +1,29 @@
+import type { Env } from '../lib/env.js';
+import { errorBody } from '../lib/errors.js';
+import { MEDIA_HEADERS, readMediaFile, resolveMediaFile } from '../lib/media.js';
+
+function refuse(): Response {
+  return new Response(JSON.stringify(errorBody('not_found', 'no such media')), {
+    status: 404,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...MEDIA_HEADERS },
+  });
+}
+
+/** GET /media/{path}: stored images only, from their real format, always sandboxed. */
+export async function handleMedia(request: Request, env: Env): Promise<Response> {
+  // The raw path, before any decoding: the checks must see encoded forms as sent.
+  const raw = request.url.replace(/^[a-z]+:\/\/[^/]+/i, '').split(/[?#]/)[0];
+  if (!raw.startsWith('/media/')) return refuse();
+  const file = await resolveMediaFile(env.paths, raw.slice('/media/'.length));
+  if (!file) return refuse();
+  const media = await readMediaFile(file).catch(() => null);
+  if (!media) return refuse();
+  return new Response(new Uint8Array(media.bytes), {
+    headers: {
+      'content-type': media.contentType,
+      'content-length': String(media.bytes.length),
+      'cache-control': 'private, max-age=300',
+      ...MEDIA_HEADERS,
+    },
+  });
+}

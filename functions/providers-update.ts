@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import type { Env } from '../lib/env.js';
+import { notFound } from '../lib/errors.js';
+import { json, readBody } from '../lib/http.js';
+import { providerRecord } from '../lib/provider-state.js';
+import { isProviderId } from '../lib/providers/catalog.js';
+import { auditStatement } from '../lib/repo/audit.js';
+import { setProviderSwitchStatement } from '../lib/repo/providers.js';
+
+export const ProviderUpdateBody = z.object({ enabled: z.boolean() }).strict();
+
+/** PATCH /api/providers/{id}: the stored switch, kept across restarts. */
+export async function handleProviderUpdate(request: Request & { params?: Record<string, string> }, env: Env): Promise<Response> {
+  const id = decodeURIComponent(request.params?.id ?? '');
+  if (!isProviderId(id)) throw notFound(`unknown provider: ${id}`);
+  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, ProviderUpdateBody);
+  const now = env.clock.now().toISOString();
+  await env.db.batch([
+    setProviderSwitchStatement(env.db, id, body.enabled, 'operator', now),
+    auditStatement(env.db, { action: 'provider.switch', target_type: 'provider', target_id: id, details: { enabled: body.enabled } }, now),
+  ]);
+  return json({ provider: await providerRecord(env, id) });
+}

@@ -1,0 +1,69 @@
+import BetterSqlite3 from 'better-sqlite3';
+import type { AllResult, Database, RunResult, SqlValue, Statement } from './types.js';
+
+/** A better-sqlite3 file behind the D1-shaped interface: WAL, foreign keys on, `batch` a real transaction. */
+export interface SqliteDatabase extends Database {
+  close(): void;
+  readonly open: boolean;
+}
+
+class SqliteStatement implements Statement {
+  constructor(
+    private readonly raw: BetterSqlite3.Database,
+    readonly sql: string,
+    readonly values: SqlValue[] = [],
+  ) {}
+
+  bind(...values: SqlValue[]): Statement {
+    return new SqliteStatement(this.raw, this.sql, values);
+  }
+
+  private stmt() {
+    return this.raw.prepare(this.sql);
+  }
+
+  runSync(): RunResult | AllResult<unknown> {
+    const stmt = this.stmt();
+    if (stmt.reader) return { results: stmt.all(...this.values), success: true };
+    const info = stmt.run(...this.values);
+    return { success: true, meta: { changes: info.changes, last_row_id: Number(info.lastInsertRowid) } };
+  }
+
+  async first<T>(): Promise<T | null> {
+    return (this.stmt().get(...this.values) as T | undefined) ?? null;
+  }
+
+  async all<T>(): Promise<AllResult<T>> {
+    return { results: this.stmt().all(...this.values) as T[], success: true };
+  }
+
+  async run(): Promise<RunResult> {
+    const stmt = this.stmt();
+    // A write with RETURNING is a reader to better-sqlite3; run it all the same and count its rows.
+    if (stmt.reader) {
+      const rows = stmt.all(...this.values);
+      return { success: true, meta: { changes: rows.length, last_row_id: 0 } };
+    }
+    const info = stmt.run(...this.values);
+    return { success: true, meta: { changes: info.changes, last_row_id: Number(info.lastInsertRowid) } };
+  }
+}
+
+export function openSqlite(file: string): SqliteDatabase {
+  const raw = new BetterSqlite3(file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('foreign_keys = ON');
+  raw.pragma('busy_timeout = 5000');
+  raw.pragma('synchronous = NORMAL');
+  const transaction = raw.transaction((statements: SqliteStatement[]) => statements.map((s) => s.runSync()));
+  return {
+    prepare: (sql) => new SqliteStatement(raw, sql),
+    async batch(statements) {
+      return transaction(statements as SqliteStatement[]);
+    },
+    close: () => raw.close(),
+    get open() {
+      return raw.open;
+    },
+  };
+}

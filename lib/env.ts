@@ -1,0 +1,56 @@
+import type { Config } from './config.js';
+import type { Database } from './db/types.js';
+import { migrate } from './db/migrate.js';
+import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
+import { createLogger, type Logger } from './log.js';
+import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** Everything a handler may use; built once at start-up (or by a test) from the validated config. */
+export interface Env {
+  config: Config;
+  db: Database;
+  paths: DataPaths;
+  clock: Clock;
+  log: Logger;
+  version: string;
+  startedAt: Date;
+}
+
+export interface EnvOptions {
+  clock?: Clock;
+  log?: Logger;
+  version?: string;
+}
+
+export interface OwnedEnv extends Env {
+  db: SqliteDatabase;
+  close(): Promise<void>;
+}
+
+/** Opens the SQLite file under SVC_DATA_DIR, applies migrations and wires the services. */
+export async function createEnv(config: Config, options: EnvOptions = {}): Promise<OwnedEnv> {
+  const paths = dataPaths(config.SVC_DATA_DIR);
+  ensureDataDirs(paths);
+  const db = openSqlite(paths.database);
+  await migrate(db);
+  const clock = options.clock ?? systemClock;
+  const env: OwnedEnv = {
+    config,
+    db,
+    paths,
+    clock,
+    log: options.log ?? createLogger(config),
+    version: options.version ?? '0.1.0',
+    startedAt: clock.now(),
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+  return env;
+}

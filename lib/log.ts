@@ -1,0 +1,29 @@
+import type { Config } from './config.js';
+import { SECRET_VARIABLES } from './config.js';
+
+export interface Logger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** Removes every configured secret value from a text, wherever it appears. */
+export function redactor(config: Config): (text: string) => string {
+  const secrets = SECRET_VARIABLES.map((k) => config[k]).filter((v) => v.length >= 4);
+  return (text) => secrets.reduce((t, s) => t.split(s).join('[redacted]'), text);
+}
+
+/** JSON lines on stdout/stderr with secrets scrubbed; `silent` for tests that want quiet output. */
+export function createLogger(config: Config, options: { silent?: boolean } = {}): Logger {
+  const redact = redactor(config);
+  const write = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
+    if (options.silent) return;
+    const line = redact(JSON.stringify({ at: new Date().toISOString(), level, message, ...fields }));
+    (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
+  };
+  return {
+    info: (m, f) => write('info', m, f),
+    warn: (m, f) => write('warn', m, f),
+    error: (m, f) => write('error', m, f),
+  };
+}

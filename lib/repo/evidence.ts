@@ -1,0 +1,244 @@
+import type { Database } from '../db/types.js';
+import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
+import { fromJson, newId, toJson } from './json.js';
+import { mediaUrl } from './submissions.js';
+
+/** Evidence as the API returns it (CONTRACT.md section 3). */
+export interface Evidence {
+  id: string;
+  submission_id: string;
+  source: EvidenceSource;
+  kind: string;
+  group: GroupKey;
+  title: string | null;
+  url: string | null;
+  image_url: string | null;
+  local_media_url: string | null;
+  query: string | null;
+  similarity: number | null;
+  matched: boolean;
+  match_transform: string | null;
+  confidence: number | null;
+  status: EvidenceStatus | null;
+  counts_toward_score: boolean;
+  supporting: boolean;
+  face_crop: boolean;
+  source_evidence_ids: string[];
+  source_urls: string[];
+  matched_submission_id: string | null;
+  knowledge_entry_id: string | null;
+  error: { code: string; message: string } | null;
+  created_at: string;
+}
+
+interface EvidenceRow {
+  id: string;
+  submission_id: string;
+  source: EvidenceSource;
+  kind: string;
+  group_key: GroupKey;
+  title: string | null;
+  url: string | null;
+  image_url: string | null;
+  local_media_path: string | null;
+  query: string | null;
+  similarity: number | null;
+  matched: number;
+  match_transform: string | null;
+  confidence: number | null;
+  status: EvidenceStatus | null;
+  supporting: number;
+  face_crop: number;
+  source_evidence_ids: string;
+  source_urls: string;
+  matched_submission_id: string | null;
+  knowledge_entry_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+}
+
+/** What a collector hands over; everything but the source, kind and group is optional. */
+export interface NewEvidence {
+  source: EvidenceSource;
+  kind: string;
+  group: GroupKey;
+  title?: string | null;
+  url?: string | null;
+  image_url?: string | null;
+  local_media_path?: string | null;
+  query?: string | null;
+  similarity?: number | null;
+  matched?: boolean;
+  match_transform?: string | null;
+  confidence?: number | null;
+  supporting?: boolean;
+  face_crop?: boolean;
+  source_evidence_ids?: string[];
+  source_urls?: string[];
+  matched_submission_id?: string | null;
+  knowledge_entry_id?: string | null;
+  error?: { code: string; message: string } | null;
+}
+
+const clamp01 = (n: number | null | undefined) =>
+  n === null || n === undefined || !Number.isFinite(n) ? null : Math.min(1, Math.max(0, n));
+
+/** Unmarked and `판단에 사용` evidence counts; supporting and failure evidence never does. */
+export function countsTowardScore(e: { group: GroupKey; supporting: boolean; status: EvidenceStatus | null }): boolean {
+  if (e.supporting || e.group === 'failures' || e.group === 'supporting') return false;
+  return e.status === null || e.status === '판단에 사용';
+}
+
+export function toEvidence(row: EvidenceRow): Evidence {
+  const base = {
+    group: row.group_key,
+    supporting: Boolean(row.supporting),
+    status: row.status,
+  };
+  return {
+    id: row.id,
+    submission_id: row.submission_id,
+    source: row.source,
+    kind: row.kind,
+    group: row.group_key,
+    title: row.title,
+    url: row.url,
+    image_url: row.image_url,
+    local_media_url: row.local_media_path ? mediaUrl(row.local_media_path) : null,
+    query: row.query,
+    similarity: row.similarity,
+    matched: Boolean(row.matched),
+    match_transform: row.match_transform,
+    confidence: row.confidence,
+    status: row.status,
+    counts_toward_score: countsTowardScore(base),
+    supporting: base.supporting,
+    face_crop: Boolean(row.face_crop),
+    source_evidence_ids: fromJson<string[]>(row.source_evidence_ids, []),
+    source_urls: fromJson<string[]>(row.source_urls, []),
+    matched_submission_id: row.matched_submission_id,
+    knowledge_entry_id: row.knowledge_entry_id,
+    error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
+    created_at: row.created_at,
+  };
+}
+
+export function insertEvidenceStatement(db: Database, submissionId: string, e: NewEvidence, now: string, id = newId('ev')) {
+  return db
+    .prepare(
+      `INSERT INTO evidence (id, submission_id, source, kind, group_key, title, url, image_url, local_media_path,
+         local_media_created_at, query, similarity, matched, match_transform, confidence, supporting, face_crop,
+         source_evidence_ids, source_urls, matched_submission_id, knowledge_entry_id, error_code, error_message, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      id,
+      submissionId,
+      e.source,
+      e.kind,
+      e.group,
+      e.title ?? null,
+      e.url ?? null,
+      e.image_url ?? null,
+      e.local_media_path ?? null,
+      e.local_media_path ? now : null,
+      e.query ?? null,
+      clamp01(e.similarity),
+      e.matched ? 1 : 0,
+      e.matched ? (e.match_transform ?? 'identity') : null,
+      clamp01(e.confidence),
+      e.supporting || e.group === 'supporting' ? 1 : 0,
+      e.face_crop ? 1 : 0,
+      toJson(e.source_evidence_ids ?? []),
+      toJson(e.source_urls ?? []),
+      e.matched_submission_id ?? null,
+      e.knowledge_entry_id ?? null,
+      e.error?.code ?? null,
+      e.error?.message ?? null,
+      now,
+    );
+}
+
+export async function addEvidence(db: Database, submissionId: string, items: NewEvidence[], now: string): Promise<Evidence[]> {
+  if (items.length === 0) return [];
+  const ids = items.map(() => newId('ev'));
+  await db.batch(items.map((e, i) => insertEvidenceStatement(db, submissionId, e, now, ids[i])));
+  return getEvidenceByIds(db, ids);
+}
+
+const GROUP_ORDER = `CASE group_key WHEN 'attention' THEN 0 WHEN 'watchlist' THEN 1 WHEN 'internal' THEN 2
+  WHEN 'web_match' THEN 3 WHEN 'web_related' THEN 4 WHEN 'supporting' THEN 5 ELSE 6 END`;
+
+export async function listEvidence(db: Database, submissionId: string): Promise<Evidence[]> {
+  const rows = await db
+    .prepare(`SELECT * FROM evidence WHERE submission_id = ? ORDER BY ${GROUP_ORDER}, similarity DESC, created_at, id`)
+    .bind(submissionId)
+    .all<EvidenceRow>();
+  return rows.results.map(toEvidence);
+}
+
+export async function getEvidence(db: Database, id: string): Promise<Evidence | null> {
+  const row = await db.prepare('SELECT * FROM evidence WHERE id = ?').bind(id).first<EvidenceRow>();
+  return row ? toEvidence(row) : null;
+}
+
+export async function getEvidenceByIds(db: Database, ids: string[]): Promise<Evidence[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .prepare(`SELECT * FROM evidence WHERE id IN (${ids.map(() => '?').join(',')})`)
+    .bind(...ids)
+    .all<EvidenceRow>();
+  const byId = new Map(rows.results.map((r) => [r.id, toEvidence(r)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+export function setEvidenceStatusStatement(db: Database, id: string, status: EvidenceStatus) {
+  return db.prepare('UPDATE evidence SET status = ? WHERE id = ?').bind(status, id);
+}
+
+/**
+ * Internal, attention and watchlist evidence is recomputed at every analysis; operator marks on
+ * evidence that is found again are kept by matching on the other side's id.
+ */
+export async function replaceSimilarityEvidence(
+  db: Database,
+  submissionId: string,
+  items: NewEvidence[],
+  now: string,
+): Promise<void> {
+  const old = await db
+    .prepare(
+      `SELECT group_key, matched_submission_id, knowledge_entry_id, status FROM evidence
+       WHERE submission_id = ? AND group_key IN ('internal', 'attention', 'watchlist')`,
+    )
+    .bind(submissionId)
+    .all<{ group_key: string; matched_submission_id: string | null; knowledge_entry_id: string | null; status: EvidenceStatus | null }>();
+  const marks = new Map(
+    old.results.filter((r) => r.status).map((r) => [`${r.group_key}|${r.matched_submission_id}|${r.knowledge_entry_id}`, r.status]),
+  );
+  const statements = [
+    db.prepare(`DELETE FROM evidence WHERE submission_id = ? AND group_key IN ('internal', 'attention', 'watchlist')`).bind(submissionId),
+  ];
+  for (const e of items) {
+    const id = newId('ev');
+    statements.push(insertEvidenceStatement(db, submissionId, e, now, id));
+    const mark = marks.get(`${e.group}|${e.matched_submission_id ?? null}|${e.knowledge_entry_id ?? null}`);
+    if (mark) statements.push(setEvidenceStatusStatement(db, id, mark));
+  }
+  await db.batch(statements);
+}
+
+/** Evidence whose downloaded image is older than the cutoff (for the retention job). */
+export async function listExpiredEvidenceMedia(db: Database, cutoff: string): Promise<{ id: string; local_media_path: string }[]> {
+  return (
+    await db
+      .prepare('SELECT id, local_media_path FROM evidence WHERE local_media_path IS NOT NULL AND local_media_created_at < ?')
+      .bind(cutoff)
+      .all<{ id: string; local_media_path: string }>()
+  ).results;
+}
+
+export function clearEvidenceMediaStatement(db: Database, id: string) {
+  return db.prepare('UPDATE evidence SET local_media_path = NULL, local_media_created_at = NULL WHERE id = ?').bind(id);
+}

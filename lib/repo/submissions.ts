@@ -1,0 +1,257 @@
+import type { Database, SqlValue } from '../db/types.js';
+import type { Decision, RiskLevel } from '../vocabulary.js';
+import { fromJson, toJson } from './json.js';
+
+export interface FaceRecord {
+  box: { x: number; y: number; width: number; height: number };
+  score: number;
+}
+
+export interface RiskSignal {
+  code: string;
+  label: string;
+  weight: number;
+  evidence_ids: string[];
+}
+
+export interface Risk {
+  score: number;
+  level: RiskLevel;
+  signals: RiskSignal[];
+}
+
+export type AnalysisStatus = 'pending' | 'done' | 'failed';
+export type EnrichmentStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
+
+/** A submission as every endpoint returns it (CONTRACT.md section 3). */
+export interface Submission {
+  id: string;
+  title: string;
+  file: string;
+  media_url: string;
+  width: number | null;
+  height: number | null;
+  submitted_at: string;
+  submitted_at_epoch: number;
+  format: string | null;
+  bytes: number | null;
+  sha256: string | null;
+  phash: string | null;
+  faces: FaceRecord[];
+  analysis_status: AnalysisStatus;
+  analysis_error: string | null;
+  enrichment_status: EnrichmentStatus;
+  risk: Risk;
+  decision: { value: Decision; note: string | null; decided_at: string } | null;
+  evidence_count: number;
+  attention_match: boolean;
+}
+
+/** The stored row, with the internal columns the API does not show. */
+export interface SubmissionRow {
+  id: string;
+  title: string;
+  file: string;
+  origin: 'quick' | 'registry';
+  width: number | null;
+  height: number | null;
+  submitted_at: string;
+  submitted_at_epoch: number;
+  format: string | null;
+  bytes: number | null;
+  sha256: string | null;
+  phash: string | null;
+  fingerprints: string | null;
+  faces: string;
+  derived_path: string | null;
+  derived_created_at: string | null;
+  analysis_status: AnalysisStatus;
+  analysis_error: string | null;
+  enrichment_status: EnrichmentStatus;
+  risk_score: number;
+  risk_level: RiskLevel;
+  risk_signals: string;
+  decision: Decision | null;
+  decision_note: string | null;
+  decided_at: string | null;
+  created_at: string;
+  updated_at: string;
+  evidence_count: number;
+  attention_match: number;
+}
+
+const SELECT = `SELECT s.*,
+  (SELECT COUNT(*) FROM evidence e WHERE e.submission_id = s.id) AS evidence_count,
+  EXISTS (SELECT 1 FROM evidence e WHERE e.submission_id = s.id AND e.group_key = 'attention'
+          AND (e.status IS NULL OR e.status = '판단에 사용')) AS attention_match
+  FROM submissions s`;
+
+export function mediaUrl(path: string): string {
+  return `/media/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+export function toSubmission(row: SubmissionRow): Submission {
+  return {
+    id: row.id,
+    title: row.title,
+    file: row.file,
+    media_url: mediaUrl(row.file),
+    width: row.width,
+    height: row.height,
+    submitted_at: row.submitted_at,
+    submitted_at_epoch: row.submitted_at_epoch,
+    format: row.format,
+    bytes: row.bytes,
+    sha256: row.sha256,
+    phash: row.phash,
+    faces: fromJson<FaceRecord[]>(row.faces, []),
+    analysis_status: row.analysis_status,
+    analysis_error: row.analysis_error,
+    enrichment_status: row.enrichment_status,
+    risk: { score: row.risk_score, level: row.risk_level, signals: fromJson<RiskSignal[]>(row.risk_signals, []) },
+    decision: row.decision ? { value: row.decision, note: row.decision_note, decided_at: row.decided_at ?? '' } : null,
+    evidence_count: Number(row.evidence_count ?? 0),
+    attention_match: Boolean(row.attention_match),
+  };
+}
+
+export async function getSubmissionRow(db: Database, id: string): Promise<SubmissionRow | null> {
+  return db.prepare(`${SELECT} WHERE s.id = ?`).bind(id).first<SubmissionRow>();
+}
+
+export async function getSubmission(db: Database, id: string): Promise<Submission | null> {
+  const row = await getSubmissionRow(db, id);
+  return row ? toSubmission(row) : null;
+}
+
+export async function listSubmissionRows(db: Database): Promise<SubmissionRow[]> {
+  return (await db.prepare(`${SELECT} ORDER BY s.id`).all<SubmissionRow>()).results;
+}
+
+export interface QueueFilter {
+  limit: number;
+  offset: number;
+  decision?: Decision | 'undecided';
+  level?: RiskLevel;
+}
+
+/** Undecided first, then risk score high to low, then newest submission first. */
+export async function listQueue(db: Database, filter: QueueFilter): Promise<{ items: Submission[]; total: number }> {
+  const where: string[] = [];
+  const params: SqlValue[] = [];
+  if (filter.decision === 'undecided') where.push('s.decision IS NULL');
+  else if (filter.decision) {
+    where.push('s.decision = ?');
+    params.push(filter.decision);
+  }
+  if (filter.level) {
+    where.push('s.risk_level = ?');
+    params.push(filter.level);
+  }
+  const clause = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+  const total = await db.prepare(`SELECT COUNT(*) AS n FROM submissions s${clause}`).bind(...params).first<{ n: number }>();
+  const rows = await db
+    .prepare(
+      `${SELECT}${clause} ORDER BY (s.decision IS NOT NULL), s.risk_score DESC, s.submitted_at_epoch DESC, s.id LIMIT ? OFFSET ?`,
+    )
+    .bind(...params, filter.limit, filter.offset)
+    .all<SubmissionRow>();
+  return { items: rows.results.map(toSubmission), total: Number(total?.n ?? 0) };
+}
+
+export interface SubmissionInput {
+  id: string;
+  title: string;
+  file: string;
+  origin: 'quick' | 'registry';
+  submitted_at: string;
+  submitted_at_epoch: number;
+  width: number;
+  height: number;
+  format: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** A new submission, or new bytes for an existing one: analysis starts over, the decision stays. */
+export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now: string) {
+  return db
+    .prepare(
+      `INSERT INTO submissions (id, title, file, origin, width, height, submitted_at, submitted_at_epoch, format, bytes,
+         sha256, analysis_status, enrichment_status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'pending', ?, ?)
+       ON CONFLICT (id) DO UPDATE SET title = excluded.title, file = excluded.file, origin = excluded.origin,
+         width = excluded.width, height = excluded.height, submitted_at = excluded.submitted_at,
+         submitted_at_epoch = excluded.submitted_at_epoch, format = excluded.format, bytes = excluded.bytes,
+         sha256 = excluded.sha256, phash = NULL, fingerprints = NULL, faces = '[]', analysis_status = 'pending',
+         analysis_error = NULL, enrichment_status = 'pending', updated_at = excluded.updated_at`,
+    )
+    .bind(
+      s.id, s.title, s.file, s.origin, s.width, s.height, s.submitted_at, s.submitted_at_epoch, s.format, s.bytes,
+      s.sha256, now, now,
+    );
+}
+
+export function updateSubmissionMetaStatement(
+  db: Database,
+  id: string,
+  meta: { title: string; submitted_at: string; submitted_at_epoch: number },
+  now: string,
+) {
+  return db
+    .prepare('UPDATE submissions SET title = ?, submitted_at = ?, submitted_at_epoch = ?, updated_at = ? WHERE id = ?')
+    .bind(meta.title, meta.submitted_at, meta.submitted_at_epoch, now, id);
+}
+
+export interface AnalysisResult {
+  phash: string;
+  fingerprints: unknown;
+  faces: FaceRecord[];
+  derived_path: string;
+}
+
+export async function saveAnalysis(db: Database, id: string, result: AnalysisResult, now: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, derived_path = ?, derived_created_at = ?,
+         analysis_status = 'done', analysis_error = NULL, updated_at = ? WHERE id = ?`,
+    )
+    .bind(result.phash, toJson(result.fingerprints), toJson(result.faces), result.derived_path, now, now, id)
+    .run();
+}
+
+export async function saveAnalysisFailure(db: Database, id: string, reason: string, now: string): Promise<void> {
+  await db
+    .prepare(`UPDATE submissions SET analysis_status = 'failed', analysis_error = ?, updated_at = ? WHERE id = ?`)
+    .bind(reason, now, id)
+    .run();
+}
+
+export async function setEnrichmentStatus(db: Database, id: string, status: EnrichmentStatus, now: string) {
+  await db.prepare('UPDATE submissions SET enrichment_status = ?, updated_at = ? WHERE id = ?').bind(status, now, id).run();
+}
+
+export function saveRiskStatement(db: Database, id: string, risk: Risk, now: string) {
+  return db
+    .prepare('UPDATE submissions SET risk_score = ?, risk_level = ?, risk_signals = ?, updated_at = ? WHERE id = ?')
+    .bind(risk.score, risk.level, toJson(risk.signals), now, id);
+}
+
+export function saveDecisionStatement(db: Database, id: string, decision: Decision, note: string | null, now: string) {
+  return db
+    .prepare('UPDATE submissions SET decision = ?, decision_note = ?, decided_at = ?, updated_at = ? WHERE id = ?')
+    .bind(decision, note, now, now, id);
+}
+
+/** Fingerprints of every analysed submission, for the in-memory similarity index. */
+export async function listFingerprints(db: Database): Promise<{ id: string; phash: string; fingerprints: string | null }[]> {
+  return (
+    await db
+      .prepare(`SELECT id, phash, fingerprints FROM submissions WHERE phash IS NOT NULL`)
+      .all<{ id: string; phash: string; fingerprints: string | null }>()
+  ).results;
+}
+
+export async function clearDerivedPath(db: Database, id: string) {
+  await db.prepare('UPDATE submissions SET derived_path = NULL, derived_created_at = NULL WHERE id = ?').bind(id).run();
+}

@@ -1,0 +1,62 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { createServerAdapter } from '@whatwg-node/server';
+import { loadConfig, type Config } from './lib/config.js';
+import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
+import { createRouter } from './lib/router.js';
+
+export interface RunningServer {
+  url: string;
+  env: OwnedEnv;
+  server: Server;
+  /** Stops taking requests, lets in-flight ones finish, then closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Starts the service on SVC_HOST:SVC_PORT (port 0 picks a free one, for tests). */
+export async function startServer(config: Config, options: EnvOptions = {}): Promise<RunningServer> {
+  const env = await createEnv(config, options);
+  const router = createRouter();
+  const adapter = createServerAdapter((request: Request, ctx: unknown) => router.fetch(request as never, env, ctx));
+  const server = createServer(adapter);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.SVC_PORT, config.SVC_HOST, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await env.close();
+    })());
+  return { url: `http://${host}:${address.port}`, env, server, stop };
+}
+
+async function main() {
+  const { config, warnings } = loadConfig();
+  const running = await startServer(config);
+  for (const warning of warnings) running.env.log.warn('configuration corrected', { warning });
+  running.env.log.info('listening', { url: running.url, data: running.env.paths.dataDir });
+  const shutdown = (signal: string) => {
+    running.env.log.info('shutting down', { signal });
+    running.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}
