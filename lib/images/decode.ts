@@ -33,6 +33,10 @@ export async function probeImage(bytes: Buffer, maxPixels: number): Promise<Imag
   if (!ACCEPTED_FORMATS.has(metadata.format)) {
     throw new ImageRejected(`unsupported image format "${metadata.format}"`);
   }
+  // The bundled libvips decodes AV1 only; HEIC would pass the header and fail later, less clearly.
+  if (metadata.format === 'heif' && metadata.compression === 'hevc') {
+    throw new ImageRejected('unsupported image format "heic" (HEVC-compressed HEIF cannot be decoded)');
+  }
   // sharp reports AVIF as HEIF with AV1 compression; operators know it as AVIF.
   const format = (metadata.format === 'heif' && metadata.compression === 'av1' ? 'avif' : metadata.format) as ImageFormat;
   const width = metadata.autoOrient?.width ?? metadata.width;
