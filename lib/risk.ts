@@ -1,0 +1,41 @@
+import type { Database } from './db/types.js';
+import type { Evidence } from './repo/evidence.js';
+import { listEvidence } from './repo/evidence.js';
+import { saveRiskStatement, type Risk, type RiskSignal } from './repo/submissions.js';
+import type { GroupKey, RiskLevel } from './vocabulary.js';
+
+/**
+ * The risk score: deterministic, 0-100. Each kind of counting evidence adds one signal with a
+ * fixed weight (the sum is capped at 100). Only evidence that counts toward the score is used
+ * (unmarked or `판단에 사용`); supporting summaries and failure records add nothing. A match with an
+ * attention candidate or the confirmed watchlist makes the level high whatever the score.
+ */
+const SIGNALS: { code: string; label: string; weight: number; applies: (e: Evidence) => boolean }[] = [
+  { code: 'watchlist_match', label: '확정 DB 일치', weight: 70, applies: (e) => e.group === 'watchlist' && e.matched },
+  { code: 'attention_match', label: '주의 후보 일치', weight: 60, applies: (e) => e.group === 'attention' && e.matched },
+  { code: 'web_match', label: '웹 일치 (pHash 검증)', weight: 45, applies: (e) => e.group === 'web_match' && e.matched },
+  { code: 'internal_match', label: '내부 유사 제출물', weight: 25, applies: (e) => e.group === 'internal' && e.matched },
+  { code: 'web_related', label: '웹 관련 근거', weight: 10, applies: (e) => e.group === 'web_related' },
+];
+
+const HIGH_GROUPS: GroupKey[] = ['watchlist', 'attention'];
+
+export function computeRisk(evidence: Evidence[]): Risk {
+  const counting = evidence.filter((e) => e.counts_toward_score);
+  const signals: RiskSignal[] = [];
+  for (const s of SIGNALS) {
+    const ids = counting.filter(s.applies).map((e) => e.id);
+    if (ids.length) signals.push({ code: s.code, label: s.label, weight: s.weight, evidence_ids: ids });
+  }
+  const score = Math.min(100, signals.reduce((sum, s) => sum + s.weight, 0));
+  const high = counting.some((e) => HIGH_GROUPS.includes(e.group) && e.matched);
+  const level: RiskLevel = high || score >= 60 ? 'high' : score >= 30 ? 'medium' : 'low';
+  return { score, level, signals };
+}
+
+/** Recomputes and stores a submission's risk from its stored evidence. */
+export async function recomputeRisk(db: Database, submissionId: string, now: string): Promise<Risk> {
+  const risk = computeRisk(await listEvidence(db, submissionId));
+  await saveRiskStatement(db, submissionId, risk, now).run();
+  return risk;
+}

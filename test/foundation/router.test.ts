@@ -1,0 +1,29 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestEnv, type TestEnv } from '../helpers/env.js';
+
+let env: TestEnv;
+beforeEach(async () => {
+  env = await createTestEnv();
+});
+afterEach(async () => env.dispose());
+
+describe('health and errors through the router, with no server', () => {
+  it('answers /health with the database state', async () => {
+    const res = await env.call('GET', '/health');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'ok', db: 'ok', version: '0.1.0' });
+  });
+
+  it('reports degraded with 503 when the database is closed', async () => {
+    env.db.close();
+    const res = await env.call('GET', '/health');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ status: 'degraded' });
+  });
+
+  it('gives a JSON 404 for an unknown route', async () => {
+    const res = await env.call('GET', '/api/nothing-here');
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: { code: 'not_found', message: 'no route for GET /api/nothing-here' } });
+  });
+});

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildConfig, type Config } from '../../lib/config.js';
+import { createEnv, type Clock, type OwnedEnv } from '../../lib/env.js';
+import { createLogger } from '../../lib/log.js';
+import { createRouter } from '../../lib/router.js';
+
+/** A clock the test moves by hand. */
+export function fakeClock(start = '2026-11-21T03:00:00.000Z'): Clock & { set(iso: string): void; advance(ms: number): void } {
+  let t = new Date(start).getTime();
+  return {
+    now: () => new Date(t),
+    set: (iso) => {
+      t = new Date(iso).getTime();
+    },
+    advance: (ms) => {
+      t += ms;
+    },
+  };
+}
+
+export interface TestEnv extends OwnedEnv {
+  dataDir: string;
+  clock: ReturnType<typeof fakeClock>;
+  /** Calls the router with a plain Request: no server, no port. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+  dispose(): Promise<void>;
+}
+
+/** A fresh env on a temporary data folder; `overrides` are environment variables as text. */
+export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, ...overrides });
+  const clock = fakeClock();
+  const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }) });
+  const router = createRouter();
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      if (!('content-type' in headers)) (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    }
+    return router.fetch(new Request(`http://127.0.0.1${path}`, init) as never, env);
+  };
+  return Object.assign(env, {
+    dataDir,
+    clock,
+    call,
+    async dispose() {
+      await env.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  }) as TestEnv;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return buildConfig(overrides).config;
+}
