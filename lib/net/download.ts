@@ -1,0 +1,176 @@
+import { lookup as dnsLookup } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import type { Config } from '../config.js';
+import { ImageRejected, probeImage, type ImageFormat } from '../images/decode.js';
+import { blockedAddressReason } from './address.js';
+import { httpRequest, LookupRefused } from './http-client.js';
+
+/**
+ * Fetching URLs that came from the open web (search results, page images). Such a URL may point
+ * anywhere, including inside the operator's network, so every hop is checked: scheme, every
+ * address the host resolves to, and the address actually connected to (the lookup that checks is
+ * the lookup that connects, so a second DNS answer cannot swap in a private address).
+ */
+
+export interface DownloadSettings {
+  maxBytes: number;
+  timeoutMs: number;
+  /** Lets loopback and private addresses through (SVC_ALLOW_PRIVATE_DOWNLOADS). */
+  allowPrivate: boolean;
+}
+
+export interface ImageDownloadSettings extends DownloadSettings {
+  maxPixels: number;
+}
+
+export function downloadSettings(config: Config): ImageDownloadSettings {
+  return {
+    maxBytes: config.SVC_DOWNLOAD_MAX_BYTES,
+    timeoutMs: config.SVC_DOWNLOAD_TIMEOUT_MS,
+    allowPrivate: config.SVC_ALLOW_PRIVATE_DOWNLOADS,
+    maxPixels: config.SVC_MAX_IMAGE_PIXELS,
+  };
+}
+
+export type DownloadErrorCode =
+  | 'invalid_url'
+  | 'unsupported_scheme'
+  | 'blocked_address'
+  | 'too_many_redirects'
+  | 'too_large'
+  | 'timeout'
+  | 'unreachable'
+  | 'http_error'
+  | 'not_an_image'
+  | 'not_html';
+
+export interface DownloadFailure {
+  ok: false;
+  error: { code: DownloadErrorCode; message: string };
+}
+
+export interface FetchedDocument {
+  ok: true;
+  /** Where the bytes came from after redirects. */
+  url: string;
+  contentType: string | null;
+  body: Buffer;
+}
+
+export interface DownloadedImage {
+  ok: true;
+  url: string;
+  bytes: Buffer;
+  format: ImageFormat;
+  width: number;
+  height: number;
+}
+
+export const MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const USER_AGENT = 'image-rights-service (evidence collection)';
+
+const failure = (code: DownloadErrorCode, message: string): DownloadFailure => ({ ok: false, error: { code, message } });
+
+/** A lookup that resolves every address of the host and refuses the host if any is not public. */
+function checkedLookup(): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
+      if (error) {
+        callback(error, '', 0);
+        return;
+      }
+      if (addresses.length === 0) {
+        callback(new LookupRefused(`${hostname} has no address`), '', 0);
+        return;
+      }
+      for (const { address } of addresses) {
+        const reason = blockedAddressReason(address);
+        if (reason) {
+          callback(new LookupRefused(`${hostname} resolves to a ${reason} address`), '', 0);
+          return;
+        }
+      }
+      if (options.all) {
+        (callback as unknown as (err: null, all: typeof addresses) => void)(null, addresses);
+      } else {
+        callback(null, addresses[0].address, addresses[0].family);
+      }
+    });
+  };
+}
+
+function checkTarget(raw: string, base: URL | undefined, allowPrivate: boolean): URL | DownloadFailure {
+  let url: URL;
+  try {
+    url = base ? new URL(raw, base) : new URL(raw);
+  } catch {
+    return failure('invalid_url', 'not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return failure('unsupported_scheme', `only http and https are fetched, not ${url.protocol.replace(/:$/, '')}`);
+  }
+  if (url.username || url.password) return failure('invalid_url', 'URLs with credentials are not fetched');
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (!allowPrivate && isIP(host)) {
+    const reason = blockedAddressReason(host);
+    if (reason) return failure('blocked_address', `${reason} addresses are not fetched`);
+  }
+  return url;
+}
+
+/**
+ * GETs a URL from the open web with the size, time, redirect and address rules above.
+ * Every problem is a failure value; nothing is thrown.
+ */
+export async function fetchSafely(rawUrl: string, settings: DownloadSettings, accept: string): Promise<FetchedDocument | DownloadFailure> {
+  const deadline = Date.now() + settings.timeoutMs;
+  const lookup = settings.allowPrivate ? undefined : checkedLookup();
+  let target = checkTarget(rawUrl, undefined, settings.allowPrivate);
+  for (let redirects = 0; ; redirects++) {
+    if (!(target instanceof URL)) return target;
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) return failure('timeout', `no complete answer within ${settings.timeoutMs} ms`);
+    const outcome = await httpRequest({
+      url: target,
+      method: 'GET',
+      headers: { accept, 'user-agent': USER_AGENT },
+      timeoutMs: remaining,
+      maxBytes: settings.maxBytes,
+      lookup,
+    });
+    if (!outcome.ok) {
+      if (outcome.cause instanceof LookupRefused) return failure('blocked_address', outcome.error.message);
+      switch (outcome.error.code) {
+        case 'too_large':
+          return failure('too_large', outcome.error.message);
+        case 'timeout':
+          return failure('timeout', `no complete answer within ${settings.timeoutMs} ms`);
+        default:
+          return failure('unreachable', outcome.error.message);
+      }
+    }
+    const location = outcome.headers.location;
+    if (REDIRECT_STATUSES.has(outcome.status) && location) {
+      if (redirects >= MAX_REDIRECTS) return failure('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);
+      target = checkTarget(location, target, settings.allowPrivate);
+      continue;
+    }
+    if (outcome.status < 200 || outcome.status > 299) return failure('http_error', `the server answered HTTP ${outcome.status}`);
+    const contentType = outcome.headers['content-type'] ?? null;
+    return { ok: true, url: target.href, contentType, body: outcome.body };
+  }
+}
+
+/** Downloads an image and checks its real format and size; the server's content type is not trusted. */
+export async function downloadImage(rawUrl: string, settings: ImageDownloadSettings): Promise<DownloadedImage | DownloadFailure> {
+  const fetched = await fetchSafely(rawUrl, settings, 'image/*');
+  if (!fetched.ok) return fetched;
+  try {
+    const probe = await probeImage(fetched.body, settings.maxPixels);
+    return { ok: true, url: fetched.url, bytes: fetched.body, ...probe };
+  } catch (error) {
+    if (error instanceof ImageRejected) return failure('not_an_image', error.reason);
+    return failure('not_an_image', 'not an image');
+  }
+}
