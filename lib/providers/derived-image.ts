@@ -1,0 +1,16 @@
+import { deriveImage, type DerivedImage } from '../images/derived.js';
+
+/**
+ * The only image that may leave the service: a derived copy (decoded and re-encoded, so EXIF/GPS
+ * and other metadata are gone). The brand makes the web-detection client refuse, at compile time,
+ * raw submission bytes or any object that did not come out of `approveForVision`.
+ */
+
+declare const approvedImageBrand: unique symbol;
+
+export type ApprovedImage = DerivedImage & { readonly [approvedImageBrand]: true };
+
+/** Derives the copy that may be sent to the web-detection service (a whole image or a face crop). */
+export async function approveForVision(bytes: Buffer, maxPixels?: number): Promise<ApprovedImage> {
+  return (await deriveImage(bytes, maxPixels)) as ApprovedImage;
+}

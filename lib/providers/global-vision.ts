@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { callProvider, providerFailure, type ProviderResult } from './call.js';
+import type { ApprovedImage } from './derived-image.js';
+import { cleanTitle, endpoint, httpUrlOrNull } from './fields.js';
+
+/**
+ * The global web-detection (vision) service. It receives approved derived images only: the send
+ * function takes an `ApprovedImage`, which nothing but `approveForVision` produces.
+ */
+
+export interface GlobalVisionSettings {
+  baseUrl: string;
+  apiKey: string;
+  /** Project/location the request is billed to; empty when not set. */
+  parent: string;
+  timeoutMs: number;
+  maxResults: number;
+}
+
+/** Enough matching pages and entities for query derivation and comparison, without paying for noise. */
+const WEB_DETECTION_MAX_RESULTS = 20;
+
+export function globalVisionSettings(config: Config): GlobalVisionSettings {
+  return {
+    baseUrl: config.GLOBAL_VISION_URL,
+    apiKey: config.GLOBAL_VISION_API_KEY,
+    parent: config.GLOBAL_VISION_PARENT,
+    timeoutMs: config.SVC_PROVIDER_TIMEOUT_MS,
+    maxResults: WEB_DETECTION_MAX_RESULTS,
+  };
+}
+
+export interface WebImage {
+  url: string;
+  score: number | null;
+}
+
+export interface WebPage {
+  url: string;
+  /** Plain text (the provider marks matched words with tags). */
+  pageTitle: string;
+  score: number | null;
+  fullMatchingImages: WebImage[];
+  partialMatchingImages: WebImage[];
+}
+
+export interface WebEntity {
+  entityId: string | null;
+  score: number | null;
+  description: string;
+}
+
+export interface WebDetection {
+  webEntities: WebEntity[];
+  fullMatchingImages: WebImage[];
+  partialMatchingImages: WebImage[];
+  pagesWithMatchingImages: WebPage[];
+  visuallySimilarImages: WebImage[];
+  bestGuessLabels: { label: string; languageCode: string | null }[];
+}
+
+export interface GlobalVisionClient {
+  detectWeb(image: ApprovedImage): Promise<ProviderResult<{ detection: WebDetection }>>;
+}
+
+const score = z.number().nullish();
+const webImage = z.object({ url: z.string().nullish(), score });
+const webImages = z.array(webImage).nullish();
+
+const detectionSchema = z.object({
+  webEntities: z.array(z.object({ entityId: z.string().nullish(), score, description: z.string().nullish() })).nullish(),
+  fullMatchingImages: webImages,
+  partialMatchingImages: webImages,
+  pagesWithMatchingImages: z
+    .array(
+      z.object({
+        url: z.string().nullish(),
+        pageTitle: z.string().nullish(),
+        score,
+        fullMatchingImages: webImages,
+        partialMatchingImages: webImages,
+      }),
+    )
+    .nullish(),
+  visuallySimilarImages: webImages,
+  bestGuessLabels: z.array(z.object({ label: z.string().nullish(), languageCode: z.string().nullish() })).nullish(),
+});
+
+const answerSchema = z.object({
+  responses: z
+    .array(
+      z.object({
+        webDetection: detectionSchema.nullish(),
+        error: z.object({ code: z.number().nullish(), message: z.string().nullish() }).nullish(),
+      }),
+    )
+    .min(1),
+});
+
+type RawImages = z.infer<typeof webImages>;
+
+function images(raw: RawImages): WebImage[] {
+  const out: WebImage[] = [];
+  for (const image of raw ?? []) {
+    const url = httpUrlOrNull(image.url);
+    if (url) out.push({ url, score: image.score ?? null });
+  }
+  return out;
+}
+
+function toDetection(raw: z.infer<typeof detectionSchema> | null | undefined): WebDetection {
+  const pages: WebPage[] = [];
+  for (const page of raw?.pagesWithMatchingImages ?? []) {
+    const url = httpUrlOrNull(page.url);
+    if (!url) continue;
+    pages.push({
+      url,
+      pageTitle: cleanTitle(page.pageTitle),
+      score: page.score ?? null,
+      fullMatchingImages: images(page.fullMatchingImages),
+      partialMatchingImages: images(page.partialMatchingImages),
+    });
+  }
+  return {
+    webEntities: (raw?.webEntities ?? []).map((entity) => ({
+      entityId: entity.entityId ?? null,
+      score: entity.score ?? null,
+      description: entity.description ?? '',
+    })),
+    fullMatchingImages: images(raw?.fullMatchingImages),
+    partialMatchingImages: images(raw?.partialMatchingImages),
+    pagesWithMatchingImages: pages,
+    visuallySimilarImages: images(raw?.visuallySimilarImages),
+    bestGuessLabels: (raw?.bestGuessLabels ?? [])
+      .filter((label) => label.label)
+      .map((label) => ({ label: label.label ?? '', languageCode: label.languageCode ?? null })),
+  };
+}
+
+export function createGlobalVisionClient(settings: GlobalVisionSettings): GlobalVisionClient {
+  const secrets = [settings.apiKey];
+  return {
+    async detectWeb(image) {
+      if (!Buffer.isBuffer(image?.bytes) || image.bytes.length === 0) {
+        return providerFailure('invalid_input', 'web detection: no derived image to send', secrets);
+      }
+      const url = endpoint(settings.baseUrl, '/v1/images:annotate');
+      url.searchParams.set('key', settings.apiKey);
+      const answer = await callProvider({
+        provider: 'web detection',
+        url,
+        method: 'POST',
+        json: {
+          requests: [
+            {
+              image: { content: image.bytes.toString('base64') },
+              features: [{ type: 'WEB_DETECTION', maxResults: settings.maxResults }],
+            },
+          ],
+          ...(settings.parent ? { parent: settings.parent } : {}),
+        },
+        timeoutMs: settings.timeoutMs,
+        schema: answerSchema,
+        secrets,
+      });
+      if (!answer.ok) return answer;
+      const first = answer.data.responses[0];
+      if (first.error && (first.error.code || first.error.message)) {
+        const detail = (first.error.message ?? '').replace(/\s+/g, ' ').slice(0, 200);
+        return providerFailure('provider_error', `web detection: the provider refused the image (${detail || `code ${first.error.code}`})`, secrets);
+      }
+      return { ok: true, detection: toDetection(first.webDetection) };
+    },
+  };
+}
