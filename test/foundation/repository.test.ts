@@ -1,0 +1,198 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrate } from '../../lib/db/migrate.js';
+import { openSqlite } from '../../lib/db/sqlite.js';
+import type { Database } from '../../lib/db/types.js';
+import { auditStatement, listAuditEvents } from '../../lib/repo/audit.js';
+import { addEvidence, listEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
+import { claimNextJob, enqueueJobStatement, finishJob, listJobs, requeueInterruptedJobs } from '../../lib/repo/jobs.js';
+import { getKnowledgeEntryForSubmission, upsertAttentionCandidateStatement } from '../../lib/repo/knowledge.js';
+import { getProviderSwitch, setProviderSwitchStatement } from '../../lib/repo/providers.js';
+import { commitQuota, releaseQuota, reserveQuota, usedToday } from '../../lib/repo/quota.js';
+import { getSubmission, listQueue, upsertSubmissionStatement, type SubmissionInput } from '../../lib/repo/submissions.js';
+
+/** The same repository code, proven on better-sqlite3 and on miniflare's D1. */
+interface Backend {
+  name: string;
+  open(): Promise<{ db: Database; close(): Promise<void> }>;
+}
+
+let miniflare: Miniflare | undefined;
+let d1Count = 0;
+
+const backends: Backend[] = [
+  {
+    name: 'better-sqlite3',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-repo-'));
+      const db = openSqlite(join(dir, 'svc.sqlite3'));
+      return {
+        db,
+        async close() {
+          db.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'miniflare D1',
+    async open() {
+      miniflare ??= new Miniflare({
+        modules: true,
+        script: 'export default { fetch() { return new Response("ok") } }',
+        d1Databases: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`DB${i}`, `db-${i}`])),
+      });
+      const db = (await miniflare.getD1Database(`DB${d1Count++}`)) as unknown as Database;
+      return { db, close: async () => {} };
+    },
+  },
+];
+
+afterAll(async () => {
+  await miniflare?.dispose();
+});
+
+const NOW = '2026-11-21T03:00:00.000Z';
+const submission = (id: string, extra: Partial<SubmissionInput> = {}): SubmissionInput => ({
+  id,
+  title: `Title ${id}`,
+  file: `images/${id}.jpg`,
+  origin: 'quick',
+  submitted_at: '2026-11-21 12:00',
+  submitted_at_epoch: 1795748400,
+  width: 640,
+  height: 480,
+  format: 'jpeg',
+  bytes: 1000,
+  sha256: 'ab'.repeat(32),
+  ...extra,
+});
+
+describe.each(backends)('repository on $name', (backend) => {
+  let db: Database;
+  let close: () => Promise<void>;
+
+  beforeEach(async () => {
+    ({ db, close } = await backend.open());
+    await migrate(db);
+  });
+  afterEach(async () => close());
+
+  it('applies migrations once', async () => {
+    expect(await migrate(db)).toEqual([]);
+    const providers = await db.prepare('SELECT id FROM providers ORDER BY id').all<{ id: string }>();
+    expect(providers.results.map((r) => r.id)).toEqual(['global_search', 'global_vision', 'local_llm', 'regional']);
+  });
+
+  it('stores a submission and returns the contract record', async () => {
+    await upsertSubmissionStatement(db, submission('s1'), NOW).run();
+    const s = await getSubmission(db, 's1');
+    expect(s).toMatchObject({
+      id: 's1',
+      media_url: '/media/images/s1.jpg',
+      analysis_status: 'pending',
+      enrichment_status: 'pending',
+      risk: { score: 0, level: 'low', signals: [] },
+      decision: null,
+      evidence_count: 0,
+      attention_match: false,
+      faces: [],
+    });
+  });
+
+  it('rolls back a whole batch when one statement fails', async () => {
+    await upsertSubmissionStatement(db, submission('s1'), NOW).run();
+    await expect(
+      db.batch([
+        db.prepare("UPDATE submissions SET title = 'changed' WHERE id = 's1'"),
+        db.prepare("INSERT INTO evidence (id, submission_id, source, kind, group_key, created_at) VALUES ('e', 'missing', 'internal', 'x', 'internal', 'now')"),
+      ]),
+    ).rejects.toThrow();
+    expect((await getSubmission(db, 's1'))?.title).toBe('Title s1');
+  });
+
+  it('enforces foreign keys and the vocabularies', async () => {
+    await expect(addEvidence(db, 'nobody', [{ source: 'internal', kind: 'x', group: 'internal' }], NOW)).rejects.toThrow();
+    await upsertSubmissionStatement(db, submission('s1'), NOW).run();
+    const [e] = await addEvidence(db, 's1', [{ source: 'regional', kind: 'image', group: 'web_related', confidence: 7 }], NOW);
+    expect(e.confidence).toBe(1);
+    await expect(db.prepare("UPDATE evidence SET status = 'maybe' WHERE id = ?").bind(e.id).run()).rejects.toThrow();
+  });
+
+  it('orders the queue undecided first, then by risk', async () => {
+    await db.batch([
+      upsertSubmissionStatement(db, submission('low'), NOW),
+      upsertSubmissionStatement(db, submission('high'), NOW),
+      upsertSubmissionStatement(db, submission('decided'), NOW),
+      db.prepare("UPDATE submissions SET risk_score = 80, risk_level = 'high' WHERE id IN ('high', 'decided')"),
+      db.prepare("UPDATE submissions SET decision = '승인', decided_at = ? WHERE id = 'decided'").bind(NOW),
+    ]);
+    const queue = await listQueue(db, { limit: 10, offset: 0 });
+    expect(queue.items.map((s) => s.id)).toEqual(['high', 'low', 'decided']);
+    expect(queue.total).toBe(3);
+    expect((await listQueue(db, { limit: 10, offset: 0, decision: 'undecided', level: 'high' })).items.map((s) => s.id)).toEqual(['high']);
+  });
+
+  it('keeps one knowledge entry per submission', async () => {
+    await upsertSubmissionStatement(db, submission('s1'), NOW).run();
+    const entry = { submission_id: 's1', phash: '0123456789abcdef', fingerprints: null, evidence_ids: [], decision: '보류' as const };
+    await upsertAttentionCandidateStatement(db, entry, NOW).run();
+    await upsertAttentionCandidateStatement(db, { ...entry, decision: '반려' }, NOW).run();
+    const count = await db.prepare('SELECT COUNT(*) AS n FROM knowledge_entries').first<{ n: number }>();
+    expect(count?.n).toBe(1);
+    expect((await getKnowledgeEntryForSubmission(db, 's1'))?.decision).toBe('반려');
+  });
+
+  it('reserves quota up to the limit and counts only committed calls', async () => {
+    expect(await reserveQuota(db, 'regional', '2026-11-21', 2)).toBe(true);
+    expect(await reserveQuota(db, 'regional', '2026-11-21', 2)).toBe(true);
+    expect(await reserveQuota(db, 'regional', '2026-11-21', 2)).toBe(false);
+    await commitQuota(db, 'regional', '2026-11-21');
+    await releaseQuota(db, 'regional', '2026-11-21');
+    expect(await usedToday(db, '2026-11-21')).toEqual({ regional: 1 });
+    expect(await reserveQuota(db, 'regional', '2026-11-21', 2)).toBe(true);
+    expect(await reserveQuota(db, 'regional', '2026-11-21', 2)).toBe(false);
+  });
+
+  it('claims each job once and requeues jobs interrupted by a crash', async () => {
+    await db.batch([upsertSubmissionStatement(db, submission('s1'), NOW), upsertSubmissionStatement(db, submission('s2'), NOW)]);
+    await db.batch([enqueueJobStatement(db, 'enrich', 's1', {}, NOW), enqueueJobStatement(db, 'enrich', 's1', {}, NOW), enqueueJobStatement(db, 'enrich', 's2', {}, NOW)]);
+    expect(await listJobs(db)).toHaveLength(2);
+    const first = await claimNextJob(db, 'a', NOW);
+    const second = await claimNextJob(db, 'b', NOW);
+    expect(first?.submission_id).toBe('s1');
+    expect(second?.submission_id).toBe('s2');
+    expect(await claimNextJob(db, 'c', NOW)).toBeNull();
+    await finishJob(db, first!.id, 'a', 'done', null, NOW);
+    expect(await requeueInterruptedJobs(db)).toBe(1);
+    const again = await claimNextJob(db, 'd', NOW);
+    expect(again).toMatchObject({ id: second!.id, attempts: 2, status: 'running' });
+  });
+
+  it('does not run two jobs of one submission at once', async () => {
+    await upsertSubmissionStatement(db, submission('s1'), NOW).run();
+    await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
+    const running = await claimNextJob(db, 'a', NOW);
+    await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
+    expect(await claimNextJob(db, 'b', NOW)).toBeNull();
+    await finishJob(db, running!.id, 'a', 'done', null, NOW);
+    expect(await claimNextJob(db, 'b', NOW)).not.toBeNull();
+  });
+
+  it('stores provider switches, evidence marks and audit events', async () => {
+    await setProviderSwitchStatement(db, 'regional', false, 'operator', NOW).run();
+    expect(await getProviderSwitch(db, 'regional')).toMatchObject({ switched_on: 0, switched_off_by: 'operator' });
+    await upsertSubmissionStatement(db, submission('s1'), NOW).run();
+    const [e] = await addEvidence(db, 's1', [{ source: 'internal', kind: 'phash', group: 'internal', matched: true, similarity: 0.95 }], NOW);
+    await setEvidenceStatusStatement(db, e.id, '오탐').run();
+    expect((await listEvidence(db, 's1'))[0]).toMatchObject({ status: '오탐', counts_toward_score: false, match_transform: 'identity' });
+    for (let i = 0; i < 3; i++) await auditStatement(db, { action: 'search.manual', target_type: 'provider', target_id: `${i}`, details: { i } }, NOW).run();
+    const events = await listAuditEvents(db, 2);
+    expect(events.map((e) => e.target_id)).toEqual(['2', '1']);
+    expect((await listAuditEvents(db, 10, events[1].id)).map((e) => e.details)).toEqual([{ i: 0 }]);
+  });
+});
