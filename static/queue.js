@@ -1,0 +1,162 @@
+// Review queue: undecided first, then by risk (the server's order), with filters and paging kept in
+// the hash so a filtered page is linkable and survives a reload of the browser tab.
+import { api } from './api.js';
+import { h, hashLink, image, routeHref, actionButton, clear } from './dom.js';
+import {
+  state, riskBadge, decisionBadge, enrichmentBadge, attentionBadge, attempt, loading, errorPanel, emptyState,
+  refreshSummary, toast, RISK_LEVEL_LABEL, ANALYSIS_LABEL,
+} from './ui.js';
+
+/** The queue's `decision` filter value that selects submissions without a decision. */
+export const UNDECIDED = 'undecided';
+const PAGE_SIZES = [25, 50, 100];
+
+function readFilters(query) {
+  const limit = Number(query.get('limit'));
+  const offset = Number(query.get('offset'));
+  return {
+    decision: query.get('decision') ?? '',
+    level: query.get('level') ?? '',
+    limit: PAGE_SIZES.includes(limit) ? limit : 50,
+    offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
+  };
+}
+
+function go(filters) {
+  location.hash = routeHref(['queue'], {
+    decision: filters.decision,
+    level: filters.level,
+    limit: filters.limit === 50 ? undefined : filters.limit,
+    offset: filters.offset || undefined,
+  });
+}
+
+export async function renderQueue(view) {
+  const filters = readFilters(view.query);
+  const reportSlot = h('div', { class: 'reload-report-slot' });
+  const listSlot = h('div', { class: 'queue-list' }, loading());
+
+  const decisionSelect = h('select', { id: 'filter-decision', name: 'decision' },
+    h('option', { value: '' }, '전체 (all)'),
+    h('option', { value: UNDECIDED }, '미결정 (undecided)'),
+    state.decisions.map((d) => h('option', { value: d }, d)),
+  );
+  decisionSelect.value = filters.decision;
+  const levelSelect = h('select', { id: 'filter-level', name: 'level' },
+    h('option', { value: '' }, '전체 (all)'),
+    ['high', 'medium', 'low'].map((l) => h('option', { value: l }, `${RISK_LEVEL_LABEL[l]} (${l})`)),
+  );
+  levelSelect.value = filters.level;
+  const sizeSelect = h('select', { id: 'filter-limit', name: 'limit' }, PAGE_SIZES.map((n) => h('option', { value: String(n) }, `${n}건`)));
+  sizeSelect.value = String(filters.limit);
+  const onFilter = () => go({ decision: decisionSelect.value, level: levelSelect.value, limit: Number(sizeSelect.value), offset: 0 });
+  for (const select of [decisionSelect, levelSelect, sizeSelect]) select.addEventListener('change', onFilter);
+
+  const reloadButton = actionButton('제출물 다시 읽기 (reload)', async () => {
+    reloadButton.textContent = '읽는 중…';
+    const report = await attempt('제출물 다시 읽기', () => api.reload());
+    reloadButton.textContent = '제출물 다시 읽기 (reload)';
+    if (!report) return;
+    clear(reportSlot).append(reloadReport(report, () => clear(reportSlot)));
+    toast(`가져옴 ${report.imported?.length ?? 0}건 · 갱신 ${report.updated?.length ?? 0}건 · 거부 ${report.rejected?.length ?? 0}건`, 'success');
+    refreshSummary();
+    await loadList();
+  }, { class: 'primary', id: 'reload-submissions' });
+
+  view.root.append(
+    h('div', { class: 'screen-head' },
+      h('h1', {}, '검토 대기열 ', h('span', { class: 'en' }, 'Review queue')),
+      h('div', { class: 'toolbar' },
+        actionButton('새로 고침', () => loadList(), { id: 'refresh-queue' }),
+        reloadButton,
+      ),
+    ),
+    h('form', { class: 'filters', on: { submit: (e) => e.preventDefault() } },
+      h('label', { for: 'filter-decision' }, '결정 '), decisionSelect,
+      h('label', { for: 'filter-level' }, '위험도 '), levelSelect,
+      h('label', { for: 'filter-limit' }, '쪽당 '), sizeSelect,
+    ),
+    reportSlot,
+    listSlot,
+  );
+
+  async function loadList() {
+    try {
+      const data = await api.reviewQueue({ limit: filters.limit, offset: filters.offset, decision: filters.decision, level: filters.level });
+      clear(listSlot).append(queueTable(data.items ?? []), pager(filters, data.total ?? 0, (data.items ?? []).length));
+    } catch (error) {
+      clear(listSlot).append(errorPanel(error, loadList));
+    }
+  }
+  await loadList();
+}
+
+function queueTable(items) {
+  if (!items.length) return emptyState('조건에 맞는 제출물이 없습니다.');
+  return h('table', { class: 'table queue-table' },
+    h('thead', {}, h('tr', {},
+      h('th', { scope: 'col' }, '이미지'),
+      h('th', { scope: 'col' }, '제목 / ID'),
+      h('th', { scope: 'col' }, '제출 시각'),
+      h('th', { scope: 'col' }, '위험도'),
+      h('th', { scope: 'col' }, '결정'),
+      h('th', { scope: 'col' }, '보강'),
+      h('th', { scope: 'col' }, '주의'),
+    )),
+    h('tbody', {}, items.map(queueRow)),
+  );
+}
+
+function queueRow(s) {
+  return h('tr', { class: ['queue-row', s.decision ? 'is-decided' : 'is-open', s.attention_match && 'has-attention'], dataset: { submissionId: s.id } },
+    h('td', { class: 'thumb-cell' }, hashLink(['review', s.id], image(s.media_url, '', { class: 'thumb' }), { tabindex: '-1', 'aria-hidden': 'true' })),
+    h('td', { class: 'title-cell' },
+      hashLink(['review', s.id], s.title || '(제목 없음)', { class: 'queue-title' }),
+      h('div', { class: 'muted mono' }, s.id),
+    ),
+    h('td', { class: 'nowrap' }, s.submitted_at ?? '—'),
+    h('td', {}, riskBadge(s.risk)),
+    h('td', {}, decisionBadge(s.decision)),
+    h('td', {}, enrichmentBadge(s.enrichment_status), s.analysis_status && s.analysis_status !== 'done'
+      ? h('div', { class: 'muted small' }, ANALYSIS_LABEL[s.analysis_status] ?? s.analysis_status) : null),
+    h('td', {}, s.attention_match ? attentionBadge() : h('span', { class: 'muted' }, '—')),
+  );
+}
+
+function pager(filters, total, shown) {
+  const from = total === 0 ? 0 : filters.offset + 1;
+  const to = filters.offset + shown;
+  const prev = h('button', { type: 'button', disabled: filters.offset === 0 }, '← 이전');
+  const next = h('button', { type: 'button', disabled: to >= total }, '다음 →');
+  prev.addEventListener('click', () => go({ ...filters, offset: Math.max(0, filters.offset - filters.limit) }));
+  next.addEventListener('click', () => go({ ...filters, offset: filters.offset + filters.limit }));
+  return h('nav', { class: 'pager', 'aria-label': '쪽 이동' }, prev, h('span', { class: 'pager-info' }, `${from}–${to} / 전체 ${total}건`), next);
+}
+
+function reloadReport(report, dismiss) {
+  const imported = report.imported ?? [];
+  const updated = report.updated ?? [];
+  const rejected = report.rejected ?? [];
+  const idList = (ids) => ids.length
+    ? h('ul', { class: 'id-list' }, ids.map((id) => h('li', {}, hashLink(['review', id], id))))
+    : h('span', { class: 'muted' }, '없음');
+  return h('section', { class: 'panel reload-report', 'aria-label': '다시 읽기 결과' },
+    h('div', { class: 'panel-head' },
+      h('h2', {}, '다시 읽기 결과 ', h('span', { class: 'en' }, 'Reload report')),
+      h('button', { type: 'button', class: 'quiet', on: { click: dismiss } }, '닫기'),
+    ),
+    h('dl', { class: 'report-grid' },
+      h('dt', {}, `가져옴 (imported) ${imported.length}`), h('dd', {}, idList(imported)),
+      h('dt', {}, `갱신 (updated) ${updated.length}`), h('dd', {}, idList(updated)),
+      h('dt', {}, '변경 없음 (unchanged)'), h('dd', {}, String(typeof report.unchanged === 'number' ? report.unchanged : (report.unchanged?.length ?? 0))),
+      h('dt', {}, '대기열 작업 (queued jobs)'), h('dd', {}, String(typeof report.queued_jobs === 'number' ? report.queued_jobs : (report.queued_jobs?.length ?? 0))),
+    ),
+    h('h3', {}, `거부 (rejected) ${rejected.length}`),
+    rejected.length
+      ? h('table', { class: 'table rejected-table' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '파일'), h('th', { scope: 'col' }, 'ID'), h('th', { scope: 'col' }, '사유'))),
+        h('tbody', {}, rejected.map((r) => h('tr', {}, h('td', { class: 'mono' }, r.file ?? '—'), h('td', { class: 'mono' }, r.id ?? '—'), h('td', {}, r.reason ?? '—')))),
+      )
+      : h('p', { class: 'muted' }, '거부된 항목이 없습니다.'),
+  );
+}
