@@ -1,0 +1,281 @@
+import { readFileSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ImageRejected } from '../../lib/images/decode.js';
+import { cropFaces, createFaceDetector, dedupeFaces, iou, type Face, type FaceBox, type FaceDetector } from '../../lib/images/faces.js';
+
+// Records every real worker the detector starts, so tests can see where detection runs and can
+// kill a worker the way a crash would.
+const spawned = vi.hoisted(() => [] as Worker[]);
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:worker_threads')>();
+  class RecordedWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      super(...args);
+      spawned.push(this);
+    }
+  }
+  return { ...real, Worker: RecordedWorker };
+});
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
+const astronaut = fixture('astronaut.png');
+const camera = fixture('camera.png');
+
+// Face regions read off the 512x512 fixtures by eye: the detected box centre must fall inside.
+const ASTRONAUT_FACE = { left: 185, right: 260, top: 90, bottom: 165 };
+const CAMERA_FACE = { left: 185, right: 260, top: 110, bottom: 200 };
+
+const centre = (box: FaceBox) => ({ x: box.x + box.width / 2, y: box.y + box.height / 2 });
+const face = (x: number, y: number, width: number, height: number, score: number): Face => ({ box: { x, y, width, height }, score });
+
+function expectSingleFaceIn(faces: Face[], region: { left: number; right: number; top: number; bottom: number }) {
+  expect(faces).toHaveLength(1);
+  const [{ box, score }] = faces;
+  const { x, y } = centre(box);
+  expect(x).toBeGreaterThan(region.left);
+  expect(x).toBeLessThan(region.right);
+  expect(y).toBeGreaterThan(region.top);
+  expect(y).toBeLessThan(region.bottom);
+  expect(score).toBeGreaterThanOrEqual(0.5);
+  expect(score).toBeLessThanOrEqual(1);
+  for (const value of Object.values(box)) expect(Number.isInteger(value)).toBe(true);
+}
+
+const shifted = (region: typeof ASTRONAUT_FACE, dx: number, dy: number, scale = 1) => ({
+  left: region.left * scale + dx,
+  right: region.right * scale + dx,
+  top: region.top * scale + dy,
+  bottom: region.bottom * scale + dy,
+});
+
+describe('iou', () => {
+  it('is 1 for the same box, 0 for disjoint or merely touching boxes', () => {
+    const box = { x: 10, y: 10, width: 20, height: 20 };
+    expect(iou(box, box)).toBe(1);
+    expect(iou(box, { x: 100, y: 100, width: 5, height: 5 })).toBe(0);
+    expect(iou(box, { x: 30, y: 10, width: 20, height: 20 })).toBe(0);
+  });
+
+  it('divides the overlap by the union', () => {
+    expect(iou({ x: 0, y: 0, width: 10, height: 10 }, { x: 5, y: 0, width: 10, height: 10 })).toBeCloseTo(50 / 150);
+    expect(iou({ x: 0, y: 0, width: 10, height: 10 }, { x: 2, y: 2, width: 5, height: 5 })).toBeCloseTo(25 / 100);
+  });
+
+  it('is 0 for a box without area', () => {
+    expect(iou({ x: 0, y: 0, width: 0, height: 10 }, { x: 0, y: 0, width: 10, height: 10 })).toBe(0);
+  });
+});
+
+describe('dedupeFaces', () => {
+  it('keeps the highest-scoring face of an overlapping group and every separate face', () => {
+    const weak = face(100, 100, 50, 50, 0.6);
+    const strong = face(104, 102, 50, 50, 0.9);
+    const elsewhere = face(300, 40, 40, 40, 0.7);
+    expect(dedupeFaces([weak, elsewhere, strong])).toEqual([strong, elsewhere]);
+  });
+
+  it('keeps overlapping faces whose IoU is at or under the threshold', () => {
+    const left = face(0, 0, 10, 10, 0.9);
+    const right = face(5, 0, 10, 10, 0.8);
+    expect(dedupeFaces([left, right], 0.5)).toEqual([left, right]);
+    expect(dedupeFaces([left, right], 0.3)).toEqual([left]);
+  });
+
+  it('leaves its input untouched', () => {
+    const input = [face(0, 0, 10, 10, 0.1), face(1, 1, 10, 10, 0.9)];
+    const copy = structuredClone(input);
+    dedupeFaces(input);
+    expect(input).toEqual(copy);
+  });
+});
+
+describe('face detector on the fixture photos', () => {
+  let detector: FaceDetector;
+  beforeAll(() => {
+    detector = createFaceDetector();
+  });
+  afterAll(() => detector.close());
+
+  it('finds the face in astronaut.png', async () => {
+    expectSingleFaceIn(await detector.detect(astronaut), ASTRONAUT_FACE);
+  });
+
+  it('finds the face in camera.png (a grayscale PNG)', async () => {
+    expectSingleFaceIn(await detector.detect(camera), CAMERA_FACE);
+  });
+
+  it.each(['coffee.png', 'chelsea.png', 'rocket.jpg'])('finds no face in %s', async (name) => {
+    expect(await detector.detect(fixture(name))).toEqual([]);
+  });
+
+  it('reports boxes in the coordinates of an image larger than the detection raster', async () => {
+    const large = await sharp(astronaut).resize(2048, 2048).png().toBuffer();
+    const faces = await detector.detect(large);
+    expectSingleFaceIn(faces, shifted(ASTRONAUT_FACE, 0, 0, 4));
+    expect(faces[0].box.width).toBeGreaterThan(200);
+  });
+
+  it('reports boxes in the displayed orientation of an EXIF-rotated JPEG', async () => {
+    // Widened so that a missed rotation also swaps the reported width and height.
+    const wide = await sharp(astronaut).extend({ right: 200, background: '#ffffff' }).toBuffer();
+    // Orientation 6 means "turn 90 degrees clockwise to display": store it turned the other way.
+    const stored = await sharp(wide).rotate(270).jpeg({ quality: 92 }).withMetadata({ orientation: 6 }).toBuffer();
+    const metadata = await sharp(stored).metadata();
+    expect([metadata.orientation, metadata.width, metadata.height]).toEqual([6, 512, 712]);
+    const faces = await detector.detect(stored);
+    expectSingleFaceIn(faces, ASTRONAUT_FACE);
+    expect(faces[0].box.x + faces[0].box.width).toBeLessThanOrEqual(712);
+  });
+
+  it('sees through a transparent border of a PNG with alpha', async () => {
+    const transparent = { r: 0, g: 0, b: 0, alpha: 0 };
+    const framed = await sharp(astronaut).ensureAlpha().extend({ top: 100, left: 60, background: transparent }).png().toBuffer();
+    expect((await sharp(framed).metadata()).hasAlpha).toBe(true);
+    expectSingleFaceIn(await detector.detect(framed), shifted(ASTRONAUT_FACE, 60, 100));
+  });
+
+  it('rasterises an SVG before detection', async () => {
+    const svg = Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="612" height="512">` +
+        `<rect width="612" height="512" fill="#ffffff"/>` +
+        `<image x="100" y="0" width="512" height="512" href="data:image/png;base64,${astronaut.toString('base64')}"/>` +
+        `</svg>`,
+    );
+    expectSingleFaceIn(await detector.detect(svg), shifted(ASTRONAUT_FACE, 100, 0));
+  });
+
+  it('rejects a corrupt image with a clear error and keeps detecting afterwards, in the same worker', async () => {
+    const workersBefore = spawned.length;
+    await expect(detector.detect(Buffer.from('definitely not an image'))).rejects.toThrow(new ImageRejected('not an image'));
+    const truncated = astronaut.subarray(0, astronaut.length / 2);
+    await expect(detector.detect(truncated)).rejects.toBeInstanceOf(ImageRejected);
+    await expect(detector.detect(truncated)).rejects.toThrow(/image could not be decoded/);
+    expectSingleFaceIn(await detector.detect(astronaut), ASTRONAUT_FACE);
+    expect(spawned.length).toBe(workersBefore);
+  });
+
+  it('reports only faces scoring at least the minScore it was created with', async () => {
+    const strict = createFaceDetector({ minScore: 0.9 });
+    try {
+      expect(await strict.detect(camera)).toEqual([]);
+      expect(await strict.detect(astronaut)).toHaveLength(1);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('face detection worker', () => {
+  it('runs in a worker thread while the event loop keeps ticking', async () => {
+    const detector = createFaceDetector();
+    let ticks = 0;
+    let counting = false;
+    const timer = setInterval(() => {
+      if (counting) ticks++;
+    }, 1);
+    try {
+      const workersBefore = spawned.length;
+      const detection = detector.detect(astronaut);
+      // The worker is started right before the request is posted to it.
+      await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 1), { interval: 1 });
+      counting = true;
+      expectSingleFaceIn(await detection, ASTRONAUT_FACE);
+      counting = false;
+      expect(ticks).toBeGreaterThan(0);
+    } finally {
+      clearInterval(timer);
+      await detector.close();
+    }
+  });
+
+  it('rejects pending detections when the worker dies and starts a fresh worker for the next one', async () => {
+    const detector = createFaceDetector();
+    try {
+      const workersBefore = spawned.length;
+      const first = detector.detect(astronaut);
+      const second = detector.detect(camera);
+      await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 1), { interval: 1 });
+      await spawned[workersBefore].terminate();
+      await expect(first).rejects.toThrow(/face detection worker stopped/);
+      await expect(second).rejects.toThrow(/face detection worker stopped/);
+      expectSingleFaceIn(await detector.detect(camera), CAMERA_FACE);
+      expect(spawned.length).toBe(workersBefore + 2);
+    } finally {
+      await detector.close();
+    }
+  });
+
+  it('refuses to detect after close', async () => {
+    const detector = createFaceDetector();
+    await detector.close();
+    await expect(detector.detect(astronaut)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('cropFaces', () => {
+  it('crops each box independently: bad boxes fail alone, good boxes still get their JPEG', async () => {
+    const good = face(163, 75, 117, 112, 0.97);
+    const outside = face(5000, 5000, 50, 50, 0.9);
+    const degenerate = face(100, 100, 0, 40, 0.8);
+    const notANumber = face(Number.NaN, 10, 40, 40, 0.7);
+    const results = await cropFaces(astronaut, [outside, good, degenerate, notANumber]);
+    expect(results.map((result) => [result.face, result.ok])).toEqual([
+      [outside, false],
+      [good, true],
+      [degenerate, false],
+      [notANumber, false],
+    ]);
+    const [outsideResult, goodResult, degenerateResult] = results;
+    if (outsideResult.ok || !goodResult.ok || degenerateResult.ok) throw new Error('unexpected crop outcome');
+    expect(outsideResult.error).toMatch(/outside the 512x512 image/);
+    expect(degenerateResult.error).toMatch(/degenerate/);
+    const metadata = await sharp(goodResult.bytes).metadata();
+    expect(metadata.format).toBe('jpeg');
+    // The margin grows the crop beyond the box on every side that has room.
+    expect(metadata.width).toBeGreaterThan(117);
+    expect(metadata.height).toBeGreaterThan(112);
+  });
+
+  it('clamps a crop at the image edge', async () => {
+    const [result] = await cropFaces(astronaut, [face(480, 490, 100, 100, 0.9)]);
+    if (!result.ok) throw new Error(result.error);
+    const { width, height } = await sharp(result.bytes).metadata();
+    expect([width, height]).toEqual([512 - 460, 512 - 470]);
+  });
+
+  it('crops the face itself, from the displayed orientation, without the source metadata', async () => {
+    const stored = await sharp(astronaut)
+      .rotate(270)
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .withExifMerge({ IFD0: { Artist: 'someone', Copyright: 'someone' } })
+      .toBuffer();
+    expect((await sharp(stored).metadata()).exif).toBeDefined();
+    const detector = createFaceDetector();
+    try {
+      const faces = await detector.detect(stored);
+      const [crop] = await cropFaces(stored, faces);
+      if (!crop.ok) throw new Error(crop.error);
+      const metadata = await sharp(crop.bytes).metadata();
+      expect(metadata.exif).toBeUndefined();
+      expect(metadata.xmp).toBeUndefined();
+      expect(metadata.orientation).toBeUndefined();
+      // Upright and centred on the face: the detector finds it again in the crop.
+      const again = await detector.detect(crop.bytes);
+      expect(again).toHaveLength(1);
+      const { x, y } = centre(again[0].box);
+      expect(Math.abs(x - metadata.width / 2)).toBeLessThan(metadata.width / 4);
+      expect(Math.abs(y - metadata.height / 2)).toBeLessThan(metadata.height / 4);
+    } finally {
+      await detector.close();
+    }
+  });
+
+  it('gives every box the decode error when the image itself is corrupt', async () => {
+    const boxes = [face(0, 0, 10, 10, 0.9), face(20, 20, 10, 10, 0.8)];
+    const results = await cropFaces(Buffer.from('garbage'), boxes);
+    expect(results).toEqual(boxes.map((box) => ({ face: box, ok: false, error: 'not an image' })));
+  });
+});
