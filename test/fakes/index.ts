@@ -1,0 +1,6 @@
+export * from './server.js';
+export * from './regional.js';
+export * from './vision.js';
+export * from './global-search.js';
+export * from './local-llm.js';
+export * from './web.js';
