@@ -1,4 +1,17 @@
 import { Router } from 'itty-router';
+import { handleAuditEvents } from '../functions/audit-events.js';
+import { handleBootstrap } from '../functions/bootstrap.js';
+import { handleEvidenceStatus } from '../functions/evidence-status.js';
+import { handleKnowledgeExclude } from '../functions/knowledge-exclude.js';
+import { handleKnowledgeList } from '../functions/knowledge-list.js';
+import { handleKnowledgePromote } from '../functions/knowledge-promote.js';
+import { handleEmergencyDisable } from '../functions/providers-emergency-disable.js';
+import { handleProvidersHealth } from '../functions/providers-health.js';
+import { handleProvidersList } from '../functions/providers-list.js';
+import { handleRetentionRun } from '../functions/retention-run.js';
+import { handleReviewQueue } from '../functions/review-queue.js';
+import { handleSubmissionDecision } from '../functions/submission-decision.js';
+import { handleSubmissionReview } from '../functions/submission-review.js';
 import { handleConsole } from '../functions/console.js';
 import { handleHealth } from '../functions/health.js';
 import { handleMedia } from '../functions/media.js';
@@ -26,6 +39,19 @@ export function createRouter() {
   router
     .get('/health', route(handleHealth))
     .patch('/api/providers/:id', route(handleProviderUpdate))
+    .get('/api/bootstrap', route(handleBootstrap))
+    .get('/api/review-queue', route(handleReviewQueue))
+    .get('/api/submissions/:id/review', route(handleSubmissionReview))
+    .post('/api/submissions/:id/decision', route(handleSubmissionDecision))
+    .post('/api/evidence/:id/status', route(handleEvidenceStatus))
+    .get('/api/knowledge', route(handleKnowledgeList))
+    .post('/api/knowledge/:id/promote-watchlist', route(handleKnowledgePromote))
+    .post('/api/knowledge/:id/exclude-watchlist', route(handleKnowledgeExclude))
+    .get('/api/providers', route(handleProvidersList))
+    .get('/api/providers/health', route(handleProvidersHealth))
+    .post('/api/providers/emergency-disable', route(handleEmergencyDisable))
+    .get('/api/audit-events', route(handleAuditEvents))
+    .post('/api/retention/run', route(handleRetentionRun))
     .get('/media/*', route(handleMedia))
     .all('/api/*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);

@@ -242,3 +242,9 @@ export async function listExpiredEvidenceMedia(db: Database, cutoff: string): Pr
 export function clearEvidenceMediaStatement(db: Database, id: string) {
   return db.prepare('UPDATE evidence SET local_media_path = NULL, local_media_created_at = NULL WHERE id = ?').bind(id);
 }
+
+/** Every downloaded image a record still points to (the retention job keeps these files). */
+export async function listEvidenceMediaPaths(db: Database): Promise<string[]> {
+  const rows = await db.prepare('SELECT local_media_path FROM evidence WHERE local_media_path IS NOT NULL').all<{ local_media_path: string }>();
+  return rows.results.map((r) => r.local_media_path);
+}

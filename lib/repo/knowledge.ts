@@ -86,3 +86,8 @@ export async function listReferenceEntries(
       .all<{ id: string; submission_id: string; phash: string; fingerprints: string | null; state: KnowledgeState }>()
   ).results;
 }
+
+/** Moves an entry's state; a no-op (no new updated_at) when it is already there. */
+export function moveKnowledgeStateStatement(db: Database, id: string, state: KnowledgeState, now: string) {
+  return db.prepare('UPDATE knowledge_entries SET state = ?, updated_at = ? WHERE id = ? AND state <> ?').bind(state, now, id, state);
+}

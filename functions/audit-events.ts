@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import type { Env } from '../lib/env.js';
+import { json, readQuery } from '../lib/http.js';
+import { listAuditEvents } from '../lib/repo/audit.js';
+import { limitParam } from '../lib/review/query.js';
+
+export const AUDIT_PAGE_DEFAULT = 100;
+export const AUDIT_PAGE_MAX = 1000;
+
+export const AuditEventsQuery = z.object({
+  limit: limitParam(AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX),
+  before: z
+    .string()
+    .regex(/^\d+$/, 'must be an event id')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER))
+    .optional(),
+});
+
+/** GET /api/audit-events: newest first; `before` (an event id) pages back. */
+export async function handleAuditEvents(request: Request, env: Env): Promise<Response> {
+  const { limit, before } = readQuery(request, AuditEventsQuery);
+  return json({ events: await listAuditEvents(env.db, limit, before) });
+}

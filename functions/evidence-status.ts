@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import type { Env } from '../lib/env.js';
+import { json, readBody } from '../lib/http.js';
+import { setEvidenceStatus } from '../lib/review/evidence-status.js';
+import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { EVIDENCE_STATUSES } from '../lib/vocabulary.js';
+
+export const EvidenceStatusBody = z.object({ status: z.enum(EVIDENCE_STATUSES) }).strict();
+
+/** POST /api/evidence/{id}/status: the operator's mark and the submission's new risk. */
+export async function handleEvidenceStatus(request: ParamRequest, env: Env): Promise<Response> {
+  const id = pathParam(request, 'id', 'evidence');
+  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, EvidenceStatusBody);
+  return json(await setEvidenceStatus(env, id, body.status));
+}

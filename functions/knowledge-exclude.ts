@@ -1,0 +1,10 @@
+import type { Env } from '../lib/env.js';
+import { json } from '../lib/http.js';
+import { moveKnowledgeEntry } from '../lib/review/knowledge.js';
+import { pathParam, type ParamRequest } from '../lib/review/request.js';
+
+/** POST /api/knowledge/{id}/exclude-watchlist: the entry becomes `오탐 제외`; no body needed. */
+export async function handleKnowledgeExclude(request: ParamRequest, env: Env): Promise<Response> {
+  const id = pathParam(request, 'id', 'knowledge entry');
+  return json({ entry: await moveKnowledgeEntry(env, id, 'exclude') });
+}

@@ -1,0 +1,8 @@
+import type { Env } from '../lib/env.js';
+import { json } from '../lib/http.js';
+import { providerRecords } from '../lib/provider-state.js';
+
+/** GET /api/providers: effective state and the names of missing variables, never values. */
+export async function handleProvidersList(_request: Request, env: Env): Promise<Response> {
+  return json({ providers: await providerRecords(env) });
+}

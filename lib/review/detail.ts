@@ -1,0 +1,37 @@
+import type { Database } from '../db/types.js';
+import { notFound } from '../errors.js';
+import { listEvidence, type Evidence } from '../repo/evidence.js';
+import { getKnowledgeEntryForSubmission, type KnowledgeEntry } from '../repo/knowledge.js';
+import { getSubmission, type Submission } from '../repo/submissions.js';
+import { REVIEW_GROUPS, type GroupKey } from '../vocabulary.js';
+
+export interface ReviewGroup {
+  key: GroupKey;
+  label: string;
+  evidence_ids: string[];
+}
+
+export interface SubmissionReview {
+  submission: Submission;
+  evidence: Evidence[];
+  groups: ReviewGroup[];
+  knowledge_entry: KnowledgeEntry | null;
+}
+
+/** Groups in the contract's order (attention candidates first, set apart); empty groups are left out. */
+export function groupEvidence(evidence: Evidence[]): ReviewGroup[] {
+  return REVIEW_GROUPS.flatMap(({ key, label }) => {
+    const ids = evidence.filter((e) => e.group === key).map((e) => e.id);
+    return ids.length ? [{ key, label, evidence_ids: ids }] : [];
+  });
+}
+
+export async function submissionReview(db: Database, submissionId: string): Promise<SubmissionReview> {
+  const submission = await getSubmission(db, submissionId);
+  if (!submission) throw notFound(`unknown submission: ${submissionId}`);
+  const [evidence, knowledgeEntry] = await Promise.all([
+    listEvidence(db, submissionId),
+    getKnowledgeEntryForSubmission(db, submissionId),
+  ]);
+  return { submission, evidence, groups: groupEvidence(evidence), knowledge_entry: knowledgeEntry };
+}

@@ -1,0 +1,116 @@
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import type { Env } from '../env.js';
+import type { DataPaths } from '../paths.js';
+import { auditStatement } from '../repo/audit.js';
+import { clearEvidenceMediaStatement, listEvidenceMediaPaths, listExpiredEvidenceMedia } from '../repo/evidence.js';
+import { clearExpiredDerivedStatement, listDerivedPaths, listExpiredDerivedImages } from '../repo/submissions.js';
+
+export interface RetentionReport {
+  retention_days: number;
+  cutoff: string;
+  /** Evidence records whose downloaded image was deleted (the records themselves are kept). */
+  evidence_images: number;
+  /** Submissions whose derived (metadata-stripped) image was deleted. */
+  derived_images: number;
+  /** Old files under evidence/ or derived/ that no record points to, such as face crops. */
+  unreferenced_files: number;
+  /** Files that could not be deleted (logged; retried by age on the next run). */
+  failed_files: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A stored media path (`evidence/...` or `derived/...`, relative to the data folder) as a file that
+ * is certainly inside that folder; anything else is never deleted.
+ */
+function retainedFile(paths: DataPaths, stored: string): string | null {
+  const [folder, ...rest] = stored.split('/');
+  const root = folder === 'evidence' ? paths.evidenceDir : folder === 'derived' ? paths.derivedDir : null;
+  if (!root || rest.length === 0 || rest.some((s) => s === '' || s === '.' || s === '..' || s.includes('\\'))) return null;
+  const file = resolve(root, ...rest);
+  return file.startsWith(root + sep) ? file : null;
+}
+
+/** Deletes a file; false only when it exists and could not be deleted. */
+async function removeFile(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+async function* filesUnder(dir: string): AsyncGenerator<string> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* filesUnder(path);
+    else if (entry.isFile()) yield path;
+  }
+}
+
+/** `cleared[i]` says whether statement i changed its row (D1 and better-sqlite3 both report it). */
+const changedRows = (results: unknown[]) => results.map((r) => ((r as { meta?: { changes?: number } }).meta?.changes ?? 0) > 0);
+
+/**
+ * Deletes downloaded evidence images and derived images older than SVC_EVIDENCE_RETENTION_DAYS.
+ * Records are kept; their media pointer is cleared first and the file deleted after, so a crash in
+ * between leaves only an unreferenced file, which a later run removes by its age.
+ */
+export async function runRetention(env: Env): Promise<RetentionReport> {
+  const { db, paths } = env;
+  const days = env.config.SVC_EVIDENCE_RETENTION_DAYS;
+  const nowDate = env.clock.now();
+  const now = nowDate.toISOString();
+  const cutoffMs = nowDate.getTime() - days * DAY_MS;
+  const cutoff = new Date(cutoffMs).toISOString();
+
+  const expiredEvidence = await listExpiredEvidenceMedia(db, cutoff);
+  const expiredDerived = await listExpiredDerivedImages(db, cutoff);
+  const clearing = [
+    ...expiredEvidence.map((e) => clearEvidenceMediaStatement(db, e.id)),
+    ...expiredDerived.map((s) => clearExpiredDerivedStatement(db, s.id, s.derived_path, cutoff)),
+  ];
+  const cleared = clearing.length ? changedRows(await db.batch(clearing)) : [];
+  const clearedEvidence = expiredEvidence.filter((_, i) => cleared[i]);
+  const clearedDerived = expiredDerived.filter((_, i) => cleared[expiredEvidence.length + i]);
+  const failed: string[] = [];
+  for (const stored of [...clearedEvidence.map((e) => e.local_media_path), ...clearedDerived.map((s) => s.derived_path)]) {
+    const file = retainedFile(paths, stored);
+    if (file && !(await removeFile(file))) failed.push(stored);
+  }
+
+  const referenced = new Set(
+    [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db))].flatMap((p) => retainedFile(paths, p) ?? []),
+  );
+  let unreferenced = 0;
+  for (const root of [paths.evidenceDir, paths.derivedDir]) {
+    for await (const file of filesUnder(root)) {
+      if (referenced.has(file)) continue;
+      const info = await stat(file).catch(() => null);
+      if (!info || info.mtimeMs >= cutoffMs) continue;
+      if (await removeFile(file)) unreferenced += 1;
+      else failed.push(relative(paths.dataDir, file));
+    }
+  }
+  if (failed.length) env.log.warn('retention could not delete some files', { files: failed.slice(0, 20), count: failed.length });
+
+  const report: RetentionReport = {
+    retention_days: days,
+    cutoff,
+    evidence_images: clearedEvidence.length,
+    derived_images: clearedDerived.length,
+    unreferenced_files: unreferenced,
+    failed_files: failed.length,
+  };
+  await auditStatement(db, { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report } }, now).run();
+  return report;
+}
