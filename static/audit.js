@@ -1,6 +1,6 @@
 // Audit log (paged backwards with `before`) and the job table, both newest first.
 import { api } from './api.js';
-import { h, hashLink, actionButton, clear, formatInstant } from './dom.js';
+import { h, append, hashLink, actionButton, clear, formatInstant } from './dom.js';
 import { state, errorPanel, loading, emptyState, attempt, JOB_STATUS_LABEL } from './ui.js';
 
 const PAGE = 100;
@@ -20,7 +20,7 @@ const ACTION_LABEL = {
 export async function renderAudit(view) {
   const tab = view.query.get('tab') === 'jobs' ? 'jobs' : 'events';
   const body = h('div', {}, loading());
-  view.root.append(
+  append(view.root, 
     h('div', { class: 'screen-head' }, h('h1', {}, '감사 로그 · 작업 ', h('span', { class: 'en' }, 'Audit log & jobs'))),
     h('nav', { class: 'tabs', 'aria-label': '보기' },
       hashLink(['audit'], '감사 로그 (audit events)', { class: 'tab', 'aria-current': tab === 'events' ? 'page' : undefined }),
@@ -40,7 +40,7 @@ async function renderEvents(slot) {
   async function loadPage() {
     const answer = await api.auditEvents({ limit: PAGE, before: oldest });
     const list = [...(answer.events ?? [])].sort((a, b) => Number(b.id) - Number(a.id));
-    rows.append(...list.map(eventRow));
+    append(rows, ...list.map(eventRow));
     if (list.length) oldest = list[list.length - 1].id;
     more.hidden = list.length < PAGE;
     return list.length;
@@ -48,14 +48,14 @@ async function renderEvents(slot) {
 
   try {
     if (!(await loadPage())) {
-      clear(slot).append(emptyState('감사 기록이 없습니다.'));
+      clear(slot, emptyState('감사 기록이 없습니다.'));
       return;
     }
   } catch (error) {
-    clear(slot).append(errorPanel(error, () => { clear(slot).append(loading()); renderEvents(slot); }));
+    clear(slot, errorPanel(error, () => { clear(slot, loading()); renderEvents(slot); }));
     return;
   }
-  clear(slot).append(
+  clear(slot, 
     h('table', { class: 'table audit-table' },
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, '#'),
@@ -95,7 +95,7 @@ async function renderJobs(slot, status) {
   select.value = status;
   select.addEventListener('change', () => { location.hash = `#/audit?tab=jobs${select.value ? `&status=${encodeURIComponent(select.value)}` : ''}`; });
   const table = h('div', {}, loading());
-  clear(slot).append(
+  clear(slot, 
     h('form', { class: 'filters', on: { submit: (e) => e.preventDefault() } },
       h('label', { for: 'jobs-status' }, '상태 '), select,
       actionButton('새로 고침', () => load()),
@@ -105,9 +105,9 @@ async function renderJobs(slot, status) {
   async function load() {
     try {
       const jobs = [...((await api.jobs({ status })).jobs ?? [])].sort((a, b) => Number(b.id) - Number(a.id));
-      clear(table).append(jobs.length ? jobTable(jobs) : emptyState('작업이 없습니다.'));
+      clear(table, jobs.length ? jobTable(jobs) : emptyState('작업이 없습니다.'));
     } catch (error) {
-      clear(table).append(errorPanel(error, load));
+      clear(table, errorPanel(error, load));
     }
   }
   await load();

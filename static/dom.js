@@ -21,11 +21,11 @@ export function h(tag, props = {}, ...children) {
     } else if (value === true) el.setAttribute(key, '');
     else el.setAttribute(key, String(value));
   }
-  append(el, children);
-  return el;
+  return append(el, ...children);
 }
 
-export function append(parent, children) {
+/** Appends nodes and text; arrays are flattened and null/undefined/false skipped. */
+export function append(parent, ...children) {
   for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
@@ -33,9 +33,10 @@ export function append(parent, children) {
   return parent;
 }
 
-export function clear(el) {
+/** Empties an element, then appends `children` as `append` does. */
+export function clear(el, ...children) {
   el.replaceChildren();
-  return el;
+  return append(el, ...children);
 }
 
 /** An absolute http(s) URL, or null. */
@@ -87,7 +88,9 @@ export function image(src, alt, props = {}) {
   const safe = imageUrl(src);
   if (!safe) return h('div', { class: ['img-missing', props.class], role: 'img', 'aria-label': alt || '이미지 없음' }, '이미지 없음');
   const img = h('img', { loading: 'lazy', decoding: 'async', referrerpolicy: 'no-referrer', alt: alt ?? '', ...props });
-  img.addEventListener('error', () => img.classList.add('img-broken'), { once: true });
+  img.addEventListener('error', () => {
+    img.replaceWith(h('div', { class: ['img-missing', props.class], role: 'img', 'aria-label': alt || '이미지를 불러오지 못함' }, '불러오지 못함'));
+  }, { once: true });
   img.src = safe;
   return img;
 }

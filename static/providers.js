@@ -1,7 +1,7 @@
 // Providers: effective state, why one is off, today's quota, the stored switch, and the emergency
 // disable of every provider that sends data out (behind a confirmation).
 import { api } from './api.js';
-import { h, actionButton, clear, formatInstant } from './dom.js';
+import { h, append, actionButton, clear, formatInstant } from './dom.js';
 import { state, attempt, loading, errorPanel, toast } from './ui.js';
 
 const KIND_LABEL = { search: '검색 (search)', vision: '비전 (vision)', llm: '언어 모델 (llm)' };
@@ -15,7 +15,7 @@ export async function renderProviders(view) {
     toast(`긴급 차단: ${(result.disabled ?? []).join(', ') || '이미 모두 꺼져 있음'}`, 'success');
     paint(result.providers ?? []);
   }));
-  view.root.append(
+  append(view.root, 
     h('div', { class: 'screen-head' },
       h('h1', {}, '제공자 ', h('span', { class: 'en' }, 'Providers')),
       h('div', { class: 'toolbar' }, actionButton('새로 고침', () => load()), emergency),
@@ -29,7 +29,7 @@ export async function renderProviders(view) {
   const health = new Map();
   function paint(providers) {
     for (const p of providers) health.set(p.id, { ...health.get(p.id), ...p });
-    clear(list).append([...health.values()].map((p) => providerCard(p, async (enabled) => {
+    clear(list, [...health.values()].map((p) => providerCard(p, async (enabled) => {
       const result = await attempt(`${p.name ?? p.id} ${enabled ? '켜기' : '끄기'}`, () => api.switchProvider(p.id, enabled));
       if (!result) return;
       paint([result.provider]);
@@ -41,7 +41,7 @@ export async function renderProviders(view) {
     try {
       paint((await api.providersHealth()).providers ?? []);
     } catch (error) {
-      clear(list).append(errorPanel(error, load));
+      clear(list, errorPanel(error, load));
     }
   }
   await load();
@@ -102,7 +102,7 @@ function confirmEmergency(root, onConfirm) {
     await onConfirm();
   });
   dialog.addEventListener('close', () => dialog.remove());
-  root.append(dialog);
+  append(root, dialog);
   dialog.showModal();
   cancel.focus();
 }

@@ -1,7 +1,7 @@
 // Review queue: undecided first, then by risk (the server's order), with filters and paging kept in
 // the hash so a filtered page is linkable and survives a reload of the browser tab.
 import { api } from './api.js';
-import { h, hashLink, image, routeHref, actionButton, clear } from './dom.js';
+import { h, append, hashLink, image, routeHref, actionButton, clear } from './dom.js';
 import {
   state, riskBadge, decisionBadge, enrichmentBadge, attentionBadge, attempt, loading, errorPanel, emptyState,
   refreshSummary, toast, RISK_LEVEL_LABEL, ANALYSIS_LABEL,
@@ -57,13 +57,13 @@ export async function renderQueue(view) {
     const report = await attempt('제출물 다시 읽기', () => api.reload());
     reloadButton.textContent = '제출물 다시 읽기 (reload)';
     if (!report) return;
-    clear(reportSlot).append(reloadReport(report, () => clear(reportSlot)));
+    clear(reportSlot, reloadReport(report, () => clear(reportSlot)));
     toast(`가져옴 ${report.imported?.length ?? 0}건 · 갱신 ${report.updated?.length ?? 0}건 · 거부 ${report.rejected?.length ?? 0}건`, 'success');
     refreshSummary();
     await loadList();
   }, { class: 'primary', id: 'reload-submissions' });
 
-  view.root.append(
+  append(view.root, 
     h('div', { class: 'screen-head' },
       h('h1', {}, '검토 대기열 ', h('span', { class: 'en' }, 'Review queue')),
       h('div', { class: 'toolbar' },
@@ -83,9 +83,9 @@ export async function renderQueue(view) {
   async function loadList() {
     try {
       const data = await api.reviewQueue({ limit: filters.limit, offset: filters.offset, decision: filters.decision, level: filters.level });
-      clear(listSlot).append(queueTable(data.items ?? []), pager(filters, data.total ?? 0, (data.items ?? []).length));
+      clear(listSlot, queueTable(data.items ?? []), pager(filters, data.total ?? 0, (data.items ?? []).length));
     } catch (error) {
-      clear(listSlot).append(errorPanel(error, loadList));
+      clear(listSlot, errorPanel(error, loadList));
     }
   }
   await loadList();

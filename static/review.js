@@ -2,7 +2,7 @@
 // its groups with the four operator statuses, the supporting summary, failures, the decision and
 // the rerun of enrichment. Actions update the parts they change in place so keyboard focus stays.
 import { api } from './api.js';
-import { h, hashLink, externalLink, image, actionButton, clear, percent, formatInstant, formatBytes } from './dom.js';
+import { h, append, hashLink, externalLink, image, actionButton, clear, percent, formatInstant, formatBytes } from './dom.js';
 import {
   state, riskBadge, decisionBadge, enrichmentBadge, attentionBadge, statusBadge, knowledgeStateBadge, attempt,
   loading, errorPanel, emptyState, toast, refreshSummary, SOURCE_LABEL, STATUS_CLASS, DECISION_CLASS, ANALYSIS_LABEL,
@@ -14,12 +14,12 @@ const FAILURES = 'failures';
 
 export async function renderReview(view) {
   const id = view.params[0];
-  view.root.append(loading());
+  append(view.root, loading());
   let data;
   try {
     data = await api.review(id);
   } catch (error) {
-    clear(view.root).append(
+    clear(view.root, 
       h('p', {}, hashLink(['queue'], '← 검토 대기열')),
       errorPanel(error, () => renderAgain(view)),
     );
@@ -53,7 +53,7 @@ class ReviewPage {
 
   mount(focusEvidenceId) {
     const s = this.submission;
-    this.view.root.append(
+    append(this.view.root, 
       this.slots.head,
       h('div', { class: 'review-layout' },
         h('div', { class: 'review-side' },
@@ -76,7 +76,7 @@ class ReviewPage {
 
   paintHead() {
     const s = this.submission;
-    clear(this.slots.head).append(
+    clear(this.slots.head, 
       h('p', { class: 'crumbs' }, hashLink(['queue'], '← 검토 대기열 (queue)')),
       h('div', { class: 'review-title-row' },
         h('h1', { class: 'review-title' }, s.title || '(제목 없음)'),
@@ -102,7 +102,7 @@ class ReviewPage {
         el.style.top = `${(box.y / height) * 100}%`;
         el.style.width = `${(box.width / width) * 100}%`;
         el.style.height = `${(box.height / height) * 100}%`;
-        overlay.append(el);
+        append(overlay, el);
       });
     };
     if (s.width && s.height) drawBoxes(s.width, s.height);
@@ -140,7 +140,7 @@ class ReviewPage {
   paintRisk() {
     const risk = this.submission.risk ?? {};
     const signals = Array.isArray(risk.signals) ? risk.signals : [];
-    clear(this.slots.risk).append(
+    clear(this.slots.risk, 
       h('div', { class: 'panel-head' }, h('h2', { id: 'risk-title' }, '위험도 ', h('span', { class: 'en' }, 'Risk')), riskBadge(risk)),
       h('div', { class: ['risk-meter', `risk-${risk.level ?? 'low'}`], role: 'meter', 'aria-valuemin': '0', 'aria-valuemax': '100', 'aria-valuenow': String(risk.score ?? 0), 'aria-label': '위험 점수' },
         meterFill(risk.score ?? 0)),
@@ -202,7 +202,7 @@ class ReviewPage {
       dataset: { decision: value },
     }));
     const entry = this.knowledgeEntry;
-    clear(this.slots.decision).append(
+    clear(this.slots.decision, 
       h('div', { class: 'panel-head' }, h('h2', { id: 'decision-title' }, '결정 ', h('span', { class: 'en' }, 'Decision'))),
       h('div', { class: ['current-decision', current ? `decision-${DECISION_CLASS[current] ?? 'other'}` : 'decision-none'] },
         current
@@ -229,7 +229,7 @@ class ReviewPage {
       const started = Date.now();
       const bar = h('progress', { class: 'busy' });
       const text = h('span', {}, '재분석 진행 중… 0초');
-      clear(progress).append(bar, text);
+      clear(progress, bar, text);
       progress.classList.add('running');
       const timer = setInterval(() => { text.textContent = `재분석 진행 중… ${Math.round((Date.now() - started) / 1000)}초`; }, 1000);
       let result;
@@ -240,7 +240,7 @@ class ReviewPage {
         progress.classList.remove('running');
       }
       if (!result) {
-        clear(progress).append(h('span', { class: 'text-error' }, '실패했습니다. 오류 메시지를 확인하세요.'));
+        clear(progress, h('span', { class: 'text-error' }, '실패했습니다. 오류 메시지를 확인하세요.'));
         return;
       }
       const added = result.evidence_added ?? [];
@@ -272,10 +272,10 @@ class ReviewPage {
   paintEvidence() {
     const column = clear(this.slots.evidence);
     this.cards.clear();
-    column.append(h('h2', { class: 'evidence-heading' }, '근거 ', h('span', { class: 'en' }, 'Evidence'), h('span', { class: 'count' }, String(this.evidence.size))));
+    append(column, h('h2', { class: 'evidence-heading' }, '근거 ', h('span', { class: 'en' }, 'Evidence'), h('span', { class: 'count' }, String(this.evidence.size))));
     const visible = this.groups.filter((g) => (g.evidence_ids ?? []).some((id) => this.evidence.has(id)));
     if (!visible.length) {
-      column.append(emptyState('아직 모은 근거가 없습니다. 보강이 끝나면 여기에 나타납니다.'));
+      append(column, emptyState('아직 모은 근거가 없습니다. 보강이 끝나면 여기에 나타납니다.'));
       return;
     }
     for (const group of visible) {
@@ -283,12 +283,12 @@ class ReviewPage {
       const cards = items.map((ev) => this.card(ev, group.key));
       const heading = [group.label, h('span', { class: 'count' }, String(items.length))];
       if (group.key === FAILURES) {
-        column.append(h('details', { class: 'evidence-group group-failures' },
+        append(column, h('details', { class: 'evidence-group group-failures' },
           h('summary', {}, h('span', { class: 'group-title' }, heading), h('span', { class: 'muted small' }, ' — 펼쳐서 보기')),
           h('div', { class: 'group-items' }, cards)));
         continue;
       }
-      column.append(h('section', { class: ['evidence-group', `group-${group.key}`], 'aria-label': group.label },
+      append(column, h('section', { class: ['evidence-group', `group-${group.key}`], 'aria-label': group.label },
         h('h3', { class: 'group-title' }, heading),
         group.key === ATTENTION ? h('p', { class: 'group-note' }, '이전에 보류·반려된 이미지(주의 후보)와 일치합니다. 높은 위험 신호이며, 결정은 자동으로 바뀌지 않습니다.') : null,
         h('div', { class: 'group-items' }, cards)));
@@ -392,7 +392,7 @@ class ReviewPage {
   statusButtons(ev) {
     const group = h('div', { class: 'status-buttons', role: 'group', 'aria-label': '근거 상태' });
     for (const value of state.statuses) {
-      group.append(actionButton(value, async () => {
+      append(group, actionButton(value, async () => {
         const result = await attempt(`근거 상태 '${value}'`, () => api.setEvidenceStatus(ev.id, value));
         if (!result) return;
         this.evidence.set(result.evidence.id, result.evidence);

@@ -1,7 +1,7 @@
 // Manual search: a text query to one search provider; results as image cards, optionally stored
 // as evidence of a submission.
 import { api } from './api.js';
-import { h, hashLink, externalLink, image, clear } from './dom.js';
+import { h, append, hashLink, externalLink, image, clear } from './dom.js';
 import { state, attempt, emptyState, toast } from './ui.js';
 
 const TYPES = [['image', '이미지 (image)'], ['blog', '블로그 (blog)'], ['web', '웹 문서 (web)']];
@@ -42,7 +42,7 @@ export async function renderSearch(view) {
     if (submissionId) body.submission_id = submissionId;
     submit.disabled = true;
     submit.textContent = '검색 중…';
-    clear(results).append(h('p', { class: 'loading' }, '검색 중…'));
+    clear(results, h('p', { class: 'loading' }, '검색 중…'));
     const answer = await attempt('수동 검색', () => api.manualSearch(body));
     submit.disabled = false;
     submit.textContent = '검색';
@@ -54,7 +54,7 @@ export async function renderSearch(view) {
     toast(`결과 ${(answer.results ?? []).length}건${submissionId ? ` · 근거 ${(answer.evidence ?? []).length}건 저장` : ''}`, 'success');
   });
 
-  view.root.append(
+  append(view.root, 
     h('div', { class: 'screen-head' }, h('h1', {}, '수동 검색 ', h('span', { class: 'en' }, 'Manual search'))),
     form,
     results,
@@ -64,7 +64,7 @@ export async function renderSearch(view) {
 function paintResults(slot, answer, submissionId) {
   const items = answer.results ?? [];
   const evidence = answer.evidence ?? [];
-  clear(slot).append(
+  clear(slot, 
     h('h2', {}, `결과 ${items.length}건 `, h('span', { class: 'muted small' }, `${answer.provider} · ${answer.type} · “`, answer.query, '”')),
     submissionId && evidence.length
       ? h('p', {}, `근거 ${evidence.length}건이 저장되었습니다: `, hashLink(['review', submissionId], `${submissionId} 검토 화면으로 →`))

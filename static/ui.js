@@ -1,6 +1,6 @@
 // Shared pieces of every screen: Korean labels for the contract's vocabularies, badges, the toast
 // area that reports API errors in words, and the small state the screens share (bootstrap data).
-import { h } from './dom.js';
+import { h, append } from './dom.js';
 import { api } from './api.js';
 
 export const RISK_LEVEL_LABEL = { low: '낮음', medium: '보통', high: '높음' };
@@ -80,7 +80,7 @@ export function toast(message, kind = 'info') {
   const close = h('button', { type: 'button', class: 'toast-close', 'aria-label': '닫기' }, '×');
   const item = h('div', { class: ['toast', `toast-${kind}`], role: kind === 'error' ? 'alert' : 'status' }, h('span', { class: 'toast-text' }, message), close);
   close.addEventListener('click', () => item.remove());
-  toastArea().append(item);
+  append(toastArea(), item);
   if (kind !== 'error') setTimeout(() => item.remove(), 5000);
   const items = toastArea().children;
   while (items.length > 5) items[0].remove();

@@ -1,7 +1,7 @@
 // Watchlist: knowledge entries by state, each with its submission image and the evidence that made
 // it, and the two operator moves (확정 DB 편입 / 오탐 제외).
 import { api } from './api.js';
-import { h, hashLink, externalLink, image, actionButton, clear, percent, formatInstant, routeHref } from './dom.js';
+import { h, append, hashLink, externalLink, image, actionButton, clear, percent, formatInstant, routeHref } from './dom.js';
 import {
   state, knowledgeStateBadge, attempt, loading, errorPanel, emptyState, toast, refreshSummary, knowledgeCount,
   describeError, KNOWLEDGE_STATES, KNOWLEDGE_STATE_CLASS, SOURCE_LABEL, statusBadge,
@@ -13,7 +13,7 @@ export async function renderWatchlist(view) {
   const selected = KNOWLEDGE_STATES.includes(view.query.get('state')) ? view.query.get('state') : KNOWLEDGE_STATES[0];
   const focusEntry = view.query.get('entry');
   const tabs = h('nav', { class: 'tabs', 'aria-label': '항목 상태' });
-  const paintTabs = () => clear(tabs).append(KNOWLEDGE_STATES.map((value) => {
+  const paintTabs = () => clear(tabs, KNOWLEDGE_STATES.map((value) => {
     const count = knowledgeCount(state.bootstrap?.knowledge_counts, value);
     const a = hashLink(['watchlist'], [value, h('span', { class: 'count' }, String(count))], {
       class: ['tab', `knowledge-${KNOWLEDGE_STATE_CLASS[value]}`],
@@ -23,7 +23,7 @@ export async function renderWatchlist(view) {
   }));
   paintTabs();
   const list = h('div', { class: 'watchlist' }, loading());
-  view.root.append(
+  append(view.root, 
     h('div', { class: 'screen-head' }, h('h1', {}, '주의 목록 ', h('span', { class: 'en' }, 'Watchlist / knowledge entries'))),
     h('p', { class: 'muted' }, '보류·반려 결정이 만든 주의 후보입니다. 확정하면 이후 유사도 분석의 확정 기준이 되고, 오탐으로 제외하면 내부 유사도 분석에서 빠집니다.'),
     tabs,
@@ -34,18 +34,18 @@ export async function renderWatchlist(view) {
   try {
     entries = (await api.knowledge(selected)).entries ?? [];
   } catch (error) {
-    clear(list).append(errorPanel(error, () => { location.hash = routeHref(['watchlist'], { state: selected }); }));
+    clear(list, errorPanel(error, () => { location.hash = routeHref(['watchlist'], { state: selected }); }));
     return;
   }
   if (!entries.length) {
-    clear(list).append(emptyState(`'${selected}' 상태의 항목이 없습니다.`));
+    clear(list, emptyState(`'${selected}' 상태의 항목이 없습니다.`));
     return;
   }
   const cards = entries.map((entry) => entryCard(entry, async () => {
     await refreshSummary();
     paintTabs();
   }));
-  clear(list).append(cards.map((c) => c.el));
+  clear(list, cards.map((c) => c.el));
   if (focusEntry) {
     const target = cards.find((c) => c.entry.id === focusEntry)?.el;
     target?.scrollIntoView({ block: 'center' });
@@ -69,7 +69,7 @@ function entryCard(entry, onMoved) {
   const el = h('article', { class: 'panel entry', dataset: { entryId: entry.id } }, media, h('div', { class: 'entry-body' }, info, evidenceSlot, actions));
 
   const paintInfo = (submission) => {
-    clear(info).append(
+    clear(info, 
       h('div', { class: 'entry-title-row' },
         h('h2', { class: 'entry-title' }, submission
           ? hashLink(['review', current.submission_id], submission.title || '(제목 없음)')
@@ -97,7 +97,7 @@ function entryCard(entry, onMoved) {
       toast(`${verb}: 항목이 '${current.state}' 상태가 되었습니다.`, 'success');
       await onMoved();
     }, { class: label === '확정 DB 편입' ? 'primary' : 'danger-outline', dataset: { action: label } });
-    clear(actions).append(
+    clear(actions, 
       current.state !== '확정 DB 편입' ? move('확정 DB 편입', api.promote, '확정 DB 편입') : null,
       current.state !== '오탐 제외' ? move('오탐 제외', api.exclude, '오탐 제외') : null,
     );
@@ -112,11 +112,11 @@ function entryCard(entry, onMoved) {
     entry,
     fill(review) {
       lastSubmission = review.submission;
-      clear(media).append(hashLink(['review', current.submission_id], image(review.submission?.media_url, `제출 이미지: ${review.submission?.title ?? ''}`, { class: 'entry-image' })));
+      clear(media, hashLink(['review', current.submission_id], image(review.submission?.media_url, `제출 이미지: ${review.submission?.title ?? ''}`, { class: 'entry-image' })));
       paintInfo(review.submission);
       const byId = new Map((review.evidence ?? []).map((e) => [e.id, e]));
       const used = (current.evidence_ids ?? []).map((id) => byId.get(id) ?? { id, missing: true });
-      clear(evidenceSlot).append(
+      clear(evidenceSlot, 
         h('h3', { class: 'small-heading' }, `이 항목을 만든 근거 ${used.length}건`),
         used.length
           ? h('ul', { class: 'entry-evidence-list' }, used.map((ev) => evidenceLine(current.submission_id, ev)))
@@ -124,8 +124,8 @@ function entryCard(entry, onMoved) {
       );
     },
     fail(error) {
-      clear(media).append(h('div', { class: 'img-missing' }, '—'));
-      clear(evidenceSlot).append(h('p', { class: 'text-error small' }, `제출물 정보를 불러오지 못했습니다: ${describeError(error)}`));
+      clear(media, h('div', { class: 'img-missing' }, '—'));
+      clear(evidenceSlot, h('p', { class: 'text-error small' }, `제출물 정보를 불러오지 못했습니다: ${describeError(error)}`));
     },
   };
 }
