@@ -4,6 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { createServerAdapter } from '@whatwg-node/server';
 import { loadConfig, type Config } from './lib/config.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
+import { requeueInterruptedJobs } from './lib/repo/jobs.js';
+import { clearReservations } from './lib/repo/quota.js';
 import { createRouter } from './lib/router.js';
 
 export interface RunningServer {
@@ -24,6 +26,11 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
     server.once('error', reject);
     server.listen(config.SVC_PORT, config.SVC_HOST, () => resolve());
   });
+  // Work a previous process left half done is picked up again.
+  const requeued = await requeueInterruptedJobs(env.db);
+  await clearReservations(env.db);
+  if (requeued) env.log.info('requeued interrupted jobs', { count: requeued });
+  env.jobs.start();
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;

@@ -1,7 +1,10 @@
+import { createAnalyzer, type Analyzer } from './analysis.js';
 import type { Config } from './config.js';
 import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
 import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
+import { createFaceDetector } from './images/faces.js';
+import { createJobRunner, type JobHandler, type JobRunner } from './jobs.js';
 import { createLogger, type Logger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
 
@@ -20,12 +23,16 @@ export interface Env {
   log: Logger;
   version: string;
   startedAt: Date;
+  analyzer: Analyzer;
+  jobs: JobRunner;
 }
 
 export interface EnvOptions {
   clock?: Clock;
   log?: Logger;
   version?: string;
+  /** Job handlers by type; the server passes the enrichment pipeline. */
+  jobHandlers?: Record<string, JobHandler>;
 }
 
 export interface OwnedEnv extends Env {
@@ -40,6 +47,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
   const db = openSqlite(paths.database);
   await migrate(db);
   const clock = options.clock ?? systemClock;
+  const analyzer = createAnalyzer(createFaceDetector({ maxPixels: config.SVC_MAX_IMAGE_PIXELS }));
   const env: OwnedEnv = {
     config,
     db,
@@ -48,9 +56,15 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     log: options.log ?? createLogger(config),
     version: options.version ?? '0.1.0',
     startedAt: clock.now(),
+    analyzer,
+    jobs: undefined as unknown as JobRunner,
     async close() {
+      await env.jobs.stop();
+      await analyzer.close();
       if (db.open) db.close();
     },
   };
+  // The runner needs the finished env, and the env holds the runner.
+  env.jobs = createJobRunner(env, options.jobHandlers ?? {}, config.SVC_ENRICH_CONCURRENCY);
   return env;
 }

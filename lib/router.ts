@@ -14,8 +14,10 @@ import { handleSubmissionDecision } from '../functions/submission-decision.js';
 import { handleSubmissionReview } from '../functions/submission-review.js';
 import { handleConsole } from '../functions/console.js';
 import { handleHealth } from '../functions/health.js';
+import { handleJobs } from '../functions/jobs.js';
 import { handleMedia } from '../functions/media.js';
 import { handleProviderUpdate } from '../functions/providers-update.js';
+import { handleSubmissionsReload } from '../functions/submissions-reload.js';
 import type { Env } from './env.js';
 import { errorResponse, notFound, ServiceError } from './errors.js';
 
@@ -39,6 +41,8 @@ export function createRouter() {
   router
     .get('/health', route(handleHealth))
     .patch('/api/providers/:id', route(handleProviderUpdate))
+    .post('/api/submissions/reload', route(handleSubmissionsReload))
+    .get('/api/jobs', route(handleJobs))
     .get('/api/bootstrap', route(handleBootstrap))
     .get('/api/review-queue', route(handleReviewQueue))
     .get('/api/submissions/:id/review', route(handleSubmissionReview))

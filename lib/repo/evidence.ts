@@ -142,7 +142,8 @@ export function insertEvidenceStatement(db: Database, submissionId: string, e: N
       e.url ?? null,
       e.image_url ?? null,
       e.local_media_path ?? null,
-      e.local_media_path ? now : null,
+      // Only downloaded copies age out; a path into images/ shows another submission's own file.
+      e.local_media_path?.startsWith('evidence/') ? now : null,
       e.query ?? null,
       clamp01(e.similarity),
       e.matched ? 1 : 0,
@@ -233,7 +234,7 @@ export async function replaceSimilarityEvidence(
 export async function listExpiredEvidenceMedia(db: Database, cutoff: string): Promise<{ id: string; local_media_path: string }[]> {
   return (
     await db
-      .prepare('SELECT id, local_media_path FROM evidence WHERE local_media_path IS NOT NULL AND local_media_created_at < ?')
+      .prepare("SELECT id, local_media_path FROM evidence WHERE local_media_path LIKE 'evidence/%' AND local_media_created_at < ?")
       .bind(cutoff)
       .all<{ id: string; local_media_path: string }>()
   ).results;

@@ -1,0 +1,11 @@
+import type { Env } from '../lib/env.js';
+import { json, readJson } from '../lib/http.js';
+import { reload } from '../lib/ingest.js';
+
+/** POST /api/submissions/reload: no body needed; answers the reload report. */
+export async function handleSubmissionsReload(request: Request, env: Env): Promise<Response> {
+  await readJson(request, env.config.SVC_MAX_BODY_BYTES);
+  const report = await reload(env);
+  if (report.queued_jobs > 0) env.jobs.wake();
+  return json(report);
+}
