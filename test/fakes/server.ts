@@ -33,6 +33,8 @@ export interface FakeResponse {
   truncateAt?: number;
   /** Close the connection without answering. */
   destroy?: boolean;
+  /** Send no Content-Length (chunked), so the client only learns the size while reading. */
+  chunked?: boolean;
 }
 
 export type Responder = FakeResponse | ((request: RecordedRequest) => FakeResponse | Promise<FakeResponse>);
@@ -97,7 +99,7 @@ export async function startFakeServer(defaultResponder: (request: RecordedReques
     } else {
       body = Buffer.isBuffer(scripted.body) ? scripted.body : Buffer.from(scripted.body ?? '', 'utf8');
     }
-    headers['content-length'] ??= String(body.length);
+    if (!scripted.chunked) headers['content-length'] ??= String(body.length);
     response.writeHead(scripted.status ?? 200, headers);
     if (scripted.truncateAt !== undefined) {
       response.write(body.subarray(0, scripted.truncateAt));

@@ -1,0 +1,145 @@
+import { readFile } from 'node:fs/promises';
+import sharp from 'sharp';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../lib/config.js';
+import { approveForVision, type ApprovedImage } from '../../lib/providers/derived-image.js';
+import { createGlobalVisionClient, globalVisionSettings, type GlobalVisionClient } from '../../lib/providers/global-vision.js';
+import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
+
+let fake: FakeVision;
+let client: GlobalVisionClient;
+let original: Buffer;
+let approved: ApprovedImage;
+
+const configFor = (url: string, extra: Record<string, string> = {}) =>
+  buildConfig({ GLOBAL_VISION_URL: url, GLOBAL_VISION_API_KEY: FAKE_VISION_API_KEY, ...extra }).config;
+
+beforeAll(async () => {
+  fake = await startFakeVision();
+  client = createGlobalVisionClient(globalVisionSettings(configFor(fake.url)));
+  const rocket = await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url));
+  // The submission carries EXIF with a GPS position and an owner: none of it may leave the service.
+  original = await sharp(rocket)
+    .withExif({ IFD0: { Copyright: 'owner-name-in-exif' }, IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '37/1 33/1 0/1' } })
+    .jpeg()
+    .toBuffer();
+  approved = await approveForVision(original);
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.reset();
+  fake.detection = {};
+});
+
+describe('web detection request', () => {
+  it('posts one WEB_DETECTION request with the derived image base64-encoded and the key in the query', async () => {
+    const result = await client.detectWeb(approved);
+    expect(result.ok).toBe(true);
+    expect(fake.requests).toHaveLength(1);
+    const [request] = fake.requests;
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe('/v1/images:annotate');
+    expect(request.query.key).toBe(FAKE_VISION_API_KEY);
+    expect(request.headers['content-type']).toMatch(/^application\/json/);
+    const body = request.json as { requests: unknown[]; parent?: string };
+    expect(body.parent).toBeUndefined();
+    expect(body.requests).toEqual([
+      { image: { content: approved.bytes.toString('base64') }, features: [{ type: 'WEB_DETECTION', maxResults: 20 }] },
+    ]);
+  });
+
+  it('sends exactly the derived bytes, never the original with its metadata', async () => {
+    await client.detectWeb(approved);
+    const [sent] = fake.sentImages();
+    expect(original.includes('owner-name-in-exif')).toBe(true);
+    expect(sent.equals(approved.bytes)).toBe(true);
+    expect(sent.equals(original)).toBe(false);
+    expect(sent.includes('owner-name-in-exif')).toBe(false);
+    expect((await sharp(sent).metadata()).exif).toBeUndefined();
+  });
+
+  it('adds the parent when GLOBAL_VISION_PARENT is set', async () => {
+    const withParent = createGlobalVisionClient(globalVisionSettings(configFor(fake.url, { GLOBAL_VISION_PARENT: 'projects/p1/locations/eu' })));
+    await withParent.detectWeb(approved);
+    expect((fake.requests[0].json as { parent?: string }).parent).toBe('projects/p1/locations/eu');
+  });
+
+  it('refuses an object without derived bytes, sending nothing', async () => {
+    const forged = { bytes: 'not bytes', format: 'jpeg', width: 1, height: 1 } as unknown as ApprovedImage;
+    const result = await client.detectWeb(forged);
+    expect(result).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('web detection answer', () => {
+  it('reads entities, matching images, pages with plain-text titles, similar images and best-guess labels', async () => {
+    fake.detection = {
+      webEntities: [{ entityId: '/m/0abc', score: 0.92, description: 'Saturn V' }, { score: 0.4 }],
+      fullMatchingImages: [{ url: 'https://img.example.org/full.jpg', score: 0.9 }, { url: 'ftp://img.example.org/x.jpg' }],
+      partialMatchingImages: [{ url: 'https://img.example.org/partial.jpg' }],
+      pagesWithMatchingImages: [
+        {
+          url: 'https://news.example.org/launch',
+          pageTitle: '<b>Saturn V</b> launch &amp; history',
+          fullMatchingImages: [{ url: 'https://news.example.org/launch.jpg' }],
+        },
+      ],
+      visuallySimilarImages: [{ url: 'https://img.example.org/similar.jpg' }],
+      bestGuessLabels: [{ label: 'saturn v rocket', languageCode: 'en' }],
+    };
+    const result = await client.detectWeb(approved);
+    expect(result).toEqual({
+      ok: true,
+      detection: {
+        webEntities: [
+          { entityId: '/m/0abc', score: 0.92, description: 'Saturn V' },
+          { entityId: null, score: 0.4, description: '' },
+        ],
+        fullMatchingImages: [{ url: 'https://img.example.org/full.jpg', score: 0.9 }],
+        partialMatchingImages: [{ url: 'https://img.example.org/partial.jpg', score: null }],
+        pagesWithMatchingImages: [
+          {
+            url: 'https://news.example.org/launch',
+            pageTitle: 'Saturn V launch & history',
+            score: null,
+            fullMatchingImages: [{ url: 'https://news.example.org/launch.jpg', score: null }],
+            partialMatchingImages: [],
+          },
+        ],
+        visuallySimilarImages: [{ url: 'https://img.example.org/similar.jpg', score: null }],
+        bestGuessLabels: [{ label: 'saturn v rocket', languageCode: 'en' }],
+      },
+    });
+  });
+
+  it('treats an answer without web detection as no evidence, not a failure', async () => {
+    fake.respondOnce({ json: { responses: [{}] } });
+    const result = await client.detectWeb(approved);
+    expect(result.ok && result.detection.pagesWithMatchingImages).toEqual([]);
+  });
+
+  it('turns an error inside the answer into a provider failure', async () => {
+    fake.respondOnce({ json: { responses: [{ error: { code: 3, message: 'Bad image data.' } }] } });
+    const result = await client.detectWeb(approved);
+    expect(result).toEqual({ ok: false, error: { code: 'provider_error', message: expect.stringContaining('Bad image data.') } });
+  });
+
+  it('reports a refused key as an HTTP failure whose message does not contain the key', async () => {
+    const wrongKey = 'AIza-wrong-key-777';
+    const result = await createGlobalVisionClient({ ...globalVisionSettings(configFor(fake.url)), apiKey: wrongKey }).detectWeb(approved);
+    expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
+    if (result.ok) return;
+    expect(result.error.message).toContain('403');
+    expect(result.error.message).not.toContain(wrongKey);
+  });
+
+  it('redacts the key when the provider echoes it back in an error', async () => {
+    fake.respondOnce({ status: 400, json: { error: { code: 400, message: `API key ${FAKE_VISION_API_KEY} expired` } } });
+    const result = await client.detectWeb(approved);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.message).toContain('expired');
+    expect(result.error.message).not.toContain(FAKE_VISION_API_KEY);
+  });
+});

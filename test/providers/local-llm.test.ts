@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../lib/config.js';
+import type { Evidence } from '../../lib/repo/evidence.js';
+import { buildEvidencePrompt, createLocalLlmClient, localLlmSettings, type EvidencePrompt, type LocalLlmClient } from '../../lib/providers/local-llm.js';
+import { FAKE_LLM_ANSWER, startFakeLocalLlm, type FakeLocalLlm } from '../fakes/local-llm.js';
+
+let fake: FakeLocalLlm;
+let client: LocalLlmClient;
+
+const configFor = (url: string, extra: Record<string, string> = {}) =>
+  buildConfig({ LOCALLLM_BASE_URL: url, LOCALLLM_MODEL: 'tiny-instruct', ...extra }).config;
+
+function evidence(id: string, overrides: Partial<Evidence> = {}): Evidence {
+  return {
+    id,
+    submission_id: 'sub_1',
+    source: 'regional',
+    kind: 'image_result',
+    group: 'web_related',
+    title: `Result ${id}`,
+    url: `https://pages.example.org/${id}`,
+    image_url: `https://img.example.org/${id}.jpg`,
+    local_media_url: null,
+    query: 'saturn v',
+    similarity: 0.5,
+    matched: false,
+    match_transform: null,
+    confidence: 0.5,
+    status: null,
+    counts_toward_score: true,
+    supporting: false,
+    face_crop: false,
+    source_evidence_ids: [],
+    source_urls: [],
+    matched_submission_id: null,
+    knowledge_entry_id: null,
+    error: null,
+    created_at: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+beforeAll(async () => {
+  fake = await startFakeLocalLlm();
+  client = createLocalLlmClient(localLlmSettings(configFor(fake.url)));
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.reset();
+  fake.answer = FAKE_LLM_ANSWER;
+});
+
+describe('evidence prompt', () => {
+  it('carries only stored collected evidence: no failures and no earlier summaries', () => {
+    const built = buildEvidencePrompt([
+      evidence('ev_1', { title: 'Saturn V on the pad' }),
+      evidence('ev_2', { source: 'global_vision', matched: true, similarity: 0.97 }),
+      evidence('ev_3', { error: { code: 'timeout', message: 'no answer' } }),
+      evidence('ev_4', { source: 'local_llm', supporting: true, title: 'an earlier summary' }),
+    ]);
+    expect(built.sourceEvidenceIds).toEqual(['ev_1', 'ev_2']);
+    expect(built.prompt).toContain('Saturn V on the pad');
+    expect(built.prompt).toContain('"id":"ev_2"');
+    expect(built.prompt).not.toContain('ev_3');
+    expect(built.prompt).not.toContain('an earlier summary');
+    expect(built.sourceUrls).toContain('https://pages.example.org/ev_1');
+  });
+
+  it('tells the model it must not decide, score, or name anyone without a source', () => {
+    const { prompt } = buildEvidencePrompt([evidence('ev_1')]);
+    expect(prompt).toMatch(/do not approve, hold or reject/i);
+    expect(prompt).toMatch(/do not give a score/i);
+    expect(prompt).toMatch(/do not name a person, celebrity, work/i);
+  });
+});
+
+describe('language model request', () => {
+  it('posts model, prompt and stream false to /api/generate with no key, and returns the whole answer', async () => {
+    const { prompt } = buildEvidencePrompt([evidence('ev_1'), evidence('ev_2')]);
+    const result = await client.generate(prompt);
+    expect(result).toEqual({ ok: true, text: FAKE_LLM_ANSWER, model: 'tiny-instruct' });
+    const [request] = fake.requests;
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe('/api/generate');
+    expect(request.json).toEqual({ model: 'tiny-instruct', prompt, stream: false });
+    expect(request.headers.authorization).toBeUndefined();
+    expect(Object.keys(request.query)).toEqual([]);
+  });
+
+  it('fails with an empty answer rather than storing nothing as a summary', async () => {
+    fake.answer = '   ';
+    const result = await client.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
+    expect(result).toMatchObject({ ok: false, error: { code: 'malformed_response' } });
+  });
+
+  it('fails when the server says the answer is not finished', async () => {
+    fake.respondOnce({ json: { model: 'tiny-instruct', response: 'partial', done: false } });
+    const result = await client.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
+    expect(result).toMatchObject({ ok: false, error: { code: 'malformed_response' } });
+  });
+
+  it('reports an unknown model as an HTTP failure with the server reason', async () => {
+    fake.respondOnce({ status: 404, json: { error: "model 'tiny-instruct' not found" } });
+    const result = await client.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
+    expect(result).toEqual({ ok: false, error: { code: 'http_error', message: expect.stringContaining('not found') } });
+  });
+});
+
+describe('language model down or slow', () => {
+  it('fails fast when the server is down, long before the read timeout', async () => {
+    const down = await startFakeLocalLlm();
+    const url = down.url;
+    await down.close();
+    const readTimeoutMs = 30_000;
+    const offline = createLocalLlmClient({ ...localLlmSettings(configFor(url)), connectTimeoutMs: 1500, timeoutMs: readTimeoutMs });
+    const started = Date.now();
+    const result = await offline.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
+    expect(result).toMatchObject({ ok: false, error: { code: 'unreachable' } });
+    expect(Date.now() - started).toBeLessThan(readTimeoutMs / 2);
+  });
+
+  it('keeps waiting past the connect timeout while the model generates', async () => {
+    fake.respondOnce({ delayMs: 600, json: { model: 'tiny-instruct', response: 'slow but complete', done: true } });
+    const patient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 200, timeoutMs: 10_000 });
+    const result = await patient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
+    expect(result).toEqual({ ok: true, text: 'slow but complete', model: 'tiny-instruct' });
+  });
+
+  it('gives a timeout failure when generation outlasts the read timeout', async () => {
+    fake.respondOnce({ delayMs: 3000, json: { model: 'tiny-instruct', response: 'too late', done: true } });
+    const impatient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 1500, timeoutMs: 300 });
+    const result = await impatient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
+    expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
+  });
+
+  it('refuses an empty prompt without calling the server', async () => {
+    const result = await client.generate('' as EvidencePrompt);
+    expect(result).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
+    expect(fake.requests).toHaveLength(0);
+  });
+});
