@@ -44,23 +44,36 @@ const MISREAD_RUN = new RegExp(`[\\u0080-\\u00ff${Object.keys(CP1252_SPECIALS).j
 const BROKEN_KOREAN = /占쏙옙|�/;
 const PLACEHOLDERS = [/\{\{.*?\}\}/, /\$\{[^}]*\}/, /%(\d+\$)?[sdif](?![a-z])/i, /%\([a-z_]+\)[sd]/i, /\{\d+\}/, /<%.*?%>/, /\[object Object\]/];
 
+const isContinuation = (byte: number | undefined) => byte !== undefined && byte >= 0x80 && byte <= 0xbf;
+
+/**
+ * True when a run of Latin-1/Windows-1252 characters holds the bytes of a UTF-8 sequence. A
+ * two-byte sequence counts only when its second character is plain Latin-1, so real accented text
+ * followed by a typographic quote or dash ("CAFÉ”") is not mistaken for one.
+ */
+function holdsUtf8Sequence(run: string): boolean {
+  const chars = [...run];
+  const bytes = chars.map((ch) => CP1252_SPECIALS[ch] ?? ch.charCodeAt(0));
+  for (let i = 0; i < bytes.length; i++) {
+    const lead = bytes[i];
+    if (lead >= 0xc2 && lead <= 0xdf && isContinuation(bytes[i + 1]) && !(chars[i + 1] in CP1252_SPECIALS)) return true;
+    if (lead >= 0xe0 && lead <= 0xef && isContinuation(bytes[i + 1]) && isContinuation(bytes[i + 2])) return true;
+    if (lead >= 0xf0 && lead <= 0xf4 && [1, 2, 3].every((k) => isContinuation(bytes[i + k]))) return true;
+  }
+  return false;
+}
+
 /**
  * True when the text shows signs of a decoding accident: a replacement character, C1 controls,
- * or a run of Latin-1/Windows-1252 characters whose bytes form valid UTF-8 (e.g. `ì´ë¯¸ì§€`,
- * which is `이미지` read the wrong way).
+ * or UTF-8 bytes read as Latin-1/Windows-1252 (e.g. `ì´ë¯¸ì§€`, which is `이미지` read the wrong
+ * way, even when the misreading lost a byte).
  */
 export function hasBrokenEncoding(text: string): boolean {
-  if (text.includes('\ufffd') || BROKEN_KOREAN.test(text)) return true;
+  if (text.includes('\ufffd') || BROKEN_KOREAN.test(text) || /[\u0080-\u009f]/.test(text)) return true;
   for (const [run] of text.matchAll(MISREAD_RUN)) {
-    const bytes = Uint8Array.from([...run].map((ch) => CP1252_SPECIALS[ch] ?? ch.charCodeAt(0)));
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-      return true;
-    } catch {
-      // Not UTF-8 in disguise: real accented Latin text such as "café".
-    }
+    if (holdsUtf8Sequence(run)) return true;
   }
-  return /[\u0080-\u009f]/.test(text);
+  return false;
 }
 
 export const hasTemplatePlaceholder = (text: string) => PLACEHOLDERS.some((pattern) => pattern.test(text));

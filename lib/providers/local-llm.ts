@@ -69,6 +69,7 @@ export function buildEvidencePrompt(evidence: readonly Evidence[]): BuiltPrompt 
       source: item.source,
       kind: item.kind,
       title: clip(item.title),
+      text: clip(item.text),
       page_url: clip(item.url),
       image_url: clip(item.image_url),
       query: clip(item.query),

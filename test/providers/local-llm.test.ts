@@ -18,6 +18,7 @@ function evidence(id: string, overrides: Partial<Evidence> = {}): Evidence {
     kind: 'image_result',
     group: 'web_related',
     title: `Result ${id}`,
+    text: `Snippet of ${id}`,
     url: `https://pages.example.org/${id}`,
     image_url: `https://img.example.org/${id}.jpg`,
     local_media_url: null,
@@ -60,6 +61,7 @@ describe('evidence prompt', () => {
     ]);
     expect(built.sourceEvidenceIds).toEqual(['ev_1', 'ev_2']);
     expect(built.prompt).toContain('Saturn V on the pad');
+    expect(built.prompt).toContain('Snippet of ev_1');
     expect(built.prompt).toContain('"id":"ev_2"');
     expect(built.prompt).not.toContain('ev_3');
     expect(built.prompt).not.toContain('an earlier summary');
