@@ -8,9 +8,8 @@ export function limitParam(defaultLimit: number, max: number) {
   return z
     .string()
     .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'must be at least 1'))
-    .transform((n) => Math.min(n, max))
+    .transform((text) => Math.min(Number(text), max))
+    .pipe(z.number().min(1, 'must be at least 1'))
     .default(defaultLimit);
 }
 
