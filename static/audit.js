@@ -39,7 +39,7 @@ async function renderEvents(slot) {
 
   async function loadPage() {
     const answer = await api.auditEvents({ limit: PAGE, before: oldest });
-    const list = [...(answer.events ?? [])].sort((a, b) => Number(b.id) - Number(a.id));
+    const list = answer.events ?? [];
     append(rows, ...list.map(eventRow));
     if (list.length) oldest = list[list.length - 1].id;
     more.hidden = list.length < PAGE;
@@ -104,7 +104,7 @@ async function renderJobs(slot, status) {
   );
   async function load() {
     try {
-      const jobs = [...((await api.jobs({ status })).jobs ?? [])].sort((a, b) => Number(b.id) - Number(a.id));
+      const jobs = (await api.jobs({ status })).jobs ?? [];
       clear(table, jobs.length ? jobTable(jobs) : emptyState('작업이 없습니다.'));
     } catch (error) {
       clear(table, errorPanel(error, load));

@@ -142,12 +142,8 @@ export async function refreshSummary(bootstrap) {
   document.getElementById('nav-watchlist-count').textContent = candidates ? String(candidates) : '';
 }
 
-/** `knowledge_counts` as `{state: n}` or as `[{state, count}]`. */
+/** `knowledge_counts` is `{state: n}` with every state present. */
 export function knowledgeCount(counts, knowledgeState) {
-  if (Array.isArray(counts)) {
-    const row = counts.find((c) => c.state === knowledgeState);
-    return typeof row?.count === 'number' ? row.count : 0;
-  }
   const value = counts?.[knowledgeState];
   return typeof value === 'number' ? value : 0;
 }

@@ -1,0 +1,238 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, openConsole, startService, type ConsolePage, type Service, type Seed } from './harness.js';
+
+/** The same photo twice, so the two submissions match each other internally. */
+const TWIN_ASTRONAUTS: Seed = { images: { 'astronaut.png': 'astronaut.png', 'astronaut-copy.png': 'astronaut.png' } };
+const XSS_TITLE = '<img src=x onerror=alert(1)>';
+
+describe('operator console in a real browser', () => {
+  let browser: Browser;
+  let service: Service | undefined;
+  let opened: ConsolePage | undefined;
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    await opened?.page.context().close();
+    await service?.dispose();
+    opened = undefined;
+    service = undefined;
+  });
+
+  async function open(seed: Seed, hash?: string, reload = true) {
+    service = await startService(seed);
+    if (reload) await service.api('POST', '/api/submissions/reload');
+    opened = await openConsole(browser, service, hash);
+    return { page: opened.page, service };
+  }
+
+  it('imports submissions with the reload button, reports rejections and lists the queue', async () => {
+    const { page } = await open({
+      images: { 'astronaut.png': 'astronaut.png', 'astronaut-copy.png': 'astronaut.png', 'chelsea.png': 'chelsea.png' },
+      registry: [{ id: 'outside', title: 'Outside', file: '../secret.png', width: 10, height: 10, submitted_at: '2026-11-20 09:30' }],
+    }, '#/queue', false);
+    await expect(page.locator('.empty').textContent()).resolves.toContain('제출물이 없습니다');
+
+    await page.locator('#reload-submissions').click();
+    const report = page.locator('.reload-report');
+    await report.waitFor();
+    await expect(report.locator('dt').first().textContent()).resolves.toContain('가져옴 (imported) 3');
+    await expect(report.locator('.id-list a').allTextContents()).resolves.toEqual(expect.arrayContaining(['astronaut', 'astronaut-copy', 'chelsea']));
+    const rejected = report.locator('.rejected-table tbody tr');
+    await expect(rejected.count()).resolves.toBe(1);
+    await expect(rejected.textContent()).resolves.toMatch(/outside.*leaves data\/submissions\/images/);
+
+    const rows = page.locator('.queue-row');
+    await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 3);
+    // The two matching astronauts carry an internal-match signal and sort above the cat.
+    await expect(rows.nth(2).getAttribute('data-submission-id')).resolves.toBe('chelsea');
+    const astronaut = page.locator('.queue-row[data-submission-id="astronaut"]');
+    const queued = await service!.api('GET', '/api/review-queue');
+    const expected = queued.items.find((s: { id: string }) => s.id === 'astronaut');
+    await expect(astronaut.locator('.risk-score').textContent()).resolves.toBe(String(expected.risk.score));
+    await expect(astronaut.locator('.decision').textContent()).resolves.toBe('미결정');
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.queue-row img.thumb')].every((img) => img.complete && img.naturalWidth > 0));
+
+    await page.locator('#filter-decision').selectOption('반려');
+    await page.waitForFunction(() => location.hash.includes('decision=') && document.querySelector('.queue-list .empty') !== null);
+    await page.locator('#filter-decision').selectOption('undecided');
+    await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 3);
+  });
+
+  it('opens a review with the face box over the image, the fingerprint and the evidence', async () => {
+    const { page, service } = await open(TWIN_ASTRONAUTS);
+    const detail = await service.api('GET', '/api/submissions/astronaut/review');
+    await page.locator('.queue-title', { hasText: /^astronaut$/ }).click();
+    await page.waitForURL(/#\/review\/astronaut$/);
+    await expect(page.locator('h1.review-title').textContent()).resolves.toBe('astronaut');
+    await expect(page.locator('.phash').textContent()).resolves.toBe(detail.submission.phash);
+
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('.review-image');
+      return !!img && img.complete && img.naturalWidth > 0;
+    });
+    expect(detail.submission.faces.length).toBeGreaterThan(0);
+    await expect(page.locator('.face-box').count()).resolves.toBe(detail.submission.faces.length);
+    const image = (await page.locator('.review-image').boundingBox())!;
+    const drawn = (await page.locator('.face-box').first().boundingBox())!;
+    const face = detail.submission.faces[0].box;
+    const scale = image.width / detail.submission.width;
+    expect(Math.abs(drawn.x - (image.x + face.x * scale))).toBeLessThan(3);
+    expect(Math.abs(drawn.y - (image.y + face.y * scale))).toBeLessThan(3);
+    expect(Math.abs(drawn.width - face.width * scale)).toBeLessThan(3);
+
+    const group = page.locator('.group-internal');
+    await expect(group.locator('.group-title').textContent()).resolves.toContain('내부 유사 제출물');
+    const card = group.locator('.evidence').first();
+    await expect(card.locator('.similarity').textContent()).resolves.toBe('100.0%');
+    await expect(card.textContent()).resolves.toContain('identity');
+    await expect(card.locator('a[href="#/review/astronaut-copy"]').count()).resolves.toBe(1);
+  });
+
+  it('marks evidence and shows the new status and risk', async () => {
+    const { page, service } = await open(TWIN_ASTRONAUTS, '#/review/astronaut');
+    const card = page.locator('.group-internal .evidence').first();
+    const evidenceId = await card.getAttribute('data-evidence-id');
+
+    await card.locator('[data-status="무관"]').click();
+    await page.locator(`[data-evidence-id="${evidenceId}"] [data-status="무관"][aria-pressed="true"]`).waitFor();
+    let detail = await service.api('GET', '/api/submissions/astronaut/review');
+    expect(detail.evidence.find((e: { id: string }) => e.id === evidenceId).status).toBe('무관');
+    const fresh = page.locator(`[data-evidence-id="${evidenceId}"]`);
+    await expect(fresh.locator('.badge.status').textContent()).resolves.toBe('무관');
+    await expect(fresh.textContent()).resolves.toContain('점수 제외');
+    await expect(page.locator('.review-head .risk-score').textContent()).resolves.toBe(String(detail.submission.risk.score));
+
+    await fresh.locator('[data-status="판단에 사용"]').click();
+    await page.locator(`[data-evidence-id="${evidenceId}"] [data-status="판단에 사용"][aria-pressed="true"]`).waitFor();
+    detail = await service.api('GET', '/api/submissions/astronaut/review');
+    expect(detail.evidence.find((e: { id: string }) => e.id === evidenceId).status).toBe('판단에 사용');
+    expect(detail.submission.risk.score).toBeGreaterThan(0);
+    await expect(page.locator('.review-head .risk-score').textContent()).resolves.toBe(String(detail.submission.risk.score));
+    await expect(page.locator('.decision-panel').textContent()).resolves.toContain("'판단에 사용' 근거 1건");
+  });
+
+  it('decides 반려 with a note and shows the new attention candidate on the watchlist', async () => {
+    const { page, service } = await open(TWIN_ASTRONAUTS, '#/review/astronaut');
+    await page.locator('.group-internal .evidence [data-status="판단에 사용"]').click();
+    await page.locator('.group-internal .evidence [data-status="판단에 사용"][aria-pressed="true"]').waitFor();
+    await page.locator('#decision-note').fill('무단 사용 의심');
+    await page.locator('.decision-button[data-decision="반려"]').click();
+
+    await page.locator('.current-decision.decision-reject').waitFor();
+    await expect(page.locator('.current-decision').textContent()).resolves.toContain('현재 결정: 반려');
+    await expect(page.locator('.current-decision').textContent()).resolves.toContain('무단 사용 의심');
+    await expect(page.locator('.decision-button[data-decision="반려"]').getAttribute('aria-pressed')).resolves.toBe('true');
+    await expect(page.locator('.review-head .decision').textContent()).resolves.toBe('반려');
+    const stored = await service.api('GET', '/api/submissions/astronaut/review');
+    expect(stored.submission.decision.value).toBe('반려');
+    expect(stored.knowledge_entry.state).toBe('주의 후보');
+
+    await page.locator('.knowledge-link a').click();
+    const entry = page.locator(`.entry[data-entry-id="${stored.knowledge_entry.id}"]`);
+    await entry.waitFor();
+    await expect(page.locator('.tab[aria-current="page"]').textContent()).resolves.toContain('주의 후보');
+    await expect(entry.locator('.entry-title').textContent()).resolves.toBe('astronaut');
+    await expect(entry.locator('.badge.knowledge').textContent()).resolves.toBe('주의 후보');
+    await entry.locator('.entry-evidence-item').first().waitFor();
+    await expect(entry.locator('.entry-evidence-list').textContent()).resolves.toContain('astronaut copy');
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('.entry img.entry-image');
+      return !!img && img.complete && img.naturalWidth > 0;
+    });
+  });
+
+  it('promotes an attention candidate into the confirmed watchlist', async () => {
+    const { page, service } = await open(TWIN_ASTRONAUTS);
+    const decided = await service.api('POST', '/api/submissions/astronaut/decision', { decision: '반려' });
+    await page.goto(`${service.url}/#/watchlist`);
+    const entry = page.locator(`.entry[data-entry-id="${decided.knowledge_entry.id}"]`);
+    await entry.waitFor();
+
+    await entry.locator('[data-action="확정 DB 편입"]').click();
+    await page.waitForFunction(() => document.querySelector('.entry .badge.knowledge')?.textContent === '확정 DB 편입');
+    await expect(entry.locator('[data-action="확정 DB 편입"]').count()).resolves.toBe(0);
+    const confirmed = await service.api('GET', `/api/knowledge?state=${encodeURIComponent('확정 DB 편입')}`);
+    expect(confirmed.entries.map((e: { id: string }) => e.id)).toEqual([decided.knowledge_entry.id]);
+
+    await page.locator('.tab', { hasText: '확정 DB 편입' }).click();
+    await page.locator(`.entry[data-entry-id="${decided.knowledge_entry.id}"]`).waitFor();
+    await expect(page.locator('.tab[aria-current="page"] .count').textContent()).resolves.toBe('1');
+  });
+
+  it('switches a provider off, keeps it off after a reload, and disables all only after confirmation', async () => {
+    const { page, service } = await open({}, '#/providers', false);
+    const regionalSwitch = page.locator('[data-provider-id="regional"] [role="switch"]');
+    await expect(regionalSwitch.getAttribute('aria-checked')).resolves.toBe('true');
+    await regionalSwitch.click();
+    await page.locator('[data-provider-id="regional"] [role="switch"][aria-checked="false"]').waitFor();
+    let providers = (await service.api('GET', '/api/providers')).providers as { id: string; switched_on: boolean }[];
+    expect(providers.find((p) => p.id === 'regional')!.switched_on).toBe(false);
+    await page.reload();
+    await page.locator('[data-provider-id="regional"] [role="switch"][aria-checked="false"]').waitFor();
+    await expect(page.locator('[data-provider-id="regional"] .switch-text').textContent()).resolves.toBe('꺼짐');
+
+    await page.locator('#emergency-disable').click();
+    await page.locator('dialog.confirm-dialog[open]').waitFor();
+    await page.locator('dialog.confirm-dialog button', { hasText: '취소' }).click();
+    await page.locator('dialog.confirm-dialog').waitFor({ state: 'detached' });
+    providers = (await service.api('GET', '/api/providers')).providers;
+    expect(providers.find((p) => p.id === 'local_llm')!.switched_on).toBe(true);
+
+    await page.locator('#emergency-disable').click();
+    await page.locator('#confirm-emergency').click();
+    await page.waitForFunction(() => [...document.querySelectorAll('[role="switch"]')].every((s) => s.getAttribute('aria-checked') === 'false'));
+    providers = (await service.api('GET', '/api/providers')).providers;
+    expect(providers.every((p) => !p.switched_on)).toBe(true);
+
+    await page.goto(`${service.url}/#/audit`);
+    await page.locator('.audit-table tbody tr').first().waitFor();
+    const actions = await page.locator('.audit-table tbody tr td:nth-child(3) .mono').allTextContents();
+    expect(actions[0]).toBe('provider.emergency_disable');
+    expect(actions).toContain('provider.switch');
+  });
+
+  it('shows a title made of markup as text and runs nothing', async () => {
+    const { page } = await open({
+      images: { 'coffee.png': 'coffee.png' },
+      registry: [{ id: 'xss-title', title: XSS_TITLE, file: 'images/coffee.png', width: 400, height: 400, submitted_at: '2026-11-20 09:30' }],
+    });
+    const title = page.locator('.queue-row[data-submission-id="xss-title"] .queue-title');
+    await expect(title.textContent()).resolves.toBe(XSS_TITLE);
+    await expect(page.locator('.queue-row[data-submission-id="xss-title"] .title-cell img').count()).resolves.toBe(0);
+
+    await title.click();
+    await expect(page.locator('h1.review-title').textContent()).resolves.toBe(XSS_TITLE);
+    await expect(page.locator('h1.review-title img').count()).resolves.toBe(0);
+    await expect(page.evaluate(() => document.querySelectorAll('img[src="x"], [onerror]').length)).resolves.toBe(0);
+    expect(opened!.dialogs).toEqual([]);
+    expect(opened!.errors).toEqual([]);
+  });
+
+  it('tells the operator about API errors in words and keeps working', async () => {
+    const { page, service } = await open(TWIN_ASTRONAUTS, '#/review/no-such-submission');
+    const panel = page.locator('.error-panel');
+    await panel.waitFor();
+    await expect(panel.textContent()).resolves.toContain('찾을 수 없습니다');
+    await expect(panel.textContent()).resolves.toContain('[not_found]');
+
+    await page.locator('.mainnav a[data-route="queue"]').click();
+    await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 2);
+
+    await page.locator('.queue-title', { hasText: /^astronaut$/ }).click();
+    const button = page.locator('.group-internal .evidence [data-status="보류"]');
+    await button.waitFor();
+    await service.server.stop();
+    await button.click();
+    const toast = page.locator('.toast-error');
+    await toast.waitFor();
+    await expect(toast.textContent()).resolves.toContain('연결할 수 없습니다');
+    await expect(button.isEnabled()).resolves.toBe(true);
+    await expect(page.locator('h1.review-title').textContent()).resolves.toBe('astronaut');
+  });
+});

@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildConfig } from '../../lib/config.js';
+import { createLogger } from '../../lib/log.js';
+import { startServer, type RunningServer } from '../../server.js';
+import { copyFixture } from '../helpers/fixtures.js';
+
+/**
+ * The real service on a free port with a temporary data folder, and Debian's Chromium driving the
+ * console. Providers have no keys (so nothing leaves the machine) and the language model points
+ * at a closed local port.
+ */
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+export interface Seed {
+  /** File name in data/submissions/images -> fixture photo copied there. */
+  images?: Record<string, string>;
+  /** Entries of data/submissions/submissions.json. */
+  registry?: unknown[];
+}
+
+export interface Service {
+  url: string;
+  dataDir: string;
+  server: RunningServer;
+  /** Calls the JSON API; throws on a non-2xx answer with the error body in the message. */
+  api<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  dispose(): Promise<void>;
+}
+
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+export async function startService(seed: Seed = {}): Promise<Service> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
+  const imagesDir = join(dataDir, 'submissions', 'images');
+  const { config } = buildConfig({
+    SVC_DATA_DIR: dataDir,
+    SVC_HOST: '127.0.0.1',
+    LOCALLLM_BASE_URL: `http://127.0.0.1:${await closedPort()}`,
+  });
+  // SVC_PORT's range starts at 1, so the free-port request is made on the built config.
+  const server = await startServer({ ...config, SVC_PORT: 0 }, { log: createLogger(config, { silent: true }) });
+  for (const [as, fixture] of Object.entries(seed.images ?? {})) copyFixture(fixture, imagesDir, as);
+  if (seed.registry) writeFileSync(join(dataDir, 'submissions', 'submissions.json'), JSON.stringify(seed.registry, null, 2));
+  const api = async (method: string, path: string, body?: unknown) => {
+    const init: RequestInit = { method, headers: body === undefined ? {} : { 'content-type': 'application/json' } };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    const response = await fetch(`${server.url}${path}`, init);
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return JSON.parse(text);
+  };
+  return {
+    url: server.url,
+    dataDir,
+    server,
+    api,
+    async dispose() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+export interface ConsolePage {
+  page: Page;
+  /** Messages of every alert/confirm/prompt the page opened (each is dismissed). */
+  dialogs: string[];
+  /** Uncaught script errors and console errors other than failed image loads. */
+  errors: string[];
+}
+
+export async function openConsole(browser: Browser, service: Service, hash = '#/queue'): Promise<ConsolePage> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, locale: 'ko-KR', timezoneId: 'Asia/Seoul' });
+  const dialogs: string[] = [];
+  const errors: string[] = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) errors.push(message.text());
+  });
+  await page.goto(`${service.url}/${hash}`);
+  return { page, dialogs, errors };
+}
