@@ -48,7 +48,7 @@ export interface FakeServer {
   respondWith(responder: Responder): void;
   /** Answer the next request this way; queued ones go before `respondWith`. */
   respondOnce(responder: Responder): void;
-  /** Back to the default answers, with no requests recorded. */
+  /** Drops scripted answers and recorded requests; the fake's data (results, detection, answer) stays. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -121,6 +121,9 @@ export async function startFakeServer(defaultResponder: (request: RecordedReques
   }
 
   const server = http.createServer((request, response) => {
+    // A client that gives up (a timeout under test) resets the connection; that is expected here.
+    request.on('error', () => undefined);
+    response.on('error', () => undefined);
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
