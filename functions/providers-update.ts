@@ -3,6 +3,7 @@ import type { Env } from '../lib/env.js';
 import { notFound } from '../lib/errors.js';
 import { json, readBody } from '../lib/http.js';
 import { providerRecord } from '../lib/provider-state.js';
+import { pathParam, type ParamRequest } from '../lib/review/request.js';
 import { isProviderId } from '../lib/providers/catalog.js';
 import { auditStatement } from '../lib/repo/audit.js';
 import { setProviderSwitchStatement } from '../lib/repo/providers.js';
@@ -10,8 +11,8 @@ import { setProviderSwitchStatement } from '../lib/repo/providers.js';
 export const ProviderUpdateBody = z.object({ enabled: z.boolean() }).strict();
 
 /** PATCH /api/providers/{id}: the stored switch, kept across restarts. */
-export async function handleProviderUpdate(request: Request & { params?: Record<string, string> }, env: Env): Promise<Response> {
-  const id = decodeURIComponent(request.params?.id ?? '');
+export async function handleProviderUpdate(request: ParamRequest, env: Env): Promise<Response> {
+  const id = pathParam(request, 'id', 'provider');
   if (!isProviderId(id)) throw notFound(`unknown provider: ${id}`);
   const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, ProviderUpdateBody);
   const now = env.clock.now().toISOString();

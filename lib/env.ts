@@ -2,9 +2,11 @@ import { createAnalyzer, type Analyzer } from './analysis.js';
 import type { Config } from './config.js';
 import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
+import { runEnrichJob } from './enrichment/pipeline.js';
+import { ENRICH_JOB } from './ingest.js';
 import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
 import { createFaceDetector } from './images/faces.js';
-import { createJobRunner, type JobHandler, type JobRunner } from './jobs.js';
+import { createJobRunner, type JobRunner } from './jobs.js';
 import { createLogger, type Logger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
 
@@ -31,8 +33,6 @@ export interface EnvOptions {
   clock?: Clock;
   log?: Logger;
   version?: string;
-  /** Job handlers by type; the server passes the enrichment pipeline. */
-  jobHandlers?: Record<string, JobHandler>;
 }
 
 export interface OwnedEnv extends Env {
@@ -65,6 +65,6 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     },
   };
   // The runner needs the finished env, and the env holds the runner.
-  env.jobs = createJobRunner(env, options.jobHandlers ?? {}, config.SVC_ENRICH_CONCURRENCY);
+  env.jobs = createJobRunner(env, { [ENRICH_JOB]: runEnrichJob }, config.SVC_ENRICH_CONCURRENCY);
   return env;
 }

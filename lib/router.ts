@@ -17,7 +17,9 @@ import { handleHealth } from '../functions/health.js';
 import { handleJobs } from '../functions/jobs.js';
 import { handleMedia } from '../functions/media.js';
 import { handleProviderUpdate } from '../functions/providers-update.js';
+import { handleManualSearch } from '../functions/search-manual.js';
 import { handleSubmissionsReload } from '../functions/submissions-reload.js';
+import { handleSubmissionRerun } from '../functions/submissions-rerun.js';
 import type { Env } from './env.js';
 import { errorResponse, notFound, ServiceError } from './errors.js';
 
@@ -42,6 +44,8 @@ export function createRouter() {
     .get('/health', route(handleHealth))
     .patch('/api/providers/:id', route(handleProviderUpdate))
     .post('/api/submissions/reload', route(handleSubmissionsReload))
+    .post('/api/submissions/:id/rerun-enrichment', route(handleSubmissionRerun))
+    .post('/api/search/manual', route(handleManualSearch))
     .get('/api/jobs', route(handleJobs))
     .get('/api/bootstrap', route(handleBootstrap))
     .get('/api/review-queue', route(handleReviewQueue))

@@ -11,6 +11,8 @@ export interface Evidence {
   kind: string;
   group: GroupKey;
   title: string | null;
+  /** A result's description or snippet, or the language model's summary. */
+  text: string | null;
   url: string | null;
   image_url: string | null;
   local_media_url: string | null;
@@ -38,6 +40,7 @@ interface EvidenceRow {
   kind: string;
   group_key: GroupKey;
   title: string | null;
+  text: string | null;
   url: string | null;
   image_url: string | null;
   local_media_path: string | null;
@@ -64,6 +67,7 @@ export interface NewEvidence {
   kind: string;
   group: GroupKey;
   title?: string | null;
+  text?: string | null;
   url?: string | null;
   image_url?: string | null;
   local_media_path?: string | null;
@@ -85,8 +89,9 @@ const clamp01 = (n: number | null | undefined) =>
   n === null || n === undefined || !Number.isFinite(n) ? null : Math.min(1, Math.max(0, n));
 
 /** Unmarked and `판단에 사용` evidence counts; supporting and failure evidence never does. */
-export function countsTowardScore(e: { group: GroupKey; supporting: boolean; status: EvidenceStatus | null }): boolean {
-  if (e.supporting || e.group === 'failures' || e.group === 'supporting') return false;
+export function countsTowardScore(e: { group: GroupKey; supporting: boolean; face_crop: boolean; status: EvidenceStatus | null }): boolean {
+  // Face-crop evidence is never a face score or a same-person judgement, so it never scores.
+  if (e.supporting || e.face_crop || e.group === 'failures' || e.group === 'supporting') return false;
   return e.status === null || e.status === '판단에 사용';
 }
 
@@ -94,6 +99,7 @@ export function toEvidence(row: EvidenceRow): Evidence {
   const base = {
     group: row.group_key,
     supporting: Boolean(row.supporting),
+    face_crop: Boolean(row.face_crop),
     status: row.status,
   };
   return {
@@ -103,6 +109,7 @@ export function toEvidence(row: EvidenceRow): Evidence {
     kind: row.kind,
     group: row.group_key,
     title: row.title,
+    text: row.text,
     url: row.url,
     image_url: row.image_url,
     local_media_url: row.local_media_path ? mediaUrl(row.local_media_path) : null,
@@ -114,7 +121,7 @@ export function toEvidence(row: EvidenceRow): Evidence {
     status: row.status,
     counts_toward_score: countsTowardScore(base),
     supporting: base.supporting,
-    face_crop: Boolean(row.face_crop),
+    face_crop: base.face_crop,
     source_evidence_ids: fromJson<string[]>(row.source_evidence_ids, []),
     source_urls: fromJson<string[]>(row.source_urls, []),
     matched_submission_id: row.matched_submission_id,
@@ -127,10 +134,10 @@ export function toEvidence(row: EvidenceRow): Evidence {
 export function insertEvidenceStatement(db: Database, submissionId: string, e: NewEvidence, now: string, id = newId('ev')) {
   return db
     .prepare(
-      `INSERT INTO evidence (id, submission_id, source, kind, group_key, title, url, image_url, local_media_path,
+      `INSERT INTO evidence (id, submission_id, source, kind, group_key, title, text, url, image_url, local_media_path,
          local_media_created_at, query, similarity, matched, match_transform, confidence, supporting, face_crop,
          source_evidence_ids, source_urls, matched_submission_id, knowledge_entry_id, error_code, error_message, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       id,
@@ -139,6 +146,7 @@ export function insertEvidenceStatement(db: Database, submissionId: string, e: N
       e.kind,
       e.group,
       e.title ?? null,
+      e.text ?? null,
       e.url ?? null,
       e.image_url ?? null,
       e.local_media_path ?? null,

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { manualSearch } from '../lib/enrichment/manual-search.js';
+import { cleanQueryText } from '../lib/enrichment/queries.js';
+import type { Env } from '../lib/env.js';
+import { invalid } from '../lib/errors.js';
+import { json, readBody } from '../lib/http.js';
+
+export const ManualSearchBody = z
+  .object({
+    provider: z.enum(['regional', 'global_search']),
+    query: z.string().trim().min(1).max(200),
+    type: z.enum(['image', 'blog', 'web']).default('image'),
+    submission_id: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+
+/** POST /api/search/manual: only the text query is sent to the provider. */
+export async function handleManualSearch(request: Request, env: Env): Promise<Response> {
+  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, ManualSearchBody);
+  const query = cleanQueryText(body.query);
+  if (!query) throw invalid('the query is empty or its text is broken (encoding or template placeholders)');
+  return json(await manualSearch(env, { ...body, query }));
+}

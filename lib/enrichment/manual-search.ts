@@ -1,0 +1,84 @@
+import type { Env } from '../env.js';
+import { ServiceError, invalid, notFound } from '../errors.js';
+import type { ProviderResult } from '../providers/call.js';
+import { createProviderClients } from '../providers/clients.js';
+import { auditStatement } from '../repo/audit.js';
+import { addEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
+import { fromJson } from '../repo/json.js';
+import { getSubmissionRow } from '../repo/submissions.js';
+import { recomputeRisk } from '../risk.js';
+import type { Fingerprints } from '../matching.js';
+import { gatedCall } from './gate.js';
+import { verifyImage } from './verify.js';
+
+/**
+ * `POST /api/search/manual`: an operator's text query to a search provider. Only the text leaves;
+ * with a submission, the results become its evidence and their images are verified like any other.
+ */
+export type ManualProvider = 'regional' | 'global_search';
+export type ManualType = 'image' | 'blog' | 'web';
+
+export interface ManualResult {
+  title: string;
+  url: string | null;
+  image_url: string | null;
+  thumbnail_url: string | null;
+}
+
+export async function manualSearch(env: Env, request: { provider: ManualProvider; query: string; type: ManualType; submission_id?: string }) {
+  const { provider, query, type } = request;
+  if (provider === 'global_search' && type === 'blog') throw invalid('global_search has no blog search; use image or web');
+  const submission = request.submission_id ? await getSubmissionRow(env.db, request.submission_id) : null;
+  if (request.submission_id && !submission) throw notFound(`unknown submission: ${request.submission_id}`);
+  const clients = createProviderClients(env.config);
+  const send = (): Promise<ProviderResult<{ items: ManualResult[] }>> => {
+    const toResults = async <T extends object>(p: Promise<ProviderResult<T & { items: unknown[] }>>, map: (item: never) => ManualResult) => {
+      const r = await p;
+      return r.ok ? { ok: true as const, items: r.items.map((i) => map(i as never)) } : r;
+    };
+    if (provider === 'regional') {
+      if (type === 'image') return toResults(clients.regional.searchImages(query), (i: { title: string; imageUrl: string | null; thumbnailUrl: string | null }) => ({ title: i.title, url: i.imageUrl, image_url: i.imageUrl, thumbnail_url: i.thumbnailUrl }));
+      const docs = type === 'blog' ? clients.regional.searchBlogs(query) : clients.regional.searchWebDocuments(query);
+      return toResults(docs, (i: { title: string; pageUrl: string | null }) => ({ title: i.title, url: i.pageUrl, image_url: null, thumbnail_url: null }));
+    }
+    const search = type === 'image' ? clients.globalSearch.searchImages(query) : clients.globalSearch.searchWeb(query);
+    return toResults(search, (i: { title: string; pageUrl: string | null; imageUrl: string | null; thumbnailUrl: string | null }) => ({ title: i.title, url: i.pageUrl, image_url: i.imageUrl, thumbnail_url: i.thumbnailUrl }));
+  };
+  const answer = await gatedCall(env, provider, send);
+  const now = () => env.clock.now().toISOString();
+  await auditStatement(
+    env.db,
+    { action: 'search.manual', target_type: 'provider', target_id: provider, details: { type, query, submission_id: submission?.id ?? null, ok: answer.ok, results: answer.ok ? answer.items.length : 0 } },
+    now(),
+  ).run();
+  if (!answer.ok) {
+    const code = 'refused' in answer ? answer.refused : 'provider_error';
+    throw new ServiceError(code, answer.error.message);
+  }
+  let evidence: Evidence[] = [];
+  if (submission?.phash) {
+    const reference = fromJson<Fingerprints | null>(submission.fingerprints, null) ?? { phash: submission.phash };
+    const items: NewEvidence[] = [];
+    let budget = env.config.SVC_SEARCH_RESULT_COMPARE_LIMIT;
+    for (const r of answer.items) {
+      const v = r.image_url && budget-- > 0 ? await verifyImage(env, submission.id, reference, r.image_url) : null;
+      items.push({
+        source: provider,
+        kind: `manual_${type}_result`,
+        group: v?.matched ? 'web_match' : 'web_related',
+        title: r.title,
+        url: r.url,
+        image_url: r.image_url ?? r.thumbnail_url,
+        local_media_path: v?.localMediaPath,
+        query,
+        similarity: v?.similarity,
+        matched: v?.matched,
+        match_transform: v?.transform,
+        error: v?.error,
+      });
+    }
+    evidence = await addEvidence(env.db, submission.id, items, now());
+    await recomputeRisk(env.db, submission.id, now());
+  }
+  return { provider, query, type, results: answer.items, evidence };
+}
