@@ -1,0 +1,281 @@
+import sharp from 'sharp';
+import { decodeFailure, decodeOptions } from './decode.js';
+import { SAMPLE_SIZE, dct32, popcount32, wordsToHash } from './phash.js';
+
+/**
+ * Region hashes: hashes of parts of an image (the whole image, the image with uniform borders
+ * trimmed, fixed crop windows) that can be mirrored and turned without decoding again.
+ *
+ * A region is resampled to 32x32, transformed by the DCT, and hashed as the SIGNS of its 255
+ * lowest AC coefficients (v, u < 16). Mirroring an image only negates the coefficients of odd
+ * horizontal (or vertical) frequency and a transpose swaps the two frequency axes, so the hash of
+ * each of the eight mirror/quarter-turn variants follows from the stored bits by a fixed
+ * permutation and XOR. (The SPEC pHash thresholds at the median instead of zero, so its variants
+ * cannot be derived from its bits; it stays the primary fingerprint.)
+ *
+ * 64 of the bits, the 8x8 block with the always-positive DC replaced by (8, 8), form the key that
+ * the similarity index searches; all 255 bits verify a candidate.
+ */
+
+/** Side of the square luminance sample regions are cut from; a 5 % border is 13 samples wide. */
+export const REGION_SAMPLE_SIZE = 256;
+
+/** Left, top, right, bottom as fractions of the image width/height. */
+export interface Region {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+export const WHOLE: Region = { left: 0, top: 0, right: 1, bottom: 1 };
+
+/** A region hash: 256 bits (the last always 0) as 8 words, most significant first. */
+export type RegionHash = Uint32Array;
+
+export const REGION_HASH_BITS = 255;
+const REGION_WORDS = 8;
+const HASH_BLOCK = 16;
+
+/** (v, u) of each hashed coefficient, in bit order: v, u < 16 without DC, row by row. */
+const COEFFICIENTS: ReadonlyArray<readonly [number, number]> = (() => {
+  const list: [number, number][] = [];
+  for (let v = 0; v < HASH_BLOCK; v++) for (let u = 0; u < HASH_BLOCK; u++) if (v + u > 0) list.push([v, u]);
+  return list;
+})();
+const bitOf = (v: number, u: number) => v * HASH_BLOCK + u - 1;
+
+/** Bit positions of the 64-bit index key, in key bit order. */
+const KEY_BITS: readonly number[] = (() => {
+  const bits: number[] = [bitOf(8, 8)];
+  for (let v = 0; v < 8; v++) for (let u = 0; u < 8; u++) if (v + u > 0) bits.push(bitOf(v, u));
+  return bits;
+})();
+
+/**
+ * Decodes once into a square luminance sample. The aspect ratio is dropped, as the pHash drops
+ * it: regions are fractions of the image, so a region cuts the same content at any aspect.
+ */
+export async function luminanceSample(input: Buffer, maxPixels?: number): Promise<Float64Array> {
+  let data: Buffer;
+  try {
+    data = await sharp(input, decodeOptions(maxPixels))
+      .resize(REGION_SAMPLE_SIZE, REGION_SAMPLE_SIZE, { fit: 'fill' })
+      .flatten({ background: '#ffffff' })
+      .greyscale()
+      .raw()
+      .toBuffer();
+  } catch (error) {
+    throw decodeFailure(error);
+  }
+  return Float64Array.from(data);
+}
+
+/**
+ * Area-average weights along one axis: output cell o mixes the sample cells it covers, which are
+ * the cells first[o] .. first[o] + count[o] - 1 with weights[o * MAX_SPAN + k].
+ */
+interface AreaWeights {
+  first: Int32Array;
+  count: Int32Array;
+  weights: Float64Array;
+}
+
+const MAX_SPAN = REGION_SAMPLE_SIZE / SAMPLE_SIZE + 2;
+
+function areaWeights(start: number, end: number): AreaWeights {
+  const S = REGION_SAMPLE_SIZE;
+  const first = new Int32Array(SAMPLE_SIZE);
+  const count = new Int32Array(SAMPLE_SIZE);
+  const weights = new Float64Array(SAMPLE_SIZE * MAX_SPAN);
+  const step = (end - start) / SAMPLE_SIZE;
+  for (let o = 0; o < SAMPLE_SIZE; o++) {
+    const from = start + o * step;
+    const to = from + step;
+    first[o] = Math.floor(from);
+    for (let i = first[o]; i < Math.ceil(to) && i < S; i++) {
+      weights[o * MAX_SPAN + count[o]++] = (Math.min(to, i + 1) - Math.max(from, i)) / step;
+    }
+  }
+  return { first, count, weights };
+}
+
+/** The region resampled to 32x32 by area averaging (separable: columns, then rows). */
+export function resampleRegion(sample: Float64Array, region: Region): Float64Array {
+  const S = REGION_SAMPLE_SIZE;
+  const N = SAMPLE_SIZE;
+  const x = areaWeights(region.left * S, region.right * S);
+  const y = areaWeights(region.top * S, region.bottom * S);
+  const columns = new Float64Array(S * N);
+  for (let row = 0; row < S; row++) {
+    for (let o = 0; o < N; o++) {
+      let sum = 0;
+      for (let k = 0; k < x.count[o]; k++) sum += x.weights[o * MAX_SPAN + k] * sample[row * S + x.first[o] + k];
+      columns[row * N + o] = sum;
+    }
+  }
+  const out = new Float64Array(N * N);
+  for (let o = 0; o < N; o++) {
+    for (let k = 0; k < y.count[o]; k++) {
+      const w = y.weights[o * MAX_SPAN + k];
+      const from = (y.first[o] + k) * N;
+      for (let col = 0; col < N; col++) out[o * N + col] += w * columns[from + col];
+    }
+  }
+  return out;
+}
+
+/**
+ * Below this RMS of the hashed AC coefficients (about one grey level of texture) the signs are
+ * noise: two plain or nearly plain regions would "match" whatever their content, so such a region
+ * gets no hash.
+ */
+const MIN_AC_RMS = 1;
+
+/** The region's hash, or null when the region is too plain to hash reliably. */
+export function regionHash(sample: Float64Array, region: Region): RegionHash | null {
+  const dct = dct32(resampleRegion(sample, region));
+  const hash = new Uint32Array(REGION_WORDS);
+  let energy = 0;
+  COEFFICIENTS.forEach(([v, u], bit) => {
+    const c = dct[v * SAMPLE_SIZE + u];
+    energy += c * c;
+    if (c > 0) hash[bit >>> 5] |= 1 << (31 - (bit & 31));
+  });
+  return Math.sqrt(energy / COEFFICIENTS.length) < MIN_AC_RMS ? null : hash;
+}
+
+const bitAt = (hash: RegionHash, bit: number) => (hash[bit >>> 5] >>> (31 - (bit & 31))) & 1;
+
+/** The 64-bit similarity-index key of a region hash, as 16 hex digits. */
+export function regionKey(hash: RegionHash): string {
+  let high = 0;
+  let low = 0;
+  for (let i = 0; i < 32; i++) {
+    high = (high << 1) | bitAt(hash, KEY_BITS[i]);
+    low = (low << 1) | bitAt(hash, KEY_BITS[i + 32]);
+  }
+  return wordsToHash(high >>> 0, low >>> 0);
+}
+
+export function regionKeyDistance(a: RegionHash, b: RegionHash): number {
+  let distance = 0;
+  for (const bit of KEY_BITS) distance += bitAt(a, bit) ^ bitAt(b, bit);
+  return distance;
+}
+
+export function regionHashDistance(a: RegionHash, b: RegionHash): number {
+  let distance = 0;
+  for (let i = 0; i < REGION_WORDS; i++) distance += popcount32(a[i] ^ b[i]);
+  return distance;
+}
+
+export function regionHashToHex(hash: RegionHash): string {
+  return Array.from(hash, (word) => word.toString(16).padStart(8, '0')).join('');
+}
+
+const REGION_HEX = /^[0-9a-f]{64}$/;
+
+export function regionHashFromHex(hex: string): RegionHash {
+  if (!REGION_HEX.test(hex)) throw new TypeError(`not a region hash (64 lowercase hex digits): "${hex}"`);
+  return Uint32Array.from({ length: REGION_WORDS }, (_, i) => parseInt(hex.slice(i * 8, i * 8 + 8), 16));
+}
+
+/**
+ * The eight mirror/quarter-turn orientations. Each is: transpose (or not), then mirror
+ * left-right, then mirror top-bottom; `rot90` is a quarter turn clockwise.
+ */
+export const ORIENTATIONS = ['identity', 'hflip', 'vflip', 'rot180', 'transpose', 'rot90', 'rot270', 'transverse'] as const;
+export type Orientation = (typeof ORIENTATIONS)[number];
+
+const ORIENTATION_STEPS: Record<Orientation, { transpose: boolean; hflip: boolean; vflip: boolean }> = {
+  identity: { transpose: false, hflip: false, vflip: false },
+  hflip: { transpose: false, hflip: true, vflip: false },
+  vflip: { transpose: false, hflip: false, vflip: true },
+  rot180: { transpose: false, hflip: true, vflip: true },
+  transpose: { transpose: true, hflip: false, vflip: false },
+  rot90: { transpose: true, hflip: true, vflip: false },
+  rot270: { transpose: true, hflip: false, vflip: true },
+  transverse: { transpose: true, hflip: true, vflip: true },
+};
+
+export const INVERSE_ORIENTATION: Record<Orientation, Orientation> = {
+  identity: 'identity',
+  hflip: 'hflip',
+  vflip: 'vflip',
+  rot180: 'rot180',
+  transpose: 'transpose',
+  rot90: 'rot270',
+  rot270: 'rot90',
+  transverse: 'transverse',
+};
+
+/** For each orientation and output bit: the source bit, and whether the coefficient's sign flips. */
+const ORIENTATION_MAPS = Object.fromEntries(
+  ORIENTATIONS.map((orientation) => {
+    const { transpose, hflip, vflip } = ORIENTATION_STEPS[orientation];
+    const source = new Uint16Array(REGION_HASH_BITS);
+    const negate = new Uint8Array(REGION_HASH_BITS);
+    COEFFICIENTS.forEach(([v, u], bit) => {
+      source[bit] = transpose ? bitOf(u, v) : bitOf(v, u);
+      negate[bit] = ((hflip && u % 2 === 1) !== (vflip && v % 2 === 1)) ? 1 : 0;
+    });
+    return [orientation, { source, negate }];
+  }),
+) as Record<Orientation, { source: Uint16Array; negate: Uint8Array }>;
+
+/** The hash the same region would have after the image is given this orientation. */
+export function orientRegionHash(hash: RegionHash, orientation: Orientation): RegionHash {
+  if (orientation === 'identity') return hash;
+  const { source, negate } = ORIENTATION_MAPS[orientation];
+  const out = new Uint32Array(REGION_WORDS);
+  for (let bit = 0; bit < REGION_HASH_BITS; bit++) {
+    if (bitAt(hash, source[bit]) ^ negate[bit]) out[bit >>> 5] |= 1 << (31 - (bit & 31));
+  }
+  return out;
+}
+
+/** Grey levels a border sample may differ from the border's colour (JPEG noise, dithering). */
+const BORDER_TOLERANCE = 12;
+/** Share of a line allowed outside the tolerance before it counts as content. */
+const BORDER_OUTLIERS = 0.02;
+/** A trim that would leave less than this share of either side is a plain image, not a border. */
+const MIN_CONTENT = 0.3;
+
+/**
+ * The content inside uniform borders, padding or letterboxing (each side on its own, each with
+ * its own colour), or null when no side has a border. A side's colour is the median of its
+ * outermost line; lines are peeled while nearly all their samples are within tolerance of it.
+ */
+export function contentRegion(sample: Float64Array): Region | null {
+  const S = REGION_SAMPLE_SIZE;
+  const at = (side: number, line: number, i: number) => {
+    switch (side) {
+      case 0:
+        return sample[i * S + line];
+      case 1:
+        return sample[line * S + i];
+      case 2:
+        return sample[i * S + (S - 1 - line)];
+      default:
+        return sample[(S - 1 - line) * S + i];
+    }
+  };
+  const peeled = [0, 1, 2, 3].map((side) => {
+    const outer = Float64Array.from({ length: S }, (_, i) => at(side, 0, i)).sort();
+    const colour = (outer[S / 2 - 1] + outer[S / 2]) / 2;
+    let lines = 0;
+    while (lines < S / 2) {
+      let outliers = 0;
+      for (let i = 0; i < S; i++) if (Math.abs(at(side, lines, i) - colour) > BORDER_TOLERANCE) outliers++;
+      if (outliers > BORDER_OUTLIERS * S) break;
+      lines++;
+    }
+    return lines;
+  });
+  const [left, top, right, bottom] = peeled;
+  if (left + top + right + bottom === 0) return null;
+  const region = { left: left / S, top: top / S, right: 1 - right / S, bottom: 1 - bottom / S };
+  if (region.right - region.left < MIN_CONTENT || region.bottom - region.top < MIN_CONTENT) return null;
+  return region;
+}
