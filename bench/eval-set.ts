@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 
 export interface EvalPhoto {
   id: string;
@@ -77,7 +77,7 @@ export interface Transform {
   apply: (original: Buffer, width: number, height: number, index: number) => Promise<Buffer>;
 }
 
-const jpeg = (image: sharp.Sharp) => image.jpeg({ quality: 90 }).toBuffer();
+const jpeg = (image: Sharp) => image.jpeg({ quality: 90 }).toBuffer();
 const cropBox = (width: number, height: number, left: number, top: number, right: number, bottom: number) => {
   const x = Math.round(width * left);
   const y = Math.round(height * top);
