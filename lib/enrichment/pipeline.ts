@@ -208,7 +208,7 @@ async function imageSearches(run: Run, candidates: QueryCandidate[]): Promise<vo
   const { config } = run.env;
   const clients = createProviderClients(config);
   for (const query of imageSearchQueries(candidates, config.SVC_AUTO_REGIONAL_QUERY_LIMIT)) {
-    for (let page = 1; page <= config.REGIONAL_SEARCH_PAGES; page++) {
+    for (let page = 0; page < config.REGIONAL_SEARCH_PAGES; page++) {
       const answer = await run.call('regional', 'image_search', query, () => clients.regional.searchImages(query, page));
       if (!answer) break;
       const { items } = answer;
@@ -223,7 +223,7 @@ async function imageSearches(run: Run, candidates: QueryCandidate[]): Promise<vo
     }
   }
   for (const query of imageSearchQueries(candidates, config.SVC_AUTO_GLOBAL_CUSTOM_QUERY_LIMIT)) {
-    for (let page = 1; page <= config.GLOBAL_CUSTOM_SEARCH_IMAGE_PAGES; page++) {
+    for (let page = 0; page < config.GLOBAL_CUSTOM_SEARCH_IMAGE_PAGES; page++) {
       const answer = await run.call('global_search', 'image_search', query, () => clients.globalSearch.searchImages(query, page));
       if (!answer) break;
       await searchResults(run, 'global_search', 'image_result', query, answer.items);
@@ -286,14 +286,14 @@ async function helperSearches(run: Run, candidates: QueryCandidate[]): Promise<v
   const toItems = (docs: { title: string; pageUrl: string | null; description: string }[]): SearchItem[] =>
     docs.map((d) => ({ title: d.title, pageUrl: d.pageUrl, imageUrl: null, thumbnailUrl: null, snippet: d.description }));
   for (const query of helperSearchQueries(candidates, config.SVC_AUTO_REGIONAL_BLOG_QUERY_LIMIT)) {
-    for (let page = 1; page <= config.REGIONAL_BLOG_SEARCH_PAGES; page++) {
+    for (let page = 0; page < config.REGIONAL_BLOG_SEARCH_PAGES; page++) {
       const answer = await run.call('regional', 'blog_search', query, () => clients.regional.searchBlogs(query, page));
       if (!answer) break;
       await searchResults(run, 'regional', 'blog_result', query, toItems(answer.items));
     }
   }
   for (const query of helperSearchQueries(candidates, config.SVC_AUTO_GLOBAL_CUSTOM_QUERY_LIMIT)) {
-    for (let page = 1; page <= config.GLOBAL_CUSTOM_SEARCH_WEB_PAGES; page++) {
+    for (let page = 0; page < config.GLOBAL_CUSTOM_SEARCH_WEB_PAGES; page++) {
       const answer = await run.call('global_search', 'web_search', query, () => clients.globalSearch.searchWeb(query, page));
       if (!answer) break;
       await searchResults(run, 'global_search', 'web_result', query, answer.items);
@@ -301,7 +301,7 @@ async function helperSearches(run: Run, candidates: QueryCandidate[]): Promise<v
   }
   if (run.directMatch) return;
   for (const query of helperSearchQueries(candidates, config.SVC_AUTO_REGIONAL_WEB_QUERY_LIMIT)) {
-    for (let page = 1; page <= config.REGIONAL_WEB_SEARCH_PAGES; page++) {
+    for (let page = 0; page < config.REGIONAL_WEB_SEARCH_PAGES; page++) {
       const answer = await run.call('regional', 'web_document_search', query, () => clients.regional.searchWebDocuments(query, page));
       if (!answer) break;
       await searchResults(run, 'regional', 'web_document_result', query, toItems(answer.items));

@@ -17,7 +17,11 @@ export interface RecordedRequest {
   body: Buffer;
   /** The body parsed as JSON, or undefined when it is not JSON. */
   json: unknown;
+  /** Arrival order across every fake in the process, to check the order of calls to several providers. */
+  sequence: number;
 }
+
+let arrivals = 0;
 
 export interface FakeResponse {
   status?: number;
@@ -140,6 +144,7 @@ export async function startFakeServer(defaultResponder: (request: RecordedReques
         headers: request.headers,
         body,
         json: parseJson(body),
+        sequence: ++arrivals,
       };
       requests.push(recorded);
       if (requests.length > MAX_RECORDED_REQUESTS) requests.shift();

@@ -1,0 +1,326 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  FAKE_GLOBAL_SEARCH_API_KEY,
+  FAKE_GLOBAL_SEARCH_CX,
+  FAKE_REGIONAL_CLIENT_ID,
+  FAKE_REGIONAL_CLIENT_SECRET,
+  FAKE_VISION_API_KEY,
+  imageSearchItem,
+  startFakeGlobalSearch,
+  startFakeLocalLlm,
+  startFakeRegional,
+  startFakeVision,
+  startFakeWeb,
+  type FakeGlobalSearch,
+  type FakeLocalLlm,
+  type FakeRegional,
+  type FakeVision,
+  type FakeWeb,
+} from '../fakes/index.js';
+import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
+
+let regional: FakeRegional;
+let vision: FakeVision;
+let search: FakeGlobalSearch;
+let llm: FakeLocalLlm;
+let web: FakeWeb;
+let env: TestEnv;
+
+const providerEnv = () => ({
+  REGIONAL_API_URL: regional.url,
+  REGIONAL_CLIENT_ID: FAKE_REGIONAL_CLIENT_ID,
+  REGIONAL_CLIENT_SECRET: FAKE_REGIONAL_CLIENT_SECRET,
+  GLOBAL_VISION_URL: vision.url,
+  GLOBAL_VISION_API_KEY: FAKE_VISION_API_KEY,
+  GLOBAL_CUSTOM_SEARCH_URL: search.endpoint,
+  GLOBAL_CUSTOM_SEARCH_API_KEY: FAKE_GLOBAL_SEARCH_API_KEY,
+  GLOBAL_CUSTOM_SEARCH_CX: FAKE_GLOBAL_SEARCH_CX,
+  LOCALLLM_BASE_URL: llm.url,
+  SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
+});
+
+const allFakes = () => [regional, vision, search, llm, web];
+
+beforeAll(async () => {
+  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
+  web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
+  web.addImage('/rocket.jpg', await sharp(fixturePath('rocket.jpg')).jpeg().toBuffer(), 'image/jpeg');
+  web.addPage('/blog-with-copy', `<html><head><meta property="og:image" content="${web.urlFor('/copy.jpg')}"></head><body>post</body></html>`);
+  web.addPage('/page-without-copy', `<html><body><img src="/rocket.jpg"></body></html>`);
+});
+afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
+
+beforeEach(() => {
+  for (const f of allFakes()) f.requests.length = 0;
+  vision.detection = {};
+  // The fakes read these lists in place: empty them, do not replace them.
+  for (const list of [regional.results.image, regional.results.blog, regional.results.webkr, search.results.image, search.results.web] as unknown[][]) list.length = 0;
+  for (const f of allFakes()) f.reset();
+  // The model cites the first evidence id it was given, and adds a claim with no source.
+  llm.answer = (prompt) => {
+    const id = /"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none';
+    return `이 이미지는 웹 페이지에서 발견되었습니다 [${id}]. 이 사람은 유명 배우 홍길동입니다.`;
+  };
+});
+afterEach(async () => env?.dispose());
+
+async function reloadAndRun(overrides: Record<string, string> = {}, image = 'camera.png') {
+  env = await createTestEnv({ ...providerEnv(), ...overrides });
+  copyFixture(image, env.paths.imagesDir);
+  const report = await (await env.call('POST', '/api/submissions/reload')).json();
+  expect(report.queued_jobs).toBe(1);
+  await env.jobs.drain();
+  const id = report.imported[0];
+  return (await env.call('GET', `/api/submissions/${id}/review`)).json();
+}
+
+const byGroup = (review: { evidence: { group: string }[] }, group: string) => review.evidence.filter((e) => e.group === group);
+
+describe('the whole flow with all four providers', () => {
+  beforeEach(() => {
+    vision.detection = {
+      pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman on the lawn - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }],
+      webEntities: [{ description: 'Cameraman', score: 0.8 }],
+      bestGuessLabels: [{ label: 'gentleman' }],
+      partialMatchingImages: [{ url: web.urlFor('/coffee.png') }],
+    };
+    (regional.results.image as unknown[]).push({ title: '<b>Cameraman</b> photo', link: web.urlFor('/rocket.jpg'), thumbnail: web.urlFor('/rocket.jpg'), sizewidth: '512', sizeheight: '512' });
+    (search.results.image as unknown[]).push(imageSearchItem('Cameraman', web.urlFor('/copy.jpg'), web.urlFor('/article')));
+  });
+
+  it('verifies web matches by pHash, keeps related evidence, and stores a cited summary', async () => {
+    const review = await reloadAndRun();
+    expect(review.submission.enrichment_status).toBe('done');
+    const matches = byGroup(review, 'web_match');
+    expect(matches.length).toBeGreaterThanOrEqual(2);
+    for (const m of matches) {
+      expect(m.similarity).toBeGreaterThanOrEqual(0.9);
+      expect(m.local_media_url).toMatch(/^\/media\/evidence\/camera\//);
+      expect((await env.call('GET', m.local_media_url)).status).toBe(200);
+    }
+    expect([...new Set(matches.map((m: { source: string }) => m.source))].sort()).toEqual(['global_search', 'global_vision']);
+    const coffee = review.evidence.find((e: { image_url: string }) => e.image_url === web.urlFor('/coffee.png'));
+    expect(coffee).toMatchObject({ group: 'web_related', matched: false });
+    expect(coffee.similarity).toBeLessThan(0.9);
+    const regionalResult = review.evidence.find((e: { source: string; kind: string }) => e.source === 'regional' && e.kind === 'image_result');
+    expect(regionalResult).toMatchObject({ title: 'Cameraman photo', group: 'web_related', query: 'Cameraman on the lawn - Photo Archive' });
+
+    const [summary] = byGroup(review, 'supporting');
+    expect(summary).toMatchObject({ source: 'local_llm', supporting: true, counts_toward_score: false });
+    expect(summary.text).toContain('발견되었습니다');
+    expect(summary.text).not.toContain('홍길동');
+    expect(summary.source_evidence_ids).toHaveLength(1);
+    expect(review.evidence.map((e: { id: string }) => e.id)).toContain(summary.source_evidence_ids[0]);
+    expect(review.submission.risk.signals.map((s: { code: string }) => s.code)).toContain('web_match');
+    expect(review.groups.map((g: { key: string }) => g.key)).toEqual(['web_match', 'web_related', 'supporting']);
+  });
+
+  it('keeps to the data-sending boundaries', async () => {
+    await reloadAndRun();
+    const original = await sharp(fixturePath('camera.png')).raw().toBuffer();
+    // Regional and custom search get text queries only: GET requests with no body at all.
+    for (const r of [...regional.requests, ...search.requests]) {
+      expect(r.method).toBe('GET');
+      expect(r.body.length).toBe(0);
+      expect(JSON.stringify(r.query).length).toBeLessThan(1000);
+    }
+    expect(regional.searches('image').map((r) => r.query.query)).toEqual(['Cameraman on the lawn - Photo Archive', 'Cameraman']);
+    expect(search.searches('image').map((r) => r.query.q)).toEqual(['Cameraman on the lawn - Photo Archive', 'Cameraman']);
+    // Web detection gets the derived image: a real image without EXIF or GPS.
+    const sent = vision.sentImages();
+    expect(sent).toHaveLength(1);
+    const meta = await sharp(sent[0]).metadata();
+    expect(meta.exif).toBeUndefined();
+    expect(meta.width).toBe(512);
+    expect(sent[0].includes(Buffer.from('GPS'))).toBe(false);
+    expect(original.length).toBeGreaterThan(0);
+    // The language model gets stored evidence only, as text: no image bytes, ids it can cite.
+    const prompts = llm.prompts();
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).toContain('Cameraman on the lawn');
+    expect(prompts[0]).not.toMatch(/[A-Za-z0-9+/]{200,}/);
+    for (const r of llm.requests) expect(r.headers.authorization).toBeUndefined();
+  });
+
+  it('runs no helper search when an image search found a direct match', async () => {
+    await reloadAndRun();
+    expect(regional.searches('blog')).toHaveLength(0);
+    expect(regional.searches('webkr')).toHaveLength(0);
+    expect(search.searches('web')).toHaveLength(0);
+  });
+});
+
+describe('helper searches', () => {
+  beforeEach(() => {
+    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
+    (regional.results.image as unknown[]).push({ title: 'unrelated', link: web.urlFor('/rocket.jpg'), thumbnail: web.urlFor('/rocket.jpg'), sizewidth: '1', sizeheight: '1' });
+  });
+
+  it('runs blog and custom web search, then web documents, with 이미지 appended, and finds page images', async () => {
+    (regional.results.blog as unknown[]).push({ title: 'blog', link: web.urlFor('/page-without-copy'), description: 'a post' });
+    const review = await reloadAndRun();
+    expect(regional.searches('blog').map((r) => r.query.query)).toEqual(['카메라맨 사진 이미지']);
+    expect(search.searches('web').map((r) => r.query.q)).toEqual(['카메라맨 사진 이미지']);
+    expect(regional.searches('webkr').map((r) => r.query.query)).toEqual(['카메라맨 사진 이미지']);
+    const blog = review.evidence.find((e: { kind: string }) => e.kind === 'blog_result');
+    expect(blog).toMatchObject({ url: web.urlFor('/page-without-copy'), image_url: web.urlFor('/rocket.jpg'), matched: false });
+    const order = [...regional.requests, ...search.requests].sort((a, b) => a.sequence - b.sequence).map((r) => r.path + (r.query.searchType ?? ''));
+    expect(order.indexOf('/v1/search/blog')).toBeLessThan(order.indexOf('/v1/search/webkr'));
+    expect(order.indexOf('/customsearch/v1')).toBeLessThan(order.indexOf('/v1/search/webkr'));
+  });
+
+  it('stops before web documents when a blog page holds the image', async () => {
+    (regional.results.blog as unknown[]).push({ title: 'copied here', link: web.urlFor('/blog-with-copy'), description: 'a post' });
+    const review = await reloadAndRun();
+    expect(byGroup(review, 'web_match')).toEqual([expect.objectContaining({ kind: 'blog_result', image_url: web.urlFor('/copy.jpg'), url: web.urlFor('/blog-with-copy') })]);
+    expect(regional.searches('webkr')).toHaveLength(0);
+  });
+});
+
+describe('failures and limits', () => {
+  it('runs the local analysis alone when no provider is configured, and says why', async () => {
+    env = await createTestEnv();
+    copyFixture('camera.png', env.paths.imagesDir);
+    await env.call('POST', '/api/submissions/reload');
+    await env.jobs.drain();
+    const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
+    expect(review.submission).toMatchObject({ analysis_status: 'done', enrichment_status: 'skipped' });
+    expect(review.submission.faces).toHaveLength(1);
+    const failures = byGroup(review, 'failures');
+    expect(failures.map((f: { error: { message: string } }) => f.error.message)).toEqual(['global_vision is disabled: missing env GLOBAL_VISION_API_KEY']);
+    expect(review.submission.risk.score).toBe(0);
+    for (const f of allFakes()) expect(f.requests).toHaveLength(0);
+  });
+
+  it('records the language model being down as a failure that changes no score', async () => {
+    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }] };
+    const review = await reloadAndRun({ LOCALLLM_BASE_URL: 'http://127.0.0.1:9' });
+    const failure = byGroup(review, 'failures').find((f: { source: string }) => f.source === 'local_llm');
+    expect(failure.error.code).toBe('unreachable');
+    // The verified match (45) and the matching page (10); the failure adds nothing.
+    expect(review.submission.risk).toMatchObject({ score: 55, level: 'medium' });
+    expect(review.submission.risk.signals.flatMap((s: { evidence_ids: string[] }) => s.evidence_ids)).not.toContain(failure.id);
+    const health = await (await env.call('GET', '/api/providers/health')).json();
+    expect(health.providers.find((p: { id: string }) => p.id === 'local_llm').used_today).toBe(0);
+  });
+
+  it('consumes no quota for failed requests and records each failure', async () => {
+    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    regional.respondWith({ status: 500, body: 'oops' });
+    const review = await reloadAndRun({ REGIONAL_API_URL: 'http://127.0.0.1:9' });
+    const providers = (await (await env.call('GET', '/api/providers')).json()).providers;
+    const used = Object.fromEntries(providers.map((p: { id: string; used_today: number }) => [p.id, p.used_today]));
+    expect(used.regional).toBe(0);
+    expect(used.global_vision).toBe(1);
+    expect(byGroup(review, 'failures').filter((f: { source: string }) => f.source === 'regional').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('never exceeds a daily limit, even with concurrent jobs', async () => {
+    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }], webEntities: [{ description: 'Lawn mower' }, { description: 'Tripod camera' }] };
+    env = await createTestEnv({ ...providerEnv(), SVC_REGIONAL_DAILY_LIMIT: '3', SVC_ENRICH_CONCURRENCY: '4' });
+    for (const name of ['camera.png', 'astronaut.png', 'coffee.png', 'rocket.jpg']) copyFixture(name, env.paths.imagesDir);
+    await env.call('POST', '/api/submissions/reload');
+    await env.jobs.drain();
+    expect(regional.requests).toHaveLength(3);
+    const providers = (await (await env.call('GET', '/api/providers')).json()).providers;
+    expect(providers.find((p: { id: string }) => p.id === 'regional')).toMatchObject({ used_today: 3, remaining_today: 0 });
+    const exhausted = (await env.db.prepare("SELECT COUNT(*) AS n FROM evidence WHERE error_code = 'quota_exhausted'").first<{ n: number }>())!.n;
+    expect(exhausted).toBeGreaterThanOrEqual(1);
+  });
+
+  it('records "disabled" for queued enrichment after an emergency disable, and calls nobody', async () => {
+    env = await createTestEnv(providerEnv());
+    copyFixture('camera.png', env.paths.imagesDir);
+    await env.call('POST', '/api/submissions/reload');
+    expect((await env.call('POST', '/api/providers/emergency-disable')).status).toBe(200);
+    await env.jobs.drain();
+    for (const f of allFakes()) expect(f.requests).toHaveLength(0);
+    const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
+    expect(byGroup(review, 'failures').map((f: { error: { code: string; message: string } }) => f.error)).toEqual([
+      { code: 'provider_disabled', message: 'global_vision is disabled: emergency disable' },
+    ]);
+  });
+});
+
+describe('re-analysis', () => {
+  it('adds face-crop web evidence, marked and never scored, and a new summary', async () => {
+    vision.detection = (image) => (image.length < 40000 ? { pagesWithMatchingImages: [{ url: web.urlFor('/face'), pageTitle: 'Face page Cameraman portrait' }] } : { webEntities: [{ description: 'Cameraman' }] });
+    await reloadAndRun();
+    const before = (await (await env.call('GET', '/api/submissions/camera/review')).json()).submission.risk;
+    vision.requests.length = 0;
+    const res = await env.call('POST', '/api/submissions/camera/rerun-enrichment', { face_crop: true });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(vision.sentImages()).toHaveLength(2);
+    const crop = await sharp(vision.sentImages()[1]).metadata();
+    expect(crop.width).toBeLessThan(512);
+    expect(crop.exif).toBeUndefined();
+    const faceEvidence = body.evidence_added.filter((e: { face_crop: boolean }) => e.face_crop);
+    expect(faceEvidence.length).toBeGreaterThan(0);
+    for (const e of faceEvidence) expect(e).toMatchObject({ counts_toward_score: false, similarity: null });
+    expect(body.submission.risk.score).toBe(before.score);
+    const audit = (await (await env.call('GET', '/api/audit-events')).json()).events;
+    expect(audit[0]).toMatchObject({ action: 'submission.rerun', target_id: 'camera', details: { face_crop: true } });
+  });
+
+  it('answers 404 for an unknown submission and 400 for a bad body', async () => {
+    env = await createTestEnv();
+    expect((await env.call('POST', '/api/submissions/nope/rerun-enrichment')).status).toBe(404);
+    copyFixture('camera.png', env.paths.imagesDir);
+    await env.call('POST', '/api/submissions/reload');
+    expect((await env.call('POST', '/api/submissions/camera/rerun-enrichment', { face_crop: 'yes' })).status).toBe(400);
+  });
+});
+
+describe('manual search', () => {
+  it('sends only the text query and attaches verified results to a submission', async () => {
+    (regional.results.image as unknown[]).push({ title: 'found <b>it</b>', link: web.urlFor('/copy.jpg'), thumbnail: web.urlFor('/copy.jpg'), sizewidth: '1', sizeheight: '1' });
+    await reloadAndRun();
+    regional.requests.length = 0;
+    const res = await env.call('POST', '/api/search/manual', { provider: 'regional', query: '카메라 사진', type: 'image', submission_id: 'camera' });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.results).toEqual([{ title: 'found it', url: web.urlFor('/copy.jpg'), image_url: web.urlFor('/copy.jpg'), thumbnail_url: web.urlFor('/copy.jpg') }]);
+    expect(body.evidence).toEqual([expect.objectContaining({ group: 'web_match', query: '카메라 사진', matched: true })]);
+    expect(regional.requests).toHaveLength(1);
+    expect(regional.requests[0].query.query).toBe('카메라 사진');
+    expect(regional.requests[0].body.length).toBe(0);
+  });
+
+  it('refuses a disabled provider, broken text and unknown fields', async () => {
+    env = await createTestEnv(providerEnv());
+    await env.call('PATCH', '/api/providers/regional', { enabled: false });
+    const off = await env.call('POST', '/api/search/manual', { provider: 'regional', query: 'x' });
+    expect(off.status).toBe(409);
+    expect((await off.json()).error.code).toBe('provider_disabled');
+    expect((await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'ì´ë¯¸ì§€' })).status).toBe(400);
+    expect((await env.call('POST', '/api/search/manual', { provider: 'global_vision', query: 'x' })).status).toBe(400);
+    expect((await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'x', type: 'blog' })).status).toBe(400);
+    expect(regional.requests).toHaveLength(0);
+    expect(search.requests).toHaveLength(0);
+  });
+});
+
+describe('a provider answer of every bad kind', () => {
+  it('becomes failure evidence and the flow goes on', async () => {
+    env = await createTestEnv(providerEnv());
+    writeFileSync(join(env.paths.imagesDir, 'camera.png'), await sharp(fixturePath('camera.png')).png().toBuffer());
+    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    await env.call('POST', '/api/submissions/reload');
+    await env.jobs.drain();
+    const bad = ['<html>maintenance</html>', '{"items": "nope"}', '{"items": [', 'null', '[]', '{"items": [{"title": 5}]}'];
+    for (const body of bad) {
+      regional.respondWith({ status: 200, headers: { 'content-type': 'application/json' }, body });
+      const res = await env.call('POST', '/api/submissions/camera/rerun-enrichment');
+      expect(res.status).toBe(200);
+    }
+    const failures = (await env.db.prepare("SELECT COUNT(*) AS n FROM evidence WHERE group_key = 'failures' AND source = 'regional'").first<{ n: number }>())!.n;
+    expect(failures).toBeGreaterThanOrEqual(1);
+    expect((await env.call('GET', '/health')).status).toBe(200);
+  });
+});
