@@ -5,6 +5,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { loadConfig, type Config } from './lib/config.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
 import { requeueInterruptedJobs } from './lib/repo/jobs.js';
+import { runRetention } from './lib/review/retention.js';
 import { clearReservations } from './lib/repo/quota.js';
 import { createRouter } from './lib/router.js';
 
@@ -31,11 +32,13 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
   await clearReservations(env.db);
   if (requeued) env.log.info('requeued interrupted jobs', { count: requeued });
   env.jobs.start();
+  const retention = scheduleRetention(env);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(retention);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -43,6 +46,20 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
       await env.close();
     })());
   return { url: `http://${host}:${address.port}`, env, server, stop };
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The retention job runs once a day while the service is up (and on demand at POST /api/retention/run). */
+function scheduleRetention(env: OwnedEnv): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    runRetention(env).then(
+      (report) => env.log.info('retention run', { ...report }),
+      (error) => env.log.error('retention failed', { error: error instanceof Error ? error.message : String(error) }),
+    );
+  }, DAY_MS);
+  timer.unref();
+  return timer;
 }
 
 async function main() {

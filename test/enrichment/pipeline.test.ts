@@ -20,6 +20,7 @@ import {
   type FakeVision,
   type FakeWeb,
 } from '../fakes/index.js';
+import type { Evidence } from '../../lib/repo/evidence.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
 
@@ -79,7 +80,7 @@ async function reloadAndRun(overrides: Record<string, string> = {}, image = 'cam
   return (await env.call('GET', `/api/submissions/${id}/review`)).json();
 }
 
-const byGroup = (review: { evidence: { group: string }[] }, group: string) => review.evidence.filter((e) => e.group === group);
+const byGroup = (review: { evidence: Evidence[] }, group: string) => review.evidence.filter((e) => e.group === group);
 
 describe('the whole flow with all four providers', () => {
   beforeEach(() => {
@@ -101,7 +102,7 @@ describe('the whole flow with all four providers', () => {
     for (const m of matches) {
       expect(m.similarity).toBeGreaterThanOrEqual(0.9);
       expect(m.local_media_url).toMatch(/^\/media\/evidence\/camera\//);
-      expect((await env.call('GET', m.local_media_url)).status).toBe(200);
+      expect((await env.call('GET', String(m.local_media_url))).status).toBe(200);
     }
     expect([...new Set(matches.map((m: { source: string }) => m.source))].sort()).toEqual(['global_search', 'global_vision']);
     const coffee = review.evidence.find((e: { image_url: string }) => e.image_url === web.urlFor('/coffee.png'));
@@ -192,7 +193,7 @@ describe('failures and limits', () => {
     expect(review.submission).toMatchObject({ analysis_status: 'done', enrichment_status: 'skipped' });
     expect(review.submission.faces).toHaveLength(1);
     const failures = byGroup(review, 'failures');
-    expect(failures.map((f: { error: { message: string } }) => f.error.message)).toEqual(['global_vision is disabled: missing env GLOBAL_VISION_API_KEY']);
+    expect(failures.map((f) => f.error?.message)).toEqual(['global_vision is disabled: missing env GLOBAL_VISION_API_KEY']);
     expect(review.submission.risk.score).toBe(0);
     for (const f of allFakes()) expect(f.requests).toHaveLength(0);
   });
@@ -200,8 +201,8 @@ describe('failures and limits', () => {
   it('records the language model being down as a failure that changes no score', async () => {
     vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }] };
     const review = await reloadAndRun({ LOCALLLM_BASE_URL: 'http://127.0.0.1:9' });
-    const failure = byGroup(review, 'failures').find((f: { source: string }) => f.source === 'local_llm');
-    expect(failure.error.code).toBe('unreachable');
+    const failure = byGroup(review, 'failures').find((f) => f.source === 'local_llm')!;
+    expect(failure.error?.code).toBe('unreachable');
     // The verified match (45) and the matching page (10); the failure adds nothing.
     expect(review.submission.risk).toMatchObject({ score: 55, level: 'medium' });
     expect(review.submission.risk.signals.flatMap((s: { evidence_ids: string[] }) => s.evidence_ids)).not.toContain(failure.id);
@@ -241,7 +242,7 @@ describe('failures and limits', () => {
     await env.jobs.drain();
     for (const f of allFakes()) expect(f.requests).toHaveLength(0);
     const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
-    expect(byGroup(review, 'failures').map((f: { error: { code: string; message: string } }) => f.error)).toEqual([
+    expect(byGroup(review, 'failures').map((f) => f.error)).toEqual([
       { code: 'provider_disabled', message: 'global_vision is disabled: emergency disable' },
     ]);
   });

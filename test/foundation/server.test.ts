@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../lib/config.js';
+import { createLogger } from '../../lib/log.js';
+import { startServer, type RunningServer } from '../../server.js';
+import { copyFixture } from '../helpers/fixtures.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+let dataDir: string;
+let running: RunningServer | undefined;
+
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('the Node server', () => {
+  it('lets an in-flight request finish on stop, then closes the database', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-server-'));
+    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0' });
+    running = await startServer(config, { log: createLogger(config, { silent: true }) });
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await (await fetch(`${running.url}/health`)).json()).toMatchObject({ status: 'ok' });
+    for (const name of ['astronaut.png', 'camera.png', 'coffee.png']) copyFixture(name, running.env.paths.imagesDir);
+    const reload = fetch(`${running.url}/api/submissions/reload`, { method: 'POST' });
+    await new Promise((r) => setTimeout(r, 50));
+    const stopped = running.stop();
+    const res = await reload;
+    expect(res.status).toBe(200);
+    expect((await res.json()).imported).toHaveLength(3);
+    await stopped;
+    expect(running.env.db.open).toBe(false);
+    await expect(fetch(`${running.url}/health`)).rejects.toThrow();
+  });
+
+  it('starts with npm start on the configured port and exits cleanly on SIGTERM', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-process-'));
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_PORT: port, SVC_ENRICH_CONCURRENCY: 'lots' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    for (let i = 0; i < 200 && !output.includes('"listening"'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(output).toContain(`http://127.0.0.1:${port}`);
+    expect(output).toContain('SVC_ENRICH_CONCURRENCY: not a number, using the default');
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('shutting down');
+  });
+});
