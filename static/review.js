@@ -334,15 +334,21 @@ class ReviewPage {
         statusBadge(ev.status),
         h('span', { class: ['small', ev.counts_toward_score ? 'counts' : 'muted'] }, ev.counts_toward_score ? '점수 반영' : '점수 제외'),
       ),
-      h('div', { class: 'compare' },
-        h('figure', {}, image(this.submission.media_url, '제출 이미지', { class: 'compare-img' }), h('figcaption', {}, '제출')),
-        h('figure', {}, image(shown, ev.title ? `근거 이미지: ${ev.title}` : '근거 이미지', { class: 'compare-img' }),
-          h('figcaption', {}, ev.local_media_url ? '근거 (내려받은 사본)' : remote ? '근거 (원격)' : '근거')),
+      h('div', { class: 'evidence-body' },
+        shown
+          ? h('div', { class: 'compare' },
+            h('figure', {}, image(this.submission.media_url, '제출 이미지', { class: 'compare-img' }), h('figcaption', {}, '제출')),
+            h('figure', {}, image(shown, ev.title ? `근거 이미지: ${ev.title}` : '근거 이미지', { class: 'compare-img' }),
+              h('figcaption', {}, ev.local_media_url ? '근거 (내려받은 사본)' : '근거 (원격)')))
+          : null,
+        h('div', { class: 'evidence-info' },
+          h('h4', { class: ['evidence-title', !ev.title && 'muted'] }, ev.title || '(제목 없음)'),
+          ev.text ? h('p', { class: 'evidence-text' }, ev.text) : null,
+          ev.url ? h('p', { class: 'evidence-url' }, externalLink(ev.url, ev.url, { class: 'break' })) : null,
+          meta.length ? h('dl', { class: 'evidence-meta' }, meta) : null,
+          this.statusButtons(ev),
+        ),
       ),
-      h('h4', { class: 'evidence-title' }, ev.title || '(제목 없음)'),
-      ev.url ? h('p', { class: 'evidence-url' }, externalLink(ev.url, ev.url, { class: 'break' })) : null,
-      meta.length ? h('dl', { class: 'evidence-meta' }, meta) : null,
-      this.statusButtons(ev),
     );
   }
 
@@ -355,7 +361,8 @@ class ReviewPage {
         h('span', { class: 'muted small' }, '보조 근거 · 점수 미반영 · 참고용 요약'),
         h('span', { class: 'muted small' }, formatInstant(ev.created_at, state.timeZone)),
       ),
-      h('p', { class: 'summary-text' }, this.summaryWithRefs(ev.title ?? '')),
+      ev.title ? h('h4', { class: 'evidence-title' }, ev.title) : null,
+      h('p', { class: 'summary-text' }, this.summaryWithRefs(ev.text ?? '')),
       cited.length ? h('div', { class: 'cited' }, h('span', { class: 'small' }, '인용한 근거: '), cited.map((id) => this.evidenceRef(id))) : null,
       urls.length ? h('ul', { class: 'cited-urls' }, urls.map((u) => h('li', {}, externalLink(u, u, { class: 'small break' })))) : null,
       this.statusButtons(ev),
@@ -384,6 +391,7 @@ class ReviewPage {
         h('span', { class: 'muted small' }, formatInstant(ev.created_at, state.timeZone)),
       ),
       h('p', {}, h('strong', { class: 'mono' }, ev.error?.code ?? 'error'), ' ', ev.error?.message ?? ev.title ?? ''),
+      ev.text ? h('p', { class: 'small' }, ev.text) : null,
       ev.query ? h('p', { class: 'small' }, '검색어: ', h('span', { class: 'query' }, ev.query)) : null,
       ev.url ? h('p', { class: 'small' }, externalLink(ev.url, ev.url, { class: 'break' })) : null,
     );

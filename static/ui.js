@@ -8,7 +8,7 @@ export const ENRICHMENT_LABEL = { pending: '대기', running: '진행 중', done
 export const ANALYSIS_LABEL = { pending: '분석 대기', done: '분석 완료', failed: '분석 실패' };
 export const SOURCE_LABEL = {
   internal: '내부 비교',
-  watchlist: '확정 DB',
+  watchlist: '주의 목록',
   regional: '지역 검색',
   global_vision: '글로벌 비전',
   global_search: '글로벌 검색',

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openConsole, startService, type ConsolePage, type Service, type Seed } from './harness.js';
+import { launchBrowser, openConsole, startService, waitForEnrichment, type ConsolePage, type Service, type Seed } from './harness.js';
+import { startWebWorld, type WebWorld } from './web-world.js';
 
 /** The same photo twice, so the two submissions match each other internally. */
 const TWIN_ASTRONAUTS: Seed = { images: { 'astronaut.png': 'astronaut.png', 'astronaut-copy.png': 'astronaut.png' } };
@@ -10,6 +11,7 @@ describe('operator console in a real browser', () => {
   let browser: Browser;
   let service: Service | undefined;
   let opened: ConsolePage | undefined;
+  let world: WebWorld | undefined;
 
   beforeAll(async () => {
     browser = await launchBrowser();
@@ -20,12 +22,14 @@ describe('operator console in a real browser', () => {
   afterEach(async () => {
     await opened?.page.context().close();
     await service?.dispose();
+    await world?.close();
     opened = undefined;
     service = undefined;
+    world = undefined;
   });
 
-  async function open(seed: Seed, hash?: string, reload = true) {
-    service = await startService(seed);
+  async function open(seed: Seed, hash?: string, reload = true, settings: Record<string, string> = {}) {
+    service = await startService(seed, settings);
     if (reload) await service.api('POST', '/api/submissions/reload');
     opened = await openConsole(browser, service, hash);
     return { page: opened.page, service };
@@ -234,5 +238,97 @@ describe('operator console in a real browser', () => {
     await expect(toast.textContent()).resolves.toContain('연결할 수 없습니다');
     await expect(button.isEnabled()).resolves.toBe(true);
     await expect(page.locator('h1.review-title').textContent()).resolves.toBe('astronaut');
+  });
+
+  it('shows web evidence with its downloaded copy, and the summary links to the evidence it cites', async () => {
+    world = await startWebWorld();
+    service = await startService({ images: { 'astronaut.png': 'astronaut.png' } }, world.settings);
+    await service.api('POST', '/api/submissions/reload');
+    await waitForEnrichment(service, ['astronaut']);
+    opened = await openConsole(browser, service, '#/review/astronaut');
+    const { page } = opened;
+
+    const match = page.locator('.group-web_match .evidence').first();
+    await match.waitFor();
+    await expect(match.locator('.similarity').textContent()).resolves.toBe('100.0%');
+    await page.waitForFunction(() => {
+      const copy = document.querySelector<HTMLImageElement>('.group-web_match .compare figure:nth-child(2) img');
+      return !!copy && copy.getAttribute('src')!.startsWith('/media/evidence/') && copy.complete && copy.naturalWidth > 0;
+    });
+
+    const summary = page.locator('.group-supporting .evidence.supporting').first();
+    await expect(summary.locator('.summary-text').textContent()).resolves.toContain('같은 사진을 가리킵니다');
+    const cite = summary.locator('.summary-text .evidence-ref').first();
+    const citedId = (await cite.textContent())!.replace(/[[\]]/g, '');
+    await cite.click();
+    await page.locator(`[data-evidence-id="${citedId}"].highlight`).waitFor();
+    await expect(page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.evidenceId)).resolves.toBe(citedId);
+    await expect(page.locator('a[href^="javascript:"]').count()).resolves.toBe(0);
+    expect(opened.dialogs).toEqual([]);
+  });
+
+  it('reruns enrichment with face crops, showing progress until the answer arrives', async () => {
+    world = await startWebWorld();
+    service = await startService({ images: { 'astronaut.png': 'astronaut.png' } }, world.settings);
+    await service.api('POST', '/api/submissions/reload');
+    await waitForEnrichment(service, ['astronaut']);
+    opened = await openConsole(browser, service, '#/review/astronaut');
+    const { page } = opened;
+    await page.locator('.evidence').first().waitFor();
+
+    // The rerun sends the whole image first, then the one face crop; the crop is found on another page.
+    const full = world.vision.detection;
+    let visionCalls = 0;
+    world.vision.detection = (image) => (++visionCalls === 2
+      ? { webEntities: [{ description: 'Astronaut face close-up', score: 0.7 }], pagesWithMatchingImages: [{ url: world!.web.urlFor('/crew'), pageTitle: '우주비행사 얼굴 사진' }] }
+      : typeof full === 'function' ? full(image) : full);
+    // The language model answers only when the test says so, so the running state can be seen.
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => { answer = resolve; });
+    world.llm.respondOnce(async (request) => {
+      await held;
+      const prompt = String((request.json as { prompt: string }).prompt);
+      const id = /"id":"(ev_[a-z0-9]+)"/.exec(prompt)![1];
+      return { json: { model: 'fake', response: `재분석 요약 [${id}].`, done: true } };
+    });
+
+    await page.locator('#rerun-face-crop').check();
+    await page.locator('#rerun-enrichment').click();
+    await page.locator('.rerun-progress.running').waitFor();
+    await expect(page.locator('#rerun-enrichment').isDisabled()).resolves.toBe(true);
+    await expect(page.locator('.rerun-progress').textContent()).resolves.toContain('재분석 진행 중');
+    answer();
+
+    await page.waitForFunction(() => document.querySelector('.rerun-progress')?.textContent?.includes('최근 재분석'));
+    await page.locator('.evidence .badge.face-crop').first().waitFor();
+    const detail = await service.api('GET', '/api/submissions/astronaut/review');
+    expect(detail.evidence.some((e: { face_crop: boolean; title: string }) => e.face_crop && e.title === 'Astronaut face close-up')).toBe(true);
+    const audit = await service.api('GET', '/api/audit-events');
+    expect(audit.events[0]).toMatchObject({ action: 'submission.rerun', target_id: 'astronaut', details: { face_crop: true } });
+  });
+
+  it('runs a manual search, shows the results as image cards and stores them for the chosen submission', async () => {
+    world = await startWebWorld();
+    const { page } = await open({ images: { 'rocket.jpg': 'rocket.jpg' } }, '#/search?submission=rocket', true, world.settings);
+    await expect(page.locator('#search-submission').inputValue()).resolves.toBe('rocket');
+    await page.locator('#search-provider').selectOption('regional');
+    await page.locator('#search-type').selectOption('image');
+    await page.locator('#search-query').fill('로켓 발사');
+    await page.locator('.search-form button[type="submit"]').click();
+
+    const cards = page.locator('.result-card');
+    await page.waitForFunction(() => document.querySelectorAll('.result-card').length === 2);
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.result-card img')].every((img) => img.complete && img.naturalWidth > 0));
+    const titles = await cards.locator('.result-title').allTextContents();
+    expect(titles).toContain('로켓 발사');
+    expect(titles.every((t) => !t.includes('<'))).toBe(true);
+    await expect(page.locator('.result-card img[src="x"]').count()).resolves.toBe(0);
+    expect(world.regional.searches('image').map((r) => r.query.query)).toContain('로켓 발사');
+
+    await page.locator('.search-results a[href="#/review/rocket"]').click();
+    const stored = page.locator('.group-web_match .evidence', { hasText: 'manual_image_result' }).filter({ has: page.locator('.evidence-title', { hasText: /^로켓 발사$/ }) });
+    await stored.waitFor();
+    await expect(stored.locator('.query').textContent()).resolves.toBe('로켓 발사');
+    await expect(stored.locator('.similarity').textContent()).resolves.toBe('100.0%');
   });
 });

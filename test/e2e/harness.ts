@@ -10,8 +10,8 @@ import { copyFixture } from '../helpers/fixtures.js';
 
 /**
  * The real service on a free port with a temporary data folder, and Debian's Chromium driving the
- * console. Providers have no keys (so nothing leaves the machine) and the language model points
- * at a closed local port.
+ * console. Unless `settings` say otherwise, providers have no keys (so nothing leaves the machine)
+ * and the language model points at a closed local port.
  */
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -40,13 +40,15 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-export async function startService(seed: Seed = {}): Promise<Service> {
+/** `settings` (environment variable text) override the defaults, e.g. to point at fake providers. */
+export async function startService(seed: Seed = {}, settings: Record<string, string> = {}): Promise<Service> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const imagesDir = join(dataDir, 'submissions', 'images');
   const { config } = buildConfig({
+    LOCALLLM_BASE_URL: `http://127.0.0.1:${await closedPort()}`,
+    ...settings,
     SVC_DATA_DIR: dataDir,
     SVC_HOST: '127.0.0.1',
-    LOCALLLM_BASE_URL: `http://127.0.0.1:${await closedPort()}`,
   });
   // SVC_PORT's range starts at 1, so the free-port request is made on the built config.
   const server = await startServer({ ...config, SVC_PORT: 0 }, { log: createLogger(config, { silent: true }) });
@@ -101,4 +103,14 @@ export async function openConsole(browser: Browser, service: Service, hash = '#/
   });
   await page.goto(`${service.url}/${hash}`);
   return { page, dialogs, errors };
+}
+
+/** Waits until the background enrichment of every listed submission has finished. */
+export async function waitForEnrichment(service: Service, ids: string[]): Promise<void> {
+  for (;;) {
+    const queue = await service.api<{ items: { id: string; enrichment_status: string }[] }>('GET', '/api/review-queue?limit=200');
+    const busy = queue.items.filter((s) => ids.includes(s.id) && (s.enrichment_status === 'pending' || s.enrichment_status === 'running'));
+    if (busy.length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
