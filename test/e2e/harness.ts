@@ -49,9 +49,9 @@ export async function startService(seed: Seed = {}, settings: Record<string, str
     ...settings,
     SVC_DATA_DIR: dataDir,
     SVC_HOST: '127.0.0.1',
+    SVC_PORT: '0',
   });
-  // SVC_PORT's range starts at 1, so the free-port request is made on the built config.
-  const server = await startServer({ ...config, SVC_PORT: 0 }, { log: createLogger(config, { silent: true }) });
+  const server = await startServer(config, { log: createLogger(config, { silent: true }) });
   for (const [as, fixture] of Object.entries(seed.images ?? {})) copyFixture(fixture, imagesDir, as);
   if (seed.registry) writeFileSync(join(dataDir, 'submissions', 'submissions.json'), JSON.stringify(seed.registry, null, 2));
   const api = async (method: string, path: string, body?: unknown) => {
