@@ -54,8 +54,8 @@ export async function enrichSubmission(env: Env, submissionId: string, options: 
 type Failure = { code: string; message: string };
 
 /** Identity of an evidence item, so a rerun does not store what is already there. */
-const evidenceKey = (e: { source: string; kind: string; group: string; url?: string | null; image_url?: string | null; query?: string | null; title?: string | null; error?: Failure | null }) =>
-  JSON.stringify([e.source, e.kind, e.group, e.url ?? null, e.image_url ?? null, e.query ?? null, e.title ?? null, e.error?.code ?? null, e.error?.message ?? null]);
+const evidenceKey = (e: { source: string; kind: string; group: string; url?: string | null; image_url?: string | null; query?: string | null; title?: string | null; text?: string | null; face_crop?: boolean; error?: Failure | null }) =>
+  JSON.stringify([e.source, e.kind, e.group, e.url ?? null, e.image_url ?? null, e.query ?? null, e.title ?? null, e.text ?? null, Boolean(e.face_crop), e.error?.code ?? null, e.error?.message ?? null]);
 
 class Run {
   readonly added: Evidence[] = [];

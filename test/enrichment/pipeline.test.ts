@@ -257,6 +257,7 @@ describe('re-analysis', () => {
     await reloadAndRun();
     const before = (await (await env.call('GET', '/api/submissions/camera/review')).json()).submission.risk;
     vision.requests.length = 0;
+    llm.answer = (prompt) => `근거 ${prompt.match(/"id":/g)?.length ?? 0}건을 검토했습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1]}].`;
     const res = await env.call('POST', '/api/submissions/camera/rerun-enrichment', { face_crop: true });
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -268,6 +269,9 @@ describe('re-analysis', () => {
     expect(faceEvidence.length).toBeGreaterThan(0);
     for (const e of faceEvidence) expect(e).toMatchObject({ counts_toward_score: false, similarity: null });
     expect(body.submission.risk.score).toBe(before.score);
+    const summaries = body.evidence_added.filter((e: Evidence) => e.group === 'supporting');
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0].text).toMatch(/^근거 \d+건을 검토했습니다 \[ev_/);
     const audit = (await (await env.call('GET', '/api/audit-events')).json()).events;
     expect(audit[0]).toMatchObject({ action: 'submission.rerun', target_id: 'camera', details: { face_crop: true } });
   });
