@@ -34,7 +34,7 @@ export const WHOLE: Region = { left: 0, top: 0, right: 1, bottom: 1 };
 export type RegionHash = Uint32Array;
 
 export const REGION_HASH_BITS = 255;
-const REGION_WORDS = 8;
+export const REGION_WORDS = 8;
 const HASH_BLOCK = 16;
 
 /** (v, u) of each hashed coefficient, in bit order: v, u < 16 without DC, row by row. */
@@ -60,7 +60,7 @@ export async function luminanceSample(input: Buffer, maxPixels?: number): Promis
   let data: Buffer;
   try {
     data = await sharp(input, decodeOptions(maxPixels))
-      .resize(REGION_SAMPLE_SIZE, REGION_SAMPLE_SIZE, { fit: 'fill' })
+      .resize(REGION_SAMPLE_SIZE, REGION_SAMPLE_SIZE, { fit: 'fill', kernel: 'linear' })
       .flatten({ background: '#ffffff' })
       .greyscale()
       .raw()
@@ -271,10 +271,22 @@ export function contentRegion(sample: Float64Array): Region | null {
       if (outliers > BORDER_OUTLIERS * S) break;
       lines++;
     }
-    return lines;
+    if (lines === 0 || lines >= S / 2 - 1) return lines;
+    // The first content line straddles the border's edge (the sample is a linear downscale, so it
+    // mixes border and content by their areas); how much border it holds places the edge between
+    // samples. Without this, a trimmed copy keeps up to a sample of border, which costs key bits.
+    const shares: number[] = [];
+    for (let i = 0; i < S; i++) {
+      const inside = at(side, lines + 1, i);
+      if (Math.abs(colour - inside) < 4 * BORDER_TOLERANCE) continue;
+      shares.push(Math.min(1, Math.max(0, (at(side, lines, i) - inside) / (colour - inside))));
+    }
+    if (shares.length < S / 10) return lines;
+    shares.sort((a, b) => a - b);
+    return lines + shares[shares.length >> 1];
   });
   const [left, top, right, bottom] = peeled;
-  if (left + top + right + bottom === 0) return null;
+  if (left + top + right + bottom < 1) return null;
   const region = { left: left / S, top: top / S, right: 1 - right / S, bottom: 1 - bottom / S };
   if (region.right - region.left < MIN_CONTENT || region.bottom - region.top < MIN_CONTENT) return null;
   return region;
