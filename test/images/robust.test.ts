@@ -1,0 +1,214 @@
+import { readFileSync } from 'node:fs';
+import sharp, { type Sharp } from 'sharp';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ImageRejected } from '../../lib/images/decode.js';
+import { phash, similarity } from '../../lib/images/phash.js';
+import { type Fingerprints, RobustIndex, computeFingerprints, matchFingerprints } from '../../lib/images/robust.js';
+import { INVERSE_ORIENTATION, ORIENTATIONS, orientRegionHash, regionHashFromHex, regionHashToHex } from '../../lib/images/robust-hash.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
+const PHOTOS = ['astronaut.png', 'camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'];
+const THRESHOLD = 0.9;
+
+const jpeg = (image: Sharp) => image.jpeg({ quality: 90 }).toBuffer();
+const cut = (width: number, height: number, share: number) => {
+  const [x, y] = [Math.round(width * share), Math.round(height * share)];
+  return { left: x, top: y, width: width - 2 * x, height: height - 2 * y };
+};
+const frame = (width: number, height: number, share: number, background: string) => {
+  const [x, y] = [Math.round(width * share), Math.round(height * share)];
+  return { left: x, right: x, top: y, bottom: y, background };
+};
+
+/** What was done to the copy, and the match_transform that must be reported for it. */
+const COPIES: { change: string; transform: string; make: (original: Buffer, width: number, height: number) => Promise<Buffer> }[] = [
+  { change: 'mirrored left-right', transform: 'hflip', make: (o) => jpeg(sharp(o).flop()) },
+  { change: 'mirrored top-bottom', transform: 'vflip', make: (o) => jpeg(sharp(o).flip()) },
+  { change: 'turned 90° clockwise', transform: 'rot90', make: (o) => jpeg(sharp(o).rotate(90)) },
+  { change: 'turned 180°', transform: 'rot180', make: (o) => jpeg(sharp(o).rotate(180)) },
+  { change: 'turned 270° clockwise', transform: 'rot270', make: (o) => jpeg(sharp(o).rotate(270)) },
+  { change: 'cropped 5 % per side', transform: 'crop', make: (o, w, h) => jpeg(sharp(o).extract(cut(w, h, 0.05))) },
+  { change: 'cropped 10 % per side', transform: 'crop', make: (o, w, h) => jpeg(sharp(o).extract(cut(w, h, 0.1))) },
+  { change: 'padded 20 % per side in black', transform: 'trimmed', make: (o, w, h) => jpeg(sharp(o).extend(frame(w, h, 0.2, '#000000'))) },
+  { change: 'framed by a 5 % white border', transform: 'trimmed', make: (o, w, h) => jpeg(sharp(o).extend(frame(w, h, 0.05, '#ffffff'))) },
+];
+
+const originals = new Map<string, Fingerprints>();
+/** copies.get(photo)[i] is COPIES[i] applied to the photo. */
+const copies = new Map<string, Fingerprints[]>();
+
+beforeAll(async () => {
+  for (const name of PHOTOS) {
+    const bytes = fixture(name);
+    const { width, height } = await sharp(bytes).metadata();
+    originals.set(name, await computeFingerprints(bytes));
+    copies.set(name, await Promise.all(COPIES.map(async ({ make }) => computeFingerprints(await make(bytes, width, height)))));
+  }
+});
+
+describe('computeFingerprints', () => {
+  it('keeps the SPEC pHash as the primary fingerprint', async () => {
+    for (const name of PHOTOS) expect(originals.get(name)!.phash, name).toBe(await phash(fixture(name)));
+  });
+
+  it('stores the whole image and six crop windows as 64-hex-digit hashes, in under 700 bytes of JSON', () => {
+    for (const name of PHOTOS) {
+      const { variants } = originals.get(name)!;
+      for (const region of ['whole', 'c90', 'c80', 'tl90', 'tr90', 'bl90', 'br90'] as const) expect(variants[region], `${name} ${region}`).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(originals.get(name)).length, name).toBeLessThan(700);
+    }
+  });
+
+  // Pinned so that a change to decoding, resampling, the DCT or the bit order is noticed: stored
+  // fingerprints would silently stop matching new ones after such a change.
+  it('gives the pinned whole-image region hash of a fixture photo', () => {
+    expect(originals.get('chelsea.png')!.variants.whole).toBe(GOLDEN_CHELSEA_WHOLE);
+  });
+
+  it('adds a trimmed region only for an image with a uniform border', () => {
+    expect(originals.get('chelsea.png')!.variants.trimmed).toBeUndefined();
+    const framed = copies.get('chelsea.png')![COPIES.findIndex((c) => c.change.includes('white border'))];
+    expect(framed.variants.trimmed).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('gives a plain image no region hashes, so it cannot match photos through them', async () => {
+    const grey = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#808080' } }).png().toBuffer();
+    const fingerprints = await computeFingerprints(grey);
+    expect(fingerprints.variants).toEqual({});
+    for (const name of PHOTOS) expect(matchFingerprints(fingerprints, originals.get(name)!, THRESHOLD), name).toBeNull();
+  });
+
+  it('rejects bytes that are not a decodable image', async () => {
+    await expect(computeFingerprints(Buffer.from('not an image'))).rejects.toThrow(ImageRejected);
+  });
+});
+
+describe('matchFingerprints', () => {
+  for (const [i, { change, transform }] of COPIES.entries()) {
+    it(`matches a copy ${change} with each fixture photo as "${transform}"`, () => {
+      for (const name of PHOTOS) {
+        const copy = copies.get(name)![i];
+        const original = originals.get(name)!;
+        const found = matchFingerprints(copy, original, THRESHOLD);
+        expect(found, name).not.toBeNull();
+        expect(found!.transform, name).toBe(transform);
+        expect(found!.similarity, name).toBeGreaterThanOrEqual(THRESHOLD);
+        expect(found!.plainSimilarity, name).toBe(similarity(copy.phash, original.phash));
+      }
+    });
+  }
+
+  it('needs the robust fingerprints for these copies: the plain pHash misses the flips, turns, pads and borders', () => {
+    for (const name of PHOTOS) {
+      for (const [i, { change }] of COPIES.entries()) {
+        if (change.startsWith('cropped')) continue;
+        expect(similarity(copies.get(name)![i].phash, originals.get(name)!.phash), `${name} ${change}`).toBeLessThan(THRESHOLD);
+      }
+    }
+  });
+
+  it('finds the original when the query is the uncropped image and the reference the crop', () => {
+    const crop10 = COPIES.findIndex((c) => c.change === 'cropped 10 % per side');
+    for (const name of PHOTOS) {
+      expect(matchFingerprints(originals.get(name)!, copies.get(name)![crop10], THRESHOLD)?.transform, name).toBe('crop');
+    }
+  });
+
+  it('calls a re-encoded copy identity and shows the pHash similarity', async () => {
+    for (const name of PHOTOS) {
+      const copy = await computeFingerprints(await jpeg(sharp(fixture(name)).resize(256)));
+      const found = matchFingerprints(copy, originals.get(name)!, THRESHOLD);
+      expect(found, name).toEqual({ similarity: found!.plainSimilarity, transform: 'identity', plainSimilarity: similarity(copy.phash, originals.get(name)!.phash) });
+      expect(found!.plainSimilarity, name).toBeGreaterThanOrEqual(THRESHOLD);
+    }
+  });
+
+  it('never matches two different fixture photos, under any transform or direction', () => {
+    for (const name of PHOTOS) {
+      for (const other of PHOTOS) {
+        if (other === name) continue;
+        const reference = originals.get(other)!;
+        expect(matchFingerprints(originals.get(name)!, reference, THRESHOLD), `${name} vs ${other}`).toBeNull();
+        for (const [i, { change }] of COPIES.entries()) {
+          expect(matchFingerprints(copies.get(name)![i], reference, THRESHOLD), `${name} ${change} vs ${other}`).toBeNull();
+          expect(matchFingerprints(reference, copies.get(name)![i], THRESHOLD), `${other} vs ${name} ${change}`).toBeNull();
+        }
+      }
+    }
+  });
+
+  it('works on fingerprints read back from JSON, as stored in the database', () => {
+    const stored = JSON.parse(JSON.stringify(originals.get('coffee.png'))) as Fingerprints;
+    expect(matchFingerprints(copies.get('coffee.png')![0], stored, THRESHOLD)?.transform).toBe('hflip');
+  });
+
+  it('keeps a lower caller threshold from loosening the region checks', () => {
+    for (const name of PHOTOS) {
+      for (const other of PHOTOS) {
+        if (other === name) continue;
+        const found = matchFingerprints(copies.get(name)![0], originals.get(other)!, 0.7);
+        // At 0.7 the plain pHash itself may call two photos alike; no region transform may.
+        if (found) expect(found.transform, `${name} vs ${other}`).toBe('identity');
+      }
+    }
+  });
+});
+
+describe('region hash orientations', () => {
+  it('undoes every orientation with its inverse, bit for bit', () => {
+    const hash = regionHashFromHex(originals.get('astronaut.png')!.variants.whole!);
+    for (const orientation of ORIENTATIONS) {
+      const turned = orientRegionHash(hash, orientation);
+      expect(regionHashToHex(orientRegionHash(turned, INVERSE_ORIENTATION[orientation])), orientation).toBe(regionHashToHex(hash));
+      if (orientation !== 'identity') expect(regionHashToHex(turned), orientation).not.toBe(regionHashToHex(hash));
+    }
+  });
+});
+
+describe('RobustIndex', () => {
+  const build = () => {
+    const index = new RobustIndex<string>();
+    for (const name of PHOTOS) index.add(name, originals.get(name)!);
+    return index;
+  };
+
+  it('finds each copy\'s original, with the transform, and no other photo', () => {
+    const index = build();
+    for (const name of PHOTOS) {
+      for (const [i, { change, transform }] of COPIES.entries()) {
+        const found = index.query(copies.get(name)![i], THRESHOLD);
+        expect(found.map((match) => [match.key, match.transform]), `${name} ${change}`).toEqual([[name, transform]]);
+      }
+    }
+  });
+
+  it('agrees with matchFingerprints on similarity and the shown pHash similarity', () => {
+    const index = build();
+    const copy = copies.get('rocket.jpg')![2];
+    const [found] = index.query(copy, THRESHOLD);
+    expect(found).toEqual({ key: 'rocket.jpg', ...matchFingerprints(copy, originals.get('rocket.jpg')!, THRESHOLD) });
+  });
+
+  it('finds a stored crop when the query is the uncropped image', () => {
+    const index = new RobustIndex<string>();
+    const crop5 = COPIES.findIndex((c) => c.change === 'cropped 5 % per side');
+    for (const name of PHOTOS) index.add(`${name} cropped`, copies.get(name)![crop5]);
+    for (const name of PHOTOS) {
+      expect(index.query(originals.get(name)!, THRESHOLD).map((match) => [match.key, match.transform]), name).toEqual([[`${name} cropped`, 'crop']]);
+    }
+  });
+
+  it('forgets a removed key and replaces the fingerprints of a key added again', () => {
+    const index = build();
+    const copy = copies.get('camera.png')![0];
+    index.remove('camera.png');
+    expect(index.query(copy, THRESHOLD)).toEqual([]);
+    expect(index.size).toBe(PHOTOS.length - 1);
+    index.add('chelsea.png', originals.get('camera.png')!);
+    expect(index.query(copy, THRESHOLD).map((match) => match.key)).toEqual(['chelsea.png']);
+    expect(index.query(copies.get('chelsea.png')![0], THRESHOLD)).toEqual([]);
+    expect(index.size).toBe(PHOTOS.length - 1);
+  });
+});
+
+const GOLDEN_CHELSEA_WHOLE = '6358bffdcdbe8c44a26242912fc4bdb74821c2caa5946ed571926a84b80e84da';
