@@ -56,11 +56,11 @@ export async function probeImage(bytes: Buffer, maxPixels: number): Promise<Imag
  */
 export function decodeOptions(maxPixels?: number): SharpOptions {
   return {
-    // 'error' rather than sharp's 'warning': web images often carry harmless decoder warnings
-    // (stray bytes after the last marker) and refusing them would lose real evidence.
     limitInputPixels: maxPixels ?? true,
     sequentialRead: true,
     autoOrient: true,
+    // 'error' rather than sharp's 'warning': web images often carry harmless decoder warnings
+    // (stray bytes after the last marker) and refusing them would lose real evidence.
     failOn: 'error',
   };
 }
