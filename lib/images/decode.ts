@@ -59,8 +59,8 @@ export function decodeOptions(maxPixels?: number): SharpOptions {
     limitInputPixels: maxPixels ?? true,
     sequentialRead: true,
     autoOrient: true,
-    // 'error' rather than sharp's 'warning': web images often carry harmless decoder warnings
-    // (stray bytes after the last marker) and refusing them would lose real evidence.
+    // 'error' rather than sharp's stricter 'warning': a file the decoder reads despite a warning
+    // stays usable evidence, while damaged and truncated files are still refused.
     failOn: 'error',
   };
 }
