@@ -4,7 +4,7 @@ import type { Env } from './env.js';
 import { deriveImage } from './images/derived.js';
 import { ImageRejected } from './images/decode.js';
 import { dedupeFaces, type FaceDetector } from './images/faces.js';
-import { computeFingerprints, MatchIndex, type Fingerprints } from './matching.js';
+import { computeFingerprints, RobustIndex, type Fingerprints } from './images/robust.js';
 import { replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
@@ -25,7 +25,7 @@ export interface Analyzer {
 }
 
 export interface SubmissionIndex {
-  index: MatchIndex<string>;
+  index: RobustIndex<string>;
   fingerprints: Map<string, Fingerprints>;
 }
 
@@ -35,7 +35,7 @@ export function createAnalyzer(faces: FaceDetector): Analyzer {
     faces,
     submissionIndex(env) {
       loaded ??= (async () => {
-        const index = new MatchIndex<string>();
+        const index = new RobustIndex<string>();
         const fingerprints = new Map<string, Fingerprints>();
         for (const row of await listFingerprints(env.db)) {
           const fp = storedFingerprints(row.phash, row.fingerprints);
@@ -50,10 +50,10 @@ export function createAnalyzer(faces: FaceDetector): Analyzer {
   };
 }
 
-/** A row's fingerprints column, or the bare pHash when the row predates the column. */
-function storedFingerprints(phash: string, json: string | null): Fingerprints {
+/** A row's fingerprints column; a row without one still matches on its bare pHash. */
+export function storedFingerprints(phash: string, json: string | null): Fingerprints {
   const fp = fromJson<Fingerprints | null>(json, null);
-  return fp && fp.phash === phash ? fp : { phash };
+  return fp && fp.phash === phash && fp.variants ? fp : { phash, variants: {} };
 }
 
 export async function readSubmissionImage(env: Env, file: string): Promise<Buffer> {
@@ -104,8 +104,8 @@ interface ReferenceEntry {
 }
 
 /** Attention candidates and watchlist entries (never excluded ones), indexed for this run. */
-async function referenceIndex(env: Env): Promise<{ index: MatchIndex<string>; entries: Map<string, ReferenceEntry> }> {
-  const index = new MatchIndex<string>();
+async function referenceIndex(env: Env): Promise<{ index: RobustIndex<string>; entries: Map<string, ReferenceEntry> }> {
+  const index = new RobustIndex<string>();
   const entries = new Map<string, ReferenceEntry>();
   for (const row of await listReferenceEntries(env.db)) {
     const entry = { id: row.id, submission_id: row.submission_id, state: row.state, fingerprints: storedFingerprints(row.phash, row.fingerprints) };
@@ -140,7 +140,7 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
           group: 'internal',
           title: other.title,
           local_media_path: other.file,
-          similarity: match.similarity,
+          similarity: match.plainSimilarity,
           matched: true,
           match_transform: match.transform,
           confidence: match.similarity,
@@ -158,7 +158,7 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
           group: confirmed ? 'watchlist' : 'attention',
           title: other?.title ?? entry.submission_id,
           local_media_path: other?.file ?? null,
-          similarity: match.similarity,
+          similarity: match.plainSimilarity,
           matched: true,
           match_transform: match.transform,
           confidence: match.similarity,

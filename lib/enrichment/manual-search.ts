@@ -4,10 +4,9 @@ import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients } from '../providers/clients.js';
 import { auditStatement } from '../repo/audit.js';
 import { addEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
-import { fromJson } from '../repo/json.js';
 import { getSubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk } from '../risk.js';
-import type { Fingerprints } from '../matching.js';
+import { storedFingerprints } from '../analysis.js';
 import { gatedCall } from './gate.js';
 import { verifyImage } from './verify.js';
 
@@ -57,7 +56,7 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
   }
   let evidence: Evidence[] = [];
   if (submission?.phash) {
-    const reference = fromJson<Fingerprints | null>(submission.fingerprints, null) ?? { phash: submission.phash };
+    const reference = storedFingerprints(submission.phash, submission.fingerprints);
     const items: NewEvidence[] = [];
     let budget = env.config.SVC_SEARCH_RESULT_COMPARE_LIMIT;
     for (const r of answer.items) {

@@ -1,7 +1,7 @@
 import type { Env } from '../env.js';
-import { readSubmissionImage } from '../analysis.js';
 import { cropFaces } from '../images/faces.js';
-import type { Fingerprints } from '../matching.js';
+import { readSubmissionImage, storedFingerprints } from '../analysis.js';
+import type { Fingerprints } from '../images/robust.js';
 import type { ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients } from '../providers/clients.js';
@@ -132,7 +132,7 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
     await setEnrichmentStatus(env.db, submissionId, 'skipped', env.clock.now().toISOString());
     return { status: 'skipped', added: [] };
   }
-  const fingerprints = fromJson<Fingerprints | null>(submission.fingerprints, null) ?? { phash: submission.phash };
+  const fingerprints = storedFingerprints(submission.phash, submission.fingerprints);
   const run = new Run(env, submission, fingerprints, await listEvidence(env.db, submissionId));
   await setEnrichmentStatus(env.db, submissionId, 'running', env.clock.now().toISOString());
   let status: EnrichmentStatus;

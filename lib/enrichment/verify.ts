@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Env } from '../env.js';
-import { computeFingerprints, matchFingerprints, type Fingerprints } from '../matching.js';
+import { similarity } from '../images/phash.js';
+import { computeFingerprints, matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
 
@@ -33,11 +34,11 @@ export async function verifyImage(env: Env, submissionId: string, reference: Fin
     const candidate = await computeFingerprints(downloaded.bytes, env.config.SVC_MAX_IMAGE_PIXELS);
     const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
     const match = matchFingerprints(candidate, reference, threshold);
-    const plain = matchFingerprints(candidate, reference, 0);
     return {
       imageUrl,
       localMediaPath,
-      similarity: match ? match.similarity : (plain?.similarity ?? null),
+      // The plain pHash similarity is the number shown; the transform says how a copy matched.
+      similarity: match ? match.plainSimilarity : similarity(candidate.phash, reference.phash),
       matched: match !== null,
       transform: match?.transform ?? null,
       error: null,

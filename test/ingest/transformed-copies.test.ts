@@ -1,0 +1,83 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyImage } from '../../lib/enrichment/verify.js';
+import { storedFingerprints } from '../../lib/analysis.js';
+import { getSubmissionRow } from '../../lib/repo/submissions.js';
+import { startFakeWeb, type FakeWeb } from '../fakes/index.js';
+import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { copyFixture, fixturePath } from '../helpers/fixtures.js';
+
+/** Issue 7's promise: edited copies of a watchlisted photo are caught, and say how. */
+let env: TestEnv;
+let web: FakeWeb;
+
+const astronaut = () => sharp(fixturePath('astronaut.png'));
+const copies: Record<string, () => Promise<Buffer>> = {
+  mirrored: () => astronaut().flop().jpeg({ quality: 85 }).toBuffer(),
+  turned: () => astronaut().rotate(90).jpeg({ quality: 85 }).toBuffer(),
+  cropped: () => astronaut().extract({ left: 51, top: 51, width: 410, height: 410 }).jpeg({ quality: 85 }).toBuffer(),
+  framed: () => astronaut().extend({ top: 40, bottom: 40, left: 40, right: 40, background: '#ffffff' }).jpeg({ quality: 85 }).toBuffer(),
+};
+
+async function evidenceOf(id: string) {
+  return (await (await env.call('GET', `/api/submissions/${id}/review`)).json()) as {
+    evidence: { group: string; match_transform: string | null; matched_submission_id: string | null; similarity: number }[];
+    groups: { key: string; label: string }[];
+    submission: { risk: { level: string }; decision: unknown };
+  };
+}
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  web = await startFakeWeb();
+  copyFixture('astronaut.png', env.paths.imagesDir);
+  for (const name of ['camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg']) copyFixture(name, env.paths.imagesDir);
+  await env.call('POST', '/api/submissions/reload');
+  const decided = await (await env.call('POST', '/api/submissions/astronaut/decision', { decision: '반려', evidence_ids: [] })).json();
+  await env.call('POST', `/api/knowledge/${decided.knowledge_entry.id}/promote-watchlist`);
+  for (const [name, make] of Object.entries(copies)) writeFileSync(join(env.paths.imagesDir, `${name}.jpg`), await make());
+  await env.call('POST', '/api/submissions/reload');
+});
+afterAll(async () => {
+  await env.dispose();
+  await web.close();
+});
+
+describe('edited copies of a watchlisted photo', () => {
+  it.each([
+    ['mirrored', /hflip/],
+    ['turned', /rot(90|270)/],
+    ['cropped', /crop/],
+    ['framed', /trimmed/],
+  ])('the %s copy lands in 확정 DB 근거 with how it matched', async (id, transform) => {
+    const review = await evidenceOf(id);
+    const watchlist = review.evidence.filter((e) => e.group === 'watchlist');
+    expect(watchlist).toHaveLength(1);
+    expect(watchlist[0].matched_submission_id).toBe('astronaut');
+    expect(watchlist[0].match_transform).toMatch(transform);
+    expect(review.groups[0]).toEqual(expect.objectContaining({ key: 'watchlist', label: '확정 DB 근거' }));
+    expect(review.submission.risk.level).toBe('high');
+    expect(review.submission.decision).toBeNull();
+  });
+
+  it('never matches two different photographs', async () => {
+    for (const id of ['camera', 'chelsea', 'coffee', 'rocket']) {
+      const review = await evidenceOf(id);
+      expect(review.evidence.filter((e) => ['internal', 'watchlist', 'attention'].includes(e.group))).toEqual([]);
+    }
+  });
+
+  it('verifies a mirrored web copy as a match and says so', async () => {
+    const url = web.addImage('/mirrored.jpg', await copies.mirrored(), 'image/jpeg');
+    const other = web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
+    const row = (await getSubmissionRow(env.db, 'astronaut'))!;
+    const reference = storedFingerprints(row.phash!, row.fingerprints);
+    const allowLocal = { ...env, config: { ...env.config, SVC_ALLOW_PRIVATE_DOWNLOADS: true } };
+    const mirrored = await verifyImage(allowLocal, 'astronaut', reference, url);
+    expect(mirrored).toMatchObject({ matched: true, transform: 'hflip' });
+    expect(mirrored.similarity).toBeLessThan(0.9);
+    expect(await verifyImage(allowLocal, 'astronaut', reference, other)).toMatchObject({ matched: false, transform: null });
+  });
+});
