@@ -136,6 +136,7 @@ function prepare(query: Parsed): PreparedQuery {
 }
 
 const phashDistance = (a: [number, number], b: [number, number]) => popcount32(a[0] ^ b[0]) + popcount32(a[1] ^ b[1]);
+// The epsilon keeps a threshold of exactly 1 - d/64 at radius d despite floating-point rounding.
 const radius = (threshold: number) => Math.max(0, Math.floor((1 - threshold) * 64 + 1e-9));
 
 /** How much a region pair assumes: the whole images, a trimmed border, a crop window. */
@@ -275,9 +276,9 @@ export class RobustIndex<K> {
   /**
    * Every stored image the query is a copy of, or that is a crop of the query, best first.
    *
-   * Candidates come from: the pHash within the threshold; the query's whole, trimmed and centred
-   * crop regions in all eight orientations, and its corner crops unturned, against stored whole and
-   * trimmed regions; the query's whole region, unturned and mirrored, against stored crop windows.
+   * Candidates come from: the pHash within the threshold; the query's whole and trimmed regions
+   * in all eight orientations against stored whole and trimmed regions; its crop windows, unturned,
+   * against the same; and its whole region, unturned and mirrored, against stored crop windows.
    * Every candidate then gets the full pairwise check. Lookups into the crop windows (six per
    * image) cost six times more than the others, which is why only the two commonest orientations
    * of a cropped copy go there; matchFingerprints checks all eight.
@@ -292,10 +293,11 @@ export class RobustIndex<K> {
     const lookup = Math.min(REGION_LOOKUP_DISTANCE, radius(Math.max(threshold, MIN_REGION_SIMILARITY)));
     for (const orientation of ORIENTATIONS) {
       const regions = query.oriented[orientation];
-      for (const name of ['whole', 'trimmed', 'c90', 'c80'] as const) collect(this.regions, regions[name], lookup);
+      collect(this.regions, regions.whole, lookup);
+      collect(this.regions, regions.trimmed, lookup);
       if (orientation === 'identity' || orientation === 'hflip') collect(this.windows, regions.whole, lookup);
     }
-    for (const name of ['tl90', 'tr90', 'bl90', 'br90'] as const) collect(this.regions, query.oriented.identity[name], lookup);
+    for (const name of REGION_NAMES) if (isWindow(name)) collect(this.regions, query.oriented.identity[name], lookup);
     const matches: RobustIndexMatch<K>[] = [];
     for (const id of candidates) {
       const found = match(query, this.reference(id), threshold);
