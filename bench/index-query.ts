@@ -5,6 +5,7 @@
  */
 import { SimilarityIndex } from '../lib/images/similarity-index.js';
 import type { BenchTable } from './run.js';
+import { seededRandom } from '../test/helpers/random.js';
 
 export const name = 'index-query';
 
@@ -12,17 +13,6 @@ const SIZES = [100_000, 1_000_000];
 const RADIUS = 6;
 const QUERIES = 2000;
 const PLANTED_PER_QUERY = 3;
-
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const hex = (high: number, low: number) => (high >>> 0).toString(16).padStart(8, '0') + (low >>> 0).toString(16).padStart(8, '0');
 

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import sharp, { type SharpOptions } from 'sharp';
 import { phash } from '../lib/images/phash.js';
 import type { BenchTable } from './run.js';
+import { seededRandom } from '../test/helpers/random.js';
 
 export const name = 'phash-throughput';
 
@@ -29,17 +30,6 @@ const CONCURRENCY = [1, 4];
 
 const require = createRequire(import.meta.url);
 const sharpPhash = require('sharp-phash') as (image: Buffer, options?: SharpOptions) => Promise<string>;
-
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 async function generateCorpus(): Promise<void> {
   await mkdir(CORPUS_DIR, { recursive: true });

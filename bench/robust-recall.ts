@@ -13,6 +13,7 @@ import { similarity } from '../lib/images/phash.js';
 import { type Fingerprints, REGION_NAMES, RobustIndex, computeFingerprints, matchFingerprints } from '../lib/images/robust.js';
 import { EVAL_PHOTOS, EVAL_SET_DIR, TRANSFORMS, buildEvalSet } from './eval-set.js';
 import type { BenchTable } from './run.js';
+import { seededRandom } from '../test/helpers/random.js';
 
 export const name = 'robust-recall';
 
@@ -60,17 +61,6 @@ async function loadEvalSet(): Promise<{ photos: string[]; sources: Map<string, s
   }
   const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { photos: { id: string; source: string }[] };
   return { photos: manifest.photos.map((photo) => photo.id), sources: new Map(manifest.photos.map((photo) => [photo.id, photo.source])) };
-}
-
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /** Share of 1 bits at each position over the given hex hashes. */

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hammingDistance } from '../../lib/images/phash.js';
 import { SimilarityIndex } from '../../lib/images/similarity-index.js';
-
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { seededRandom } from '../helpers/random.js';
 
 function randomHash(random: () => number): string {
   const word = () => Math.floor(random() * 2 ** 32).toString(16).padStart(8, '0');
