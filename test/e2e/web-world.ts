@@ -1,7 +1,6 @@
 import sharp from 'sharp';
 import {
-  FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, FAKE_VISION_API_KEY,
-  imageSearchItem, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb, webSearchItem,
+  fakeProviderSettings, imageSearchItem, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb, webSearchItem,
   type FakeGlobalSearch, type FakeLocalLlm, type FakeRegional, type FakeVision, type FakeWeb,
 } from '../fakes/index.js';
 import { fixturePath } from '../helpers/fixtures.js';
@@ -53,15 +52,7 @@ export async function startWebWorld(): Promise<WebWorld> {
   };
 
   const settings = {
-    REGIONAL_API_URL: regional.url,
-    REGIONAL_CLIENT_ID: FAKE_REGIONAL_CLIENT_ID,
-    REGIONAL_CLIENT_SECRET: FAKE_REGIONAL_CLIENT_SECRET,
-    GLOBAL_VISION_URL: vision.url,
-    GLOBAL_VISION_API_KEY: FAKE_VISION_API_KEY,
-    GLOBAL_CUSTOM_SEARCH_URL: globalSearch.endpoint,
-    GLOBAL_CUSTOM_SEARCH_API_KEY: FAKE_GLOBAL_SEARCH_API_KEY,
-    GLOBAL_CUSTOM_SEARCH_CX: FAKE_GLOBAL_SEARCH_CX,
-    LOCALLLM_BASE_URL: llm.url,
+    ...fakeProviderSettings({ regional, vision, search: globalSearch, llm }),
     // The fake web lives on 127.0.0.1, which the service otherwise never fetches.
     SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
   };

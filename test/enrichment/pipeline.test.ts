@@ -3,11 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  FAKE_GLOBAL_SEARCH_API_KEY,
-  FAKE_GLOBAL_SEARCH_CX,
-  FAKE_REGIONAL_CLIENT_ID,
-  FAKE_REGIONAL_CLIENT_SECRET,
-  FAKE_VISION_API_KEY,
+  fakeProviderSettings,
   imageSearchItem,
   startFakeGlobalSearch,
   startFakeLocalLlm,
@@ -32,15 +28,7 @@ let web: FakeWeb;
 let env: TestEnv;
 
 const providerEnv = () => ({
-  REGIONAL_API_URL: regional.url,
-  REGIONAL_CLIENT_ID: FAKE_REGIONAL_CLIENT_ID,
-  REGIONAL_CLIENT_SECRET: FAKE_REGIONAL_CLIENT_SECRET,
-  GLOBAL_VISION_URL: vision.url,
-  GLOBAL_VISION_API_KEY: FAKE_VISION_API_KEY,
-  GLOBAL_CUSTOM_SEARCH_URL: search.endpoint,
-  GLOBAL_CUSTOM_SEARCH_API_KEY: FAKE_GLOBAL_SEARCH_API_KEY,
-  GLOBAL_CUSTOM_SEARCH_CX: FAKE_GLOBAL_SEARCH_CX,
-  LOCALLLM_BASE_URL: llm.url,
+  ...fakeProviderSettings({ regional, vision, search, llm }),
   SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
 });
 

@@ -4,3 +4,4 @@ export * from './vision.js';
 export * from './global-search.js';
 export * from './local-llm.js';
 export * from './web.js';
+export * from './settings.js';

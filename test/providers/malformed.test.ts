@@ -9,6 +9,7 @@ import { FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, startFakeGlobalSearc
 import { startFakeLocalLlm, type FakeLocalLlm } from '../fakes/local-llm.js';
 import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, startFakeRegional, type FakeRegional } from '../fakes/regional.js';
 import type { FakeResponse, FakeServer } from '../fakes/server.js';
+import { fakeProviderSettings } from '../fakes/settings.js';
 import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
 
 /**
@@ -150,17 +151,7 @@ let approved: ApprovedImage;
 
 beforeAll(async () => {
   [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
-  const { config } = buildConfig({
-    REGIONAL_API_URL: regional.url,
-    REGIONAL_CLIENT_ID: FAKE_REGIONAL_CLIENT_ID,
-    REGIONAL_CLIENT_SECRET: FAKE_REGIONAL_CLIENT_SECRET,
-    GLOBAL_VISION_URL: vision.url,
-    GLOBAL_VISION_API_KEY: FAKE_VISION_API_KEY,
-    GLOBAL_CUSTOM_SEARCH_URL: search.endpoint,
-    GLOBAL_CUSTOM_SEARCH_API_KEY: FAKE_GLOBAL_SEARCH_API_KEY,
-    GLOBAL_CUSTOM_SEARCH_CX: FAKE_GLOBAL_SEARCH_CX,
-    LOCALLLM_BASE_URL: llm.url,
-  });
+  const { config } = buildConfig(fakeProviderSettings({ regional, vision, search, llm }));
   clients = createProviderClients(config);
   approved = await approveForVision(await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url)));
 });
