@@ -148,6 +148,11 @@ export async function reload(env: Env): Promise<ReloadReport> {
       report.rejected.push({ ...label, reason: `file already belongs to submission ${owner.id}` });
       continue;
     }
+    const holder = stored.get(entry.id);
+    if (holder && holder.origin === 'quick' && holder.file !== entry.file) {
+      report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
+      continue;
+    }
     candidates.push({ id: entry.id, title: entry.title, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, absolutePath: resolved.path });
   }
 

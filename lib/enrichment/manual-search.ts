@@ -1,7 +1,7 @@
 import type { Env } from '../env.js';
 import { ServiceError, invalid, notFound } from '../errors.js';
 import type { ProviderResult } from '../providers/call.js';
-import { createProviderClients } from '../providers/clients.js';
+import { createProviderClients, type ProviderClients } from '../providers/clients.js';
 import { auditStatement } from '../repo/audit.js';
 import { addEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
 import { getSubmissionRow } from '../repo/submissions.js';
@@ -30,20 +30,7 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
   const submission = request.submission_id ? await getSubmissionRow(env.db, request.submission_id) : null;
   if (request.submission_id && !submission) throw notFound(`unknown submission: ${request.submission_id}`);
   const clients = createProviderClients(env.config);
-  const send = (): Promise<ProviderResult<{ items: ManualResult[] }>> => {
-    const toResults = async <T extends object>(p: Promise<ProviderResult<T & { items: unknown[] }>>, map: (item: never) => ManualResult) => {
-      const r = await p;
-      return r.ok ? { ok: true as const, items: r.items.map((i) => map(i as never)) } : r;
-    };
-    if (provider === 'regional') {
-      if (type === 'image') return toResults(clients.regional.searchImages(query), (i: { title: string; imageUrl: string | null; thumbnailUrl: string | null }) => ({ title: i.title, url: i.imageUrl, image_url: i.imageUrl, thumbnail_url: i.thumbnailUrl }));
-      const docs = type === 'blog' ? clients.regional.searchBlogs(query) : clients.regional.searchWebDocuments(query);
-      return toResults(docs, (i: { title: string; pageUrl: string | null }) => ({ title: i.title, url: i.pageUrl, image_url: null, thumbnail_url: null }));
-    }
-    const search = type === 'image' ? clients.globalSearch.searchImages(query) : clients.globalSearch.searchWeb(query);
-    return toResults(search, (i: { title: string; pageUrl: string | null; imageUrl: string | null; thumbnailUrl: string | null }) => ({ title: i.title, url: i.pageUrl, image_url: i.imageUrl, thumbnail_url: i.thumbnailUrl }));
-  };
-  const answer = await gatedCall(env, provider, send);
+  const answer = await gatedCall(env, provider, () => search(clients, provider, type, query));
   const now = () => env.clock.now().toISOString();
   await auditStatement(
     env.db,
@@ -80,4 +67,18 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
     await recomputeRisk(env.db, submission.id, now());
   }
   return { provider, query, type, results: answer.items, evidence };
+}
+
+/** One search, its items in the manual-search shape; a failure passes through as it is. */
+async function search(clients: ProviderClients, provider: ManualProvider, type: ManualType, query: string): Promise<ProviderResult<{ items: ManualResult[] }>> {
+  if (provider === 'regional' && type === 'image') {
+    const r = await clients.regional.searchImages(query);
+    return r.ok ? { ok: true, items: r.items.map((i) => ({ title: i.title, url: i.imageUrl, image_url: i.imageUrl, thumbnail_url: i.thumbnailUrl })) } : r;
+  }
+  if (provider === 'regional') {
+    const r = type === 'blog' ? await clients.regional.searchBlogs(query) : await clients.regional.searchWebDocuments(query);
+    return r.ok ? { ok: true, items: r.items.map((i) => ({ title: i.title, url: i.pageUrl, image_url: null, thumbnail_url: null })) } : r;
+  }
+  const r = type === 'image' ? await clients.globalSearch.searchImages(query) : await clients.globalSearch.searchWeb(query);
+  return r.ok ? { ok: true, items: r.items.map((i) => ({ title: i.title, url: i.pageUrl, image_url: i.imageUrl, thumbnail_url: i.thumbnailUrl })) } : r;
 }

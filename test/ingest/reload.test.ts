@@ -164,6 +164,17 @@ describe('the registry and refusals', () => {
     expect(await env.db.prepare("SELECT COUNT(*) AS n FROM submissions WHERE file = 'images/astronaut.png'").first()).toEqual({ n: 1 });
   });
 
+  it('refuses a registry id that a quick submission of another file already holds', async () => {
+    copyFixture('astronaut.png', env.paths.imagesDir, 'photo.png');
+    await reload();
+    copyFixture('rocket.jpg', env.paths.imagesDir);
+    writeRegistry([entry('photo', 'images/rocket.jpg')]);
+    const report = await reload();
+    expect(report.rejected).toEqual([{ file: 'images/rocket.jpg', id: 'photo', reason: 'id photo is already used by the quick submission of images/photo.png' }]);
+    expect(report.imported).toEqual([]);
+    expect((await review('photo')).row).toMatchObject({ file: 'images/photo.png', origin: 'quick' });
+  });
+
   it('gives colliding quick names unique ids that stay stable across reloads', async () => {
     copyFixture('astronaut.png', env.paths.imagesDir, 'Photo.png');
     copyFixture('rocket.jpg', env.paths.imagesDir, 'photo.jpg');
