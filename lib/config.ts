@@ -202,13 +202,22 @@ export function loadConfig(processEnv: Source = process.env, dotEnvPath = '.env'
   return buildConfig(processEnv, text);
 }
 
+/** An operator may put a user and password in a provider URL; they are never shown. */
+function withoutCredentials(url: string): string {
+  const u = new URL(url);
+  if (!u.username && !u.password) return url;
+  u.username = '';
+  u.password = '';
+  return u.toString();
+}
+
 /** Settings that are safe to show (the console's `limits`): no secret values. */
 export function publicSettings(config: Config): Record<string, string | number | boolean> {
   const secret = new Set<string>(SECRET_VARIABLES);
   const out: Record<string, string | number | boolean> = {};
   for (const [k, v] of Object.entries(config)) {
     if (secret.has(k)) continue;
-    out[k] = v;
+    out[k] = typeof v === 'string' && isHttpUrl(v) ? withoutCredentials(v) : v;
   }
   return out;
 }

@@ -2,6 +2,7 @@ import type { Database } from './db/types.js';
 import type { Evidence } from './repo/evidence.js';
 import { listEvidence } from './repo/evidence.js';
 import { saveRiskStatement, type Risk, type RiskSignal } from './repo/submissions.js';
+import { serialized } from './serial.js';
 import type { GroupKey, RiskLevel } from './vocabulary.js';
 
 /**
@@ -33,9 +34,16 @@ export function computeRisk(evidence: Evidence[]): Risk {
   return { score, level, signals };
 }
 
+/** Serialises every read-compute-write of one submission's risk, so a stale result never lands last. */
+export function withRiskLock<T>(submissionId: string, fn: () => Promise<T>): Promise<T> {
+  return serialized(`risk|${submissionId}`, fn);
+}
+
 /** Recomputes and stores a submission's risk from its stored evidence. */
 export async function recomputeRisk(db: Database, submissionId: string, now: string): Promise<Risk> {
-  const risk = computeRisk(await listEvidence(db, submissionId));
-  await saveRiskStatement(db, submissionId, risk, now).run();
-  return risk;
+  return withRiskLock(submissionId, async () => {
+    const risk = computeRisk(await listEvidence(db, submissionId));
+    await saveRiskStatement(db, submissionId, risk, now).run();
+    return risk;
+  });
 }

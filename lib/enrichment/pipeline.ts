@@ -11,6 +11,7 @@ import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../r
 import { fromJson } from '../repo/json.js';
 import { getSubmissionRow, setEnrichmentStatus, type EnrichmentStatus, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk } from '../risk.js';
+import { serialized } from '../serial.js';
 import { gatedCall } from './gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
@@ -36,19 +37,9 @@ export interface EnrichResult {
   added: Evidence[];
 }
 
-const running = new Map<string, Promise<unknown>>();
-
 /** Runs the flow; two runs for one submission never overlap (the second waits for the first). */
 export async function enrichSubmission(env: Env, submissionId: string, options: EnrichOptions): Promise<EnrichResult> {
-  const key = `${env.paths.dataDir}|${submissionId}`;
-  const previous = running.get(key) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(() => runFlow(env, submissionId, options));
-  running.set(key, run);
-  try {
-    return await run;
-  } finally {
-    if (running.get(key) === run) running.delete(key);
-  }
+  return serialized(`enrich|${submissionId}`, () => runFlow(env, submissionId, options));
 }
 
 type Failure = { code: string; message: string };

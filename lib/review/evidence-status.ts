@@ -3,7 +3,7 @@ import { notFound } from '../errors.js';
 import { auditEvidenceStatusStatement } from '../repo/audit.js';
 import { countsTowardScore, getEvidence, listEvidence, setEvidenceStatusStatement, type Evidence } from '../repo/evidence.js';
 import { getSubmission, saveRiskStatement, type Submission } from '../repo/submissions.js';
-import { computeRisk } from '../risk.js';
+import { computeRisk, withRiskLock } from '../risk.js';
 import type { EvidenceStatus } from '../vocabulary.js';
 
 /**
@@ -18,17 +18,19 @@ export async function setEvidenceStatus(
   const { db } = env;
   const target = await getEvidence(db, evidenceId);
   if (!target) throw notFound(`unknown evidence: ${evidenceId}`);
-  const marked = (await listEvidence(db, target.submission_id)).map((e) => {
-    if (e.id !== evidenceId) return e;
-    const next = { ...e, status };
-    return { ...next, counts_toward_score: countsTowardScore(next) };
+  await withRiskLock(target.submission_id, async () => {
+    const marked = (await listEvidence(db, target.submission_id)).map((e) => {
+      if (e.id !== evidenceId) return e;
+      const next = { ...e, status };
+      return { ...next, counts_toward_score: countsTowardScore(next) };
+    });
+    const now = env.clock.now().toISOString();
+    await db.batch([
+      auditEvidenceStatusStatement(db, evidenceId, status, now),
+      setEvidenceStatusStatement(db, evidenceId, status),
+      saveRiskStatement(db, target.submission_id, computeRisk(marked), now),
+    ]);
   });
-  const now = env.clock.now().toISOString();
-  await db.batch([
-    auditEvidenceStatusStatement(db, evidenceId, status, now),
-    setEvidenceStatusStatement(db, evidenceId, status),
-    saveRiskStatement(db, target.submission_id, computeRisk(marked), now),
-  ]);
   const [evidence, submission] = await Promise.all([getEvidence(db, evidenceId), getSubmission(db, target.submission_id)]);
   return { evidence: evidence!, submission: submission! };
 }

@@ -102,10 +102,16 @@ describe('config', () => {
   });
 
   it('never shows secret values in public settings', () => {
-    const { config } = buildConfig({ REGIONAL_CLIENT_SECRET: 's3cret-value', GLOBAL_VISION_API_KEY: 'AIza-secret' });
+    const { config } = buildConfig({
+      REGIONAL_CLIENT_SECRET: 's3cret-value',
+      GLOBAL_VISION_API_KEY: 'AIza-secret',
+      LOCALLLM_BASE_URL: 'http://admin:hunter2@127.0.0.1:11434',
+    });
     const shown = JSON.stringify(publicSettings(config));
     expect(shown).not.toContain('s3cret-value');
     expect(shown).not.toContain('AIza-secret');
+    expect(shown).not.toContain('hunter2');
+    expect(publicSettings(config).LOCALLLM_BASE_URL).toBe('http://127.0.0.1:11434/');
     expect(shown).toContain('SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD');
   });
 });
