@@ -239,6 +239,26 @@ describe('failures and limits', () => {
   });
 });
 
+describe('secrets', () => {
+  it('never appear in evidence, provider diagnostics or audit events, even when a provider echoes them', async () => {
+    const secrets = { GLOBAL_VISION_API_KEY: 'wrong-vision-key-Zq81', REGIONAL_CLIENT_SECRET: 'wrong-regional-secret-Pz90', GLOBAL_CUSTOM_SEARCH_API_KEY: 'wrong-search-key-Lk72' };
+    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    search.respondWith((request) => ({ status: 400, json: { error: { message: `API key not valid: ${request.query.key}` } } }));
+    env = await createTestEnv({ ...providerEnv(), ...secrets });
+    copyFixture('camera.png', env.paths.imagesDir);
+    await env.call('POST', '/api/submissions/reload');
+    await env.jobs.drain();
+    await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'camera' });
+    const shown = await Promise.all(['/api/submissions/camera/review', '/api/providers', '/api/providers/health', '/api/audit-events', '/api/bootstrap', '/api/jobs'].map(async (path) => (await env.call('GET', path)).text()));
+    const failures = JSON.parse(shown[0]).evidence.filter((e: Evidence) => e.group === 'failures');
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    for (const text of shown) for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+    const stored = JSON.stringify((await env.db.prepare('SELECT * FROM evidence').all()).results) + JSON.stringify((await env.db.prepare('SELECT * FROM providers').all()).results);
+    for (const secret of Object.values(secrets)) expect(stored).not.toContain(secret);
+    expect(search.requests.some((r) => r.query.key === secrets.GLOBAL_CUSTOM_SEARCH_API_KEY)).toBe(true);
+  });
+});
+
 describe('re-analysis', () => {
   it('adds face-crop web evidence, marked and never scored, and a new summary', async () => {
     vision.detection = (image) => (image.length < 40000 ? { pagesWithMatchingImages: [{ url: web.urlFor('/face'), pageTitle: 'Face page Cameraman portrait' }] } : { webEntities: [{ description: 'Cameraman' }] });
