@@ -201,6 +201,15 @@ describe('failures and limits', () => {
     expect(health.providers.find((p: { id: string }) => p.id === 'local_llm').used_today).toBe(0);
   });
 
+  it('records a language model slower than its read timeout as a failure', async () => {
+    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    llm.respondWith({ delayMs: 1600, json: { model: 'm', response: 'late [ev_x]', done: true } });
+    const review = await reloadAndRun({ LOCALLLM_TIMEOUT_MS: '1000' });
+    const failure = byGroup(review, 'failures').find((f) => f.source === 'local_llm')!;
+    expect(failure.error?.code).toBe('timeout');
+    expect(byGroup(review, 'supporting')).toEqual([]);
+  });
+
   it('consumes no quota for failed requests and records each failure', async () => {
     vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
     regional.respondWith({ status: 500, body: 'oops' });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { handleHealth } from '../../functions/health.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;
@@ -8,6 +9,11 @@ beforeEach(async () => {
 afterEach(async () => env.dispose());
 
 describe('health and errors through the router, with no server', () => {
+  it('calls a handler function itself with a plain Request and the test env', async () => {
+    const res = await handleHealth(new Request('http://127.0.0.1/health'), env);
+    expect(await res.json()).toMatchObject({ status: 'ok', db: 'ok' });
+  });
+
   it('answers /health with the database state', async () => {
     const res = await env.call('GET', '/health');
     expect(res.status).toBe(200);

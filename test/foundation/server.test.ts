@@ -37,6 +37,29 @@ describe('the Node server', () => {
     await expect(fetch(`${running.url}/health`)).rejects.toThrow();
   });
 
+  it('picks up a job that was running when the process died, and runs it once', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-restart-'));
+    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0' });
+    const log = createLogger(config, { silent: true });
+    running = await startServer(config, { log });
+    copyFixture('camera.png', running.env.paths.imagesDir);
+    await fetch(`${running.url}/api/submissions/reload`, { method: 'POST' });
+    await running.env.jobs.stop();
+    // As if the process died mid-job: the row says running, nothing finished it.
+    await running.env.db.prepare("UPDATE jobs SET status = 'running', finished_at = NULL, run_token = 'dead' WHERE submission_id = 'camera'").run();
+    await running.stop();
+    running = await startServer(config, { log });
+    let job: { status: string; attempts: number } | undefined;
+    for (let i = 0; i < 100; i++) {
+      job = (await (await fetch(`${running.url}/api/jobs`)).json()).jobs[0];
+      if (job?.status !== 'running' && job?.status !== 'queued') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(job).toMatchObject({ status: 'skipped' });
+    expect(job!.attempts).toBeGreaterThanOrEqual(2);
+    expect((await (await fetch(`${running.url}/api/jobs`)).json()).jobs).toHaveLength(1);
+  });
+
   it('starts with npm start on the configured port and exits cleanly on SIGTERM', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'svc-process-'));
     const port = String(20000 + Math.floor(Math.random() * 20000));
