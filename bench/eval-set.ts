@@ -146,6 +146,8 @@ export const TRANSFORMS: Transform[] = [
     },
   },
   { name: 'rotate_3deg', target: null, apply: (o) => jpeg(sharp(o).rotate(3, { background: '#000000' })) },
+  // Twice the brightness change: where clipped highlights start to defeat the matching.
+  { name: 'brightness_30', target: null, apply: (o) => jpeg(sharp(o).modulate({ brightness: 1.3 })) },
 ];
 
 export interface EvalImage {

@@ -224,6 +224,16 @@ const ORIENTATION_MAPS = Object.fromEntries(
   }),
 ) as Record<Orientation, { source: Uint16Array; negate: Uint8Array }>;
 
+/** Where a region of the image lies after the image is given this orientation. */
+export function orientRegion(region: Region, orientation: Orientation): Region {
+  const { transpose, hflip, vflip } = ORIENTATION_STEPS[orientation];
+  let { left, top, right, bottom } = region;
+  if (transpose) [left, top, right, bottom] = [top, left, bottom, right];
+  if (hflip) [left, right] = [1 - right, 1 - left];
+  if (vflip) [top, bottom] = [1 - bottom, 1 - top];
+  return { left, top, right, bottom };
+}
+
 /** The hash the same region would have after the image is given this orientation. */
 export function orientRegionHash(hash: RegionHash, orientation: Orientation): RegionHash {
   if (orientation === 'identity') return hash;

@@ -9,6 +9,7 @@ import {
   WHOLE,
   contentRegion,
   luminanceSample,
+  orientRegion,
   orientRegionHash,
   regionHash,
   regionHashDistance,
@@ -27,8 +28,11 @@ import { SimilarityIndex } from './similarity-index.js';
  * image carries region hashes (see robust-hash.ts): the whole image, the image with its uniform
  * borders trimmed, and six crop windows. A query matches a reference when, for one of the eight
  * orientations, the 64-bit keys of two regions agree within the threshold AND all 255 bits of the
- * same two regions agree within VERIFY_MAX_DISTANCE. Crop windows are only ever compared with a
- * whole or trimmed image, never with each other.
+ * same two regions agree within VERIFY_MAX_DISTANCE. A crop window is compared with a whole or
+ * trimmed image (a crop), or with the window that covers the same part of the other image (the
+ * geometry is unchanged but only part of the image still agrees, e.g. where a brightened copy's
+ * highlights clipped and changed the whole image's lowest frequencies); two different windows are
+ * never compared.
  */
 
 export const REGION_NAMES = ['whole', 'trimmed', 'c90', 'c80', 'tl90', 'tr90', 'bl90', 'br90'] as const;
@@ -46,6 +50,27 @@ const WINDOWS: Record<Exclude<RegionName, 'whole' | 'trimmed'>, Region> = {
 };
 
 const isWindow = (name: RegionName) => name !== 'whole' && name !== 'trimmed';
+
+/**
+ * [orientation T][window]: the reference window showing what the window of a T'd query shows,
+ * e.g. a mirrored copy's top-left corner window is the original's top-right one.
+ */
+const SAME_WINDOW = Object.fromEntries(
+  ORIENTATIONS.map((orientation) => {
+    const names = Object.keys(WINDOWS) as (keyof typeof WINDOWS)[];
+    const covers = (a: Region, b: Region) =>
+      Math.abs(a.left - b.left) + Math.abs(a.top - b.top) + Math.abs(a.right - b.right) + Math.abs(a.bottom - b.bottom) < 1e-9;
+    return [
+      orientation,
+      Object.fromEntries(
+        names.map((name) => {
+          const shown = orientRegion(WINDOWS[name], INVERSE_ORIENTATION[orientation]);
+          return [name, names.find((other) => covers(WINDOWS[other], shown))!];
+        }),
+      ),
+    ];
+  }),
+) as Record<Orientation, Record<string, RegionName>>;
 
 export interface Fingerprints {
   /** The SPEC 64-bit pHash (16 hex digits). */
@@ -77,14 +102,17 @@ const MIN_REGION_SIMILARITY = 0.9;
  * The second check on all 255 bits of the two regions. Measured on the 42 photographs of
  * bench/robust-recall.ts: a copy's best region pair differs in at most 35 bits (43 for one
  * watermarked copy, which the pHash matches anyway); different photographs differ in 78 bits or
- * more under every orientation and region pair, and never come within 6 key bits at all.
+ * more under every orientation and region pair compared (same windows included), and never come
+ * within 8 key bits at all.
  */
 const VERIFY_MAX_DISTANCE = 48;
 /**
  * Index lookups of region keys stay within the radius the similarity index serves from exact
  * 16-bit chunk buckets (floor(3 / 4) = 0 bits per chunk; radius 6 visits 17 times more entries).
- * In the evaluation, copies on a stored geometry differ from their original's region key in at
- * most 3 bits; the pairwise check still allows up to the threshold's radius.
+ * In the evaluation, mirrored, turned, cropped or bordered copies differ from their original's
+ * closest region key in at most 3 bits, and so does the one brightened copy the pHash misses (a
+ * bright wood texture whose highlights clip: its whole image is 10 bits off, its top-right window
+ * 3); the pairwise check still allows up to the threshold's radius.
  */
 const REGION_LOOKUP_DISTANCE = 3;
 
@@ -140,8 +168,12 @@ const phashDistance = (a: [number, number], b: [number, number]) => popcount32(a
 // The epsilon keeps a threshold of exactly 1 - d/64 at radius d despite floating-point rounding.
 const radius = (threshold: number) => Math.max(0, Math.floor((1 - threshold) * 64 + 1e-9));
 
-/** How much a region pair assumes: the whole images, a trimmed border, a crop window. */
+/**
+ * How much a region pair assumes: the whole images, a trimmed border, a crop window, and last the
+ * same window of both (an unchanged geometry of which only part still agrees).
+ */
 function tierOf(queryRegion: RegionName, referenceRegion: RegionName): number {
+  if (isWindow(queryRegion) && isWindow(referenceRegion)) return 3;
   if (isWindow(queryRegion) || isWindow(referenceRegion)) return 2;
   return queryRegion === 'trimmed' || referenceRegion === 'trimmed' ? 1 : 0;
 }
@@ -162,8 +194,9 @@ interface RegionMatch {
 
 /**
  * The plainest explanation that passes both checks: whole images before a trimmed border before a
- * crop window (a crop window also fits a bordered copy, but "trimmed" says what happened), and
- * within that the closest 255-bit hashes; ties keep the earlier orientation.
+ * crop window (a crop window also fits a bordered copy, but "trimmed" says what happened) before
+ * the same window of both, and within that the closest 255-bit hashes; ties keep the earlier
+ * orientation.
  */
 function bestRegionMatch(query: PreparedQuery, reference: Parsed, maxKeyDistance: number): RegionMatch | null {
   let best: RegionMatch | null = null;
@@ -173,7 +206,7 @@ function bestRegionMatch(query: PreparedQuery, reference: Parsed, maxKeyDistance
       const queryHash = queryRegions[queryName];
       if (!queryHash) continue;
       for (const referenceName of REGION_NAMES) {
-        if (isWindow(queryName) && isWindow(referenceName)) continue;
+        if (isWindow(queryName) && isWindow(referenceName) && referenceName !== SAME_WINDOW[orientation][queryName]) continue;
         const referenceHash = reference.regions[referenceName];
         if (!referenceHash) continue;
         const tier = tierOf(queryName, referenceName);
@@ -195,11 +228,10 @@ function match(query: PreparedQuery, reference: Parsed, threshold: number): Fing
   const identity = { similarity: plainSimilarity, transform: 'identity', plainSimilarity };
   if (plainSimilarity >= threshold) {
     // The pHash already matches; the regions only tell when that copy was cropped or bordered.
-    if (!region || region.tier === 0) return identity;
+    if (!region || region.tier === 0 || region.tier === 3) return identity;
   } else if (!region) {
     return null;
   }
-  if (region.tier === 0 && region.orientation === 'identity' && plainSimilarity >= threshold) return identity;
   return { similarity: 1 - region.keyDistance / 64, transform: transformName(region.orientation, region.tier), plainSimilarity };
 }
 
@@ -279,10 +311,11 @@ export class RobustIndex<K> {
    *
    * Candidates come from: the pHash within the threshold; the query's whole and trimmed regions
    * in all eight orientations against stored whole and trimmed regions; its crop windows, unturned,
-   * against the same; and its whole region, unturned and mirrored, against stored crop windows.
-   * Every candidate then gets the full pairwise check. Lookups into the crop windows (six per
-   * image) cost six times more than the others, which is why only the two commonest orientations
-   * of a cropped copy go there; matchFingerprints checks all eight.
+   * against the same and against stored crop windows; and its whole region, unturned and mirrored,
+   * against stored crop windows. Every candidate then gets the full pairwise check. Lookups into
+   * the crop windows (six per image) cost six times more than the others, which is why only the
+   * unturned copy's windows and the two commonest orientations of a cropped copy go there;
+   * matchFingerprints checks all eight.
    */
   query(fingerprints: Fingerprints, threshold: number): RobustIndexMatch<K>[] {
     const query = prepare(parse(fingerprints));
@@ -298,7 +331,11 @@ export class RobustIndex<K> {
       collect(this.regions, regions.trimmed, lookup);
       if (orientation === 'identity' || orientation === 'hflip') collect(this.windows, regions.whole, lookup);
     }
-    for (const name of REGION_NAMES) if (isWindow(name)) collect(this.regions, query.oriented.identity[name], lookup);
+    for (const name of REGION_NAMES) {
+      if (!isWindow(name)) continue;
+      collect(this.regions, query.oriented.identity[name], lookup);
+      collect(this.windows, query.oriented.identity[name], lookup);
+    }
     const matches: RobustIndexMatch<K>[] = [];
     for (const id of candidates) {
       const found = match(query, this.reference(id), threshold);

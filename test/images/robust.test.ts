@@ -4,7 +4,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/decode.js';
 import { phash, similarity } from '../../lib/images/phash.js';
 import { type Fingerprints, RobustIndex, computeFingerprints, matchFingerprints } from '../../lib/images/robust.js';
-import { INVERSE_ORIENTATION, ORIENTATIONS, orientRegionHash, regionHashFromHex, regionHashToHex } from '../../lib/images/robust-hash.js';
+import {
+  INVERSE_ORIENTATION,
+  ORIENTATIONS,
+  type Orientation,
+  orientRegion,
+  orientRegionHash,
+  regionHashFromHex,
+  regionHashToHex,
+} from '../../lib/images/robust-hash.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
 const PHOTOS = ['astronaut.png', 'camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'];
@@ -32,6 +40,10 @@ const COPIES: { change: string; transform: string; make: (original: Buffer, widt
   { change: 'padded 20 % per side in black', transform: 'trimmed', make: (o, w, h) => jpeg(sharp(o).extend(frame(w, h, 0.2, '#000000'))) },
   { change: 'framed by a 5 % white border', transform: 'trimmed', make: (o, w, h) => jpeg(sharp(o).extend(frame(w, h, 0.05, '#ffffff'))) },
 ];
+
+/** +50 % brightness turns 40 % of camera.png and 16 % of coffee.png pure white. */
+const brightened = async (name: string, turn = 0) =>
+  computeFingerprints(await jpeg(sharp(await sharp(fixture(name)).modulate({ brightness: 1.5 }).png().toBuffer()).rotate(turn)));
 
 const originals = new Map<string, Fingerprints>();
 /** copies.get(photo)[i] is COPIES[i] applied to the photo. */
@@ -137,6 +149,17 @@ describe('matchFingerprints', () => {
     }
   });
 
+  it('matches a brightened copy whose highlights clip as identity (turned: rot90), though its pHash no longer matches', async () => {
+    const copy = await brightened('camera.png');
+    const original = originals.get('camera.png')!;
+    expect(similarity(copy.phash, original.phash)).toBeLessThan(THRESHOLD);
+    expect(matchFingerprints(copy, original, THRESHOLD)?.transform).toBe('identity');
+    expect(matchFingerprints(await brightened('camera.png', 90), original, THRESHOLD)?.transform).toBe('rot90');
+    for (const other of PHOTOS.filter((name) => name !== 'camera.png')) {
+      expect(matchFingerprints(copy, originals.get(other)!, THRESHOLD), other).toBeNull();
+    }
+  });
+
   it('works on fingerprints read back from JSON, as stored in the database', () => {
     const stored = JSON.parse(JSON.stringify(originals.get('coffee.png'))) as Fingerprints;
     expect(matchFingerprints(copies.get('coffee.png')![0], stored, THRESHOLD)?.transform).toBe('hflip');
@@ -165,6 +188,48 @@ describe('region hash orientations', () => {
   });
 });
 
+describe('orientRegion', () => {
+  it('says where a marked region of an image lands after sharp mirrors or turns the image', async () => {
+    const [width, height] = [200, 100];
+    const region = { left: 0.1, top: 0.2, right: 0.4, bottom: 0.5 };
+    const marked = await sharp({ create: { width, height, channels: 3, background: '#000000' } })
+      .composite([
+        {
+          input: { create: { width: 60, height: 30, channels: 3, background: '#ffffff' } },
+          left: region.left * width,
+          top: region.top * height,
+        },
+      ])
+      .png()
+      .toBuffer();
+    const turns: [Orientation, (image: Sharp) => Sharp][] = [
+      ['hflip', (image) => image.flop()],
+      ['vflip', (image) => image.flip()],
+      ['rot90', (image) => image.rotate(90)],
+      ['rot180', (image) => image.rotate(180)],
+      ['rot270', (image) => image.rotate(270)],
+    ];
+    for (const [orientation, turn] of turns) {
+      const { data, info } = await turn(sharp(marked)).greyscale().raw().toBuffer({ resolveWithObject: true });
+      const xs: number[] = [];
+      const ys: number[] = [];
+      data.forEach((value, i) => {
+        if (value < 128) return;
+        xs.push(i % info.width);
+        ys.push(Math.floor(i / info.width));
+      });
+      const found = {
+        left: Math.min(...xs) / info.width,
+        top: Math.min(...ys) / info.height,
+        right: (Math.max(...xs) + 1) / info.width,
+        bottom: (Math.max(...ys) + 1) / info.height,
+      };
+      const expected = orientRegion(region, orientation);
+      for (const side of ['left', 'top', 'right', 'bottom'] as const) expect(found[side], `${orientation} ${side}`).toBeCloseTo(expected[side], 5);
+    }
+  });
+});
+
 describe('RobustIndex', () => {
   const build = () => {
     const index = new RobustIndex<string>();
@@ -179,6 +244,14 @@ describe('RobustIndex', () => {
         const found = index.query(copies.get(name)![i], THRESHOLD);
         expect(found.map((match) => [match.key, match.transform]), `${name} ${change}`).toEqual([[name, transform]]);
       }
+    }
+  });
+
+  it('finds the original of a brightened copy whose highlights clip, and no other photo', async () => {
+    const index = build();
+    for (const name of ['camera.png', 'coffee.png']) {
+      const found = index.query(await brightened(name), THRESHOLD);
+      expect(found.map((match) => [match.key, match.transform]), name).toEqual([[name, 'identity']]);
     }
   });
 
