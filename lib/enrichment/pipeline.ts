@@ -4,7 +4,7 @@ import { readSubmissionImage, storedFingerprints } from '../analysis.js';
 import type { Fingerprints } from '../images/robust.js';
 import type { ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
-import { createProviderClients } from '../providers/clients.js';
+import { createProviderClients, type ProviderClients } from '../providers/clients.js';
 import { approveForVision, type ApprovedImage } from '../providers/derived-image.js';
 import type { WebDetection } from '../providers/global-vision.js';
 import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
@@ -56,6 +56,7 @@ class Run {
   directMatch = false;
   /** Provider requests that went out. */
   calls = 0;
+  readonly clients: ProviderClients;
 
   constructor(
     readonly env: Env,
@@ -64,6 +65,7 @@ class Run {
     existing: Evidence[],
   ) {
     this.known = new Set(existing.map(evidenceKey));
+    this.clients = createProviderClients(env.config);
   }
 
   async add(items: NewEvidence[]): Promise<void> {
@@ -153,7 +155,7 @@ function emptyDetection(): WebDetection {
 
 /** Step 1: web detection of a derived image; its findings become evidence, its image matches are verified. */
 async function detectWeb(run: Run, image: ApprovedImage, faceCrop: boolean): Promise<WebDetection | null> {
-  const clients = createProviderClients(run.env.config);
+  const { clients } = run;
   const answer = await run.call('global_vision', faceCrop ? 'face_crop_web_detection' : 'web_detection', null, () => clients.globalVision.detectWeb(image));
   if (!answer) return null;
   const { detection } = answer;
@@ -197,7 +199,7 @@ async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetect
 /** Step 3 and 4: regional and custom image search with the derived queries; results verified. */
 async function imageSearches(run: Run, candidates: QueryCandidate[]): Promise<void> {
   const { config } = run.env;
-  const clients = createProviderClients(config);
+  const { clients } = run;
   for (const query of imageSearchQueries(candidates, config.SVC_AUTO_REGIONAL_QUERY_LIMIT)) {
     for (let page = 0; page < config.REGIONAL_SEARCH_PAGES; page++) {
       const answer = await run.call('regional', 'image_search', query, () => clients.regional.searchImages(query, page));
@@ -273,7 +275,7 @@ async function searchResults(run: Run, source: 'regional' | 'global_search', kin
 /** Step 5: helpers when no direct match was found: blog and custom web search, then web documents. */
 async function helperSearches(run: Run, candidates: QueryCandidate[]): Promise<void> {
   const { config } = run.env;
-  const clients = createProviderClients(config);
+  const { clients } = run;
   const toItems = (docs: { title: string; pageUrl: string | null; description: string }[]): SearchItem[] =>
     docs.map((d) => ({ title: d.title, pageUrl: d.pageUrl, imageUrl: null, thumbnailUrl: null, snippet: d.description }));
   for (const query of helperSearchQueries(candidates, config.SVC_AUTO_REGIONAL_BLOG_QUERY_LIMIT)) {
@@ -304,7 +306,7 @@ async function helperSearches(run: Run, candidates: QueryCandidate[]): Promise<v
 async function summarise(run: Run): Promise<void> {
   const evidence = await listEvidence(run.env.db, run.submission.id);
   if (!evidence.some((e) => e.group !== 'failures' && !e.supporting)) return;
-  const clients = createProviderClients(run.env.config);
+  const { clients } = run;
   const summary = await run.call('local_llm', 'summary', null, () => summariseEvidence(evidence, (prompt) => clients.localLlm.generate(prompt)));
   if (summary) {
     await run.add([{ source: 'local_llm', kind: 'summary', group: 'supporting', supporting: true, title: '근거 요약', text: summary.text, source_evidence_ids: summary.sourceEvidenceIds, source_urls: summary.sourceUrls }]);
