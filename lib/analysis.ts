@@ -8,7 +8,7 @@ import { computeFingerprints, RobustIndex, type Fingerprints } from './images/ro
 import { replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
-import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure } from './repo/submissions.js';
+import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure, type FaceRecord } from './repo/submissions.js';
 import { recomputeRisk } from './risk.js';
 import { WATCHLIST_CONFIRMED } from './vocabulary.js';
 
@@ -74,17 +74,15 @@ export async function analyseSubmission(env: Env, id: string): Promise<void> {
     const target = join(env.paths.dataDir, derivedPath);
     await writeFile(`${target}.tmp`, derived.bytes);
     await rename(`${target}.tmp`, target);
-    let faces: { box: { x: number; y: number; width: number; height: number }; score: number }[] = [];
+    let faces: FaceRecord[] = [];
     let faceError: string | null = null;
     try {
       faces = dedupeFaces(await env.analyzer.faces.detect(bytes));
     } catch (error) {
       faceError = `face detection failed: ${error instanceof Error ? error.message : String(error)}`;
     }
-    await saveAnalysis(env.db, id, { phash: fingerprints.phash, fingerprints, faces, derived_path: derivedPath }, now());
-    if (faceError) await env.db.prepare('UPDATE submissions SET analysis_error = ? WHERE id = ?').bind(faceError, id).run();
+    await saveAnalysis(env.db, id, { phash: fingerprints.phash, fingerprints, faces, derived_path: derivedPath, analysis_error: faceError }, now());
     const { index, fingerprints: all } = await env.analyzer.submissionIndex(env);
-    index.remove(id);
     index.add(id, fingerprints);
     all.set(id, fingerprints);
   } catch (error) {

@@ -8,7 +8,7 @@ import { describeIssues } from './http.js';
 import { ImageRejected, probeImage } from './images/decode.js';
 import { auditStatement } from './repo/audit.js';
 import { enqueueJobStatement } from './repo/jobs.js';
-import { listSubmissionRows, updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionRow } from './repo/submissions.js';
+import { listSubmissionRows, updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput, type SubmissionRow } from './repo/submissions.js';
 import { formatLocal, parseLocal } from './time.js';
 
 /**
@@ -41,15 +41,8 @@ export const RegistryEntry = z
   })
   .strict();
 
-interface Candidate {
-  id: string;
-  title: string;
-  file: string;
-  origin: 'quick' | 'registry';
-  submitted_at: string;
-  submitted_at_epoch: number;
-  absolutePath: string;
-}
+/** What a registry entry or a quick file says about a submission, before its bytes are read. */
+type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & { absolutePath: string };
 
 /** Quick ids: the file name without extension, lowercased, other characters as dashes. */
 export function quickId(fileName: string): string {

@@ -208,15 +208,17 @@ export interface AnalysisResult {
   fingerprints: unknown;
   faces: FaceRecord[];
   derived_path: string;
+  /** Set when the image was analysed but a part of it (face detection) failed. */
+  analysis_error?: string | null;
 }
 
 export async function saveAnalysis(db: Database, id: string, result: AnalysisResult, now: string): Promise<void> {
   await db
     .prepare(
       `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, derived_path = ?, derived_created_at = ?,
-         analysis_status = 'done', analysis_error = NULL, updated_at = ? WHERE id = ?`,
+         analysis_status = 'done', analysis_error = ?, updated_at = ? WHERE id = ?`,
     )
-    .bind(result.phash, toJson(result.fingerprints), toJson(result.faces), result.derived_path, now, now, id)
+    .bind(result.phash, toJson(result.fingerprints), toJson(result.faces), result.derived_path, now, result.analysis_error ?? null, now, id)
     .run();
 }
 
