@@ -1,5 +1,4 @@
-import sharp, { type OutputInfo } from 'sharp';
-import { decodeFailure, decodeOptions } from './decode.js';
+import { jpegLuma, lumaSample, resample, type Raster } from './luma.js';
 
 /**
  * 64-bit DCT perceptual hash (SPEC): grayscale, 32x32, 2-D DCT-II, the top-left 8x8 block of
@@ -17,30 +16,24 @@ export function isPhash(value: string): boolean {
 }
 
 /**
- * Decodes any supported image into 1024 luminance values (0-255), row-major, after EXIF
- * auto-orientation. Transparent areas are seen on white, as a browser would show them.
- * The resize lets libvips shrink on load (JPEG DCT scaling, WebP/SVG scaled decode), so a
- * multi-megapixel photo is never decoded at full size.
+ * Decodes any supported image into 1024 luma values (0-255), row-major, after EXIF
+ * auto-orientation, by area averaging (see luma.ts). Transparent areas are seen on white, as a
+ * browser would show them. A multi-megapixel photo is never decoded at full size: a JPEG is read
+ * at 1/8 scale from its DC coefficients, other formats shrink on load in libvips.
  */
 export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
-  let raw: { data: Buffer; info: OutputInfo };
-  try {
-    raw = await sharp(input, decodeOptions(maxPixels))
-      .resize(SAMPLE_SIZE, SAMPLE_SIZE, { fit: 'fill' })
-      .flatten({ background: '#ffffff' })
-      .greyscale()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-  } catch (error) {
-    throw decodeFailure(error);
-  }
-  const { data, info } = raw;
-  if (info.width !== SAMPLE_SIZE || info.height !== SAMPLE_SIZE || info.channels !== 1) {
-    throw new Error(`grayscale32 expected a 32x32 single-channel raster, got ${info.width}x${info.height}x${info.channels}`);
-  }
-  const pixels = new Float64Array(SAMPLE_SIZE * SAMPLE_SIZE);
-  for (let i = 0; i < pixels.length; i++) pixels[i] = data[i];
-  return pixels;
+  return jpegGrayscale32(input, maxPixels) ?? sampleGrayscale32(await lumaSample(input, maxPixels));
+}
+
+/** grayscale32 from the JPEG's own luma grid, or null when libvips must decode (see jpegLuma). */
+export function jpegGrayscale32(input: Buffer, maxPixels?: number): Float64Array | null {
+  const luma = jpegLuma(input, maxPixels);
+  return luma && resample(luma, luma.window, SAMPLE_SIZE);
+}
+
+/** grayscale32 from a libvips luma sample. */
+export function sampleGrayscale32(sample: Raster): Float64Array {
+  return resample(sample, sample.window, SAMPLE_SIZE);
 }
 
 /** Orthonormal DCT-II basis, COSINES[k * 32 + n] = a(k) cos(pi (2n + 1) k / 64). */

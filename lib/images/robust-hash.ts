@@ -1,5 +1,4 @@
-import sharp from 'sharp';
-import { decodeFailure, decodeOptions } from './decode.js';
+import { SAMPLE_SIDE, resample, type Raster } from './luma.js';
 import { SAMPLE_SIZE, dct32, popcount32, wordsToHash } from './phash.js';
 
 /**
@@ -16,9 +15,6 @@ import { SAMPLE_SIZE, dct32, popcount32, wordsToHash } from './phash.js';
  * 64 of the bits, the 8x8 block with the always-positive DC replaced by (8, 8), form the key that
  * the similarity index searches; all 255 bits verify a candidate.
  */
-
-/** Side of the square luminance sample regions are cut from; a 5 % border is 13 samples wide. */
-export const REGION_SAMPLE_SIZE = 256;
 
 /** Left, top, right, bottom as fractions of the image width/height. */
 export interface Region {
@@ -52,77 +48,11 @@ const KEY_BITS: readonly number[] = (() => {
   return bits;
 })();
 
-/**
- * Decodes once into a square luminance sample. The aspect ratio is dropped, as the pHash drops
- * it: regions are fractions of the image, so a region cuts the same content at any aspect.
- */
-export async function luminanceSample(input: Buffer, maxPixels?: number): Promise<Float64Array> {
-  let data: Buffer;
-  try {
-    data = await sharp(input, decodeOptions(maxPixels))
-      .resize(REGION_SAMPLE_SIZE, REGION_SAMPLE_SIZE, { fit: 'fill', kernel: 'linear' })
-      .flatten({ background: '#ffffff' })
-      .greyscale()
-      .raw()
-      .toBuffer();
-  } catch (error) {
-    throw decodeFailure(error);
-  }
-  return Float64Array.from(data);
-}
-
-/**
- * Area-average weights along one axis: output cell o mixes the sample cells it covers, which are
- * the cells first[o] .. first[o] + count[o] - 1 with weights[o * MAX_SPAN + k].
- */
-interface AreaWeights {
-  first: Int32Array;
-  count: Int32Array;
-  weights: Float64Array;
-}
-
-const MAX_SPAN = REGION_SAMPLE_SIZE / SAMPLE_SIZE + 2;
-
-function areaWeights(start: number, end: number): AreaWeights {
-  const S = REGION_SAMPLE_SIZE;
-  const first = new Int32Array(SAMPLE_SIZE);
-  const count = new Int32Array(SAMPLE_SIZE);
-  const weights = new Float64Array(SAMPLE_SIZE * MAX_SPAN);
-  const step = (end - start) / SAMPLE_SIZE;
-  for (let o = 0; o < SAMPLE_SIZE; o++) {
-    const from = start + o * step;
-    const to = from + step;
-    first[o] = Math.floor(from);
-    for (let i = first[o]; i < Math.ceil(to) && i < S; i++) {
-      weights[o * MAX_SPAN + count[o]++] = (Math.min(to, i + 1) - Math.max(from, i)) / step;
-    }
-  }
-  return { first, count, weights };
-}
-
-/** The region resampled to 32x32 by area averaging (separable: columns, then rows). */
-export function resampleRegion(sample: Float64Array, region: Region): Float64Array {
-  const S = REGION_SAMPLE_SIZE;
-  const N = SAMPLE_SIZE;
-  const x = areaWeights(region.left * S, region.right * S);
-  const y = areaWeights(region.top * S, region.bottom * S);
-  const columns = new Float64Array(S * N);
-  for (let row = 0; row < S; row++) {
-    for (let o = 0; o < N; o++) {
-      let sum = 0;
-      for (let k = 0; k < x.count[o]; k++) sum += x.weights[o * MAX_SPAN + k] * sample[row * S + x.first[o] + k];
-      columns[row * N + o] = sum;
-    }
-  }
-  const out = new Float64Array(N * N);
-  for (let o = 0; o < N; o++) {
-    for (let k = 0; k < y.count[o]; k++) {
-      const w = y.weights[o * MAX_SPAN + k];
-      const from = (y.first[o] + k) * N;
-      for (let col = 0; col < N; col++) out[o * N + col] += w * columns[from + col];
-    }
-  }
-  return out;
+/** The region of the luma sample (lumaSample in luma.ts) resampled to 32x32 by area averaging. */
+export function resampleRegion(sample: Raster, region: Region): Float64Array {
+  const { width, height } = sample;
+  const window = { left: region.left * width, top: region.top * height, right: region.right * width, bottom: region.bottom * height };
+  return resample(sample, window, SAMPLE_SIZE);
 }
 
 /**
@@ -133,7 +63,7 @@ export function resampleRegion(sample: Float64Array, region: Region): Float64Arr
 const MIN_AC_RMS = 1;
 
 /** The region's hash, or null when the region is too plain to hash reliably. */
-export function regionHash(sample: Float64Array, region: Region): RegionHash | null {
+export function regionHash(sample: Raster, region: Region): RegionHash | null {
   const dct = dct32(resampleRegion(sample, region));
   const hash = new Uint32Array(REGION_WORDS);
   let energy = 0;
@@ -257,8 +187,9 @@ const MIN_CONTENT = 0.3;
  * its own colour), or null when no side has a border. A side's colour is the median of its
  * outermost line; lines are peeled while nearly all their samples are within tolerance of it.
  */
-export function contentRegion(sample: Float64Array): Region | null {
-  const S = REGION_SAMPLE_SIZE;
+export function contentRegion(raster: Raster): Region | null {
+  const S = SAMPLE_SIDE;
+  const sample = raster.data;
   const at = (side: number, line: number, i: number) => {
     switch (side) {
       case 0:

@@ -1,4 +1,5 @@
-import { dct32, grayscale32, hashFromDct, hashToWords, popcount32 } from './phash.js';
+import { lumaSample } from './luma.js';
+import { dct32, hashFromDct, hashToWords, jpegGrayscale32, popcount32, sampleGrayscale32 } from './phash.js';
 import {
   INVERSE_ORIENTATION,
   REGION_WORDS,
@@ -8,7 +9,6 @@ import {
   type RegionHash,
   WHOLE,
   contentRegion,
-  luminanceSample,
   orientRegion,
   orientRegionHash,
   regionHash,
@@ -117,7 +117,9 @@ const VERIFY_MAX_DISTANCE = 48;
 const REGION_LOOKUP_DISTANCE = 3;
 
 export async function computeFingerprints(image: Buffer, maxPixels?: number): Promise<Fingerprints> {
-  const [pixels, sample] = await Promise.all([grayscale32(image, maxPixels), luminanceSample(image, maxPixels)]);
+  // One libvips decode serves the regions and, unless the JPEG's own luma grid does, the pHash.
+  const sample = await lumaSample(image, maxPixels);
+  const pixels = jpegGrayscale32(image, maxPixels) ?? sampleGrayscale32(sample);
   const variants: Partial<Record<RegionName, string>> = {};
   const put = (name: RegionName, region: Region) => {
     const hash = regionHash(sample, region);

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import {
   fakeProviderSettings, imageSearchItem, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb, webSearchItem,
@@ -28,7 +29,7 @@ export async function startWebWorld(): Promise<WebWorld> {
   ]);
   const copy = web.addImage('/photos/astronaut.jpg', await sharp(fixturePath('astronaut.png')).jpeg({ quality: 80 }).toBuffer(), 'image/jpeg');
   const mirrored = web.addImage('/photos/astronaut-mirrored.png', await sharp(fixturePath('astronaut.png')).flop().png().toBuffer());
-  const rocket = web.addImage('/photos/rocket.jpg', await sharp(fixturePath('rocket.jpg')).toBuffer(), 'image/jpeg');
+  const rocket = web.addImage('/photos/rocket.jpg', await readFile(fixturePath('rocket.jpg')), 'image/jpeg');
   const gallery = web.addPage('/gallery', `<!doctype html><html><head><title>Gallery</title><meta property="og:image" content="${copy}"></head><body><img src="${copy}"></body></html>`);
 
   vision.detection = {

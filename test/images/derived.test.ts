@@ -48,7 +48,8 @@ describe('deriveImage', () => {
     for (const trace of ['Exif', 'GPS', 'WGS-84', 'Jane Owner', 'PhoneMaker', 'xmpmeta']) {
       expect(derived.bytes.includes(trace), trace).toBe(false);
     }
-    expect(similarity(await phash(fixture('rocket.jpg')), await phash(derived.bytes))).toBeGreaterThanOrEqual(0.95);
+    // Upright: the same photo at the SPEC threshold (turned by 90 degrees it would be far below).
+    expect(similarity(await phash(fixture('rocket.jpg')), await phash(derived.bytes))).toBeGreaterThanOrEqual(0.9);
   });
 
   it('rasterises SVG to PNG so that no markup or script leaves the service', async () => {

@@ -284,4 +284,4 @@ describe('RobustIndex', () => {
   });
 });
 
-const GOLDEN_CHELSEA_WHOLE = '6358bffdcdbe8c44a26242912fc4bdb74821c2caa5946ed571926a84b80e84da';
+const GOLDEN_CHELSEA_WHOLE = '6358bffdcdbe8c44a26242912fc4bdb74821c2caa5946ed571927a84b80e84da';
