@@ -171,7 +171,7 @@ export async function run(): Promise<BenchTable[]> {
         'The decode row bounds any pHash built on sharp: even at 1/8 scale libjpeg decodes every AC coefficient of every scan. ' +
           'lib/images/phash.ts reads a JPEG\'s luma DC grid itself (lib/images/jpeg-dc.ts, equal to libjpeg\'s 1/8-scale decode, ' +
           'tested bit for bit): it steps over AC codes several at a time and jumps over progressive AC scans. ' +
-          'It runs on the calling thread, so it gains nothing from more in flight; sharp-phash does, from the libuv pool.',
+          `It runs in worker threads (one per core, ${os.availableParallelism()} here), as sharp-phash's decodes run in the libuv pool.`,
         'CPU ms is process CPU time (main thread and libvips threads) per fingerprint, less sensitive than wall time to other work on the ' +
           `${os.availableParallelism()} shared cores.`,
       ],

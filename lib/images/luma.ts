@@ -1,12 +1,14 @@
 import sharp from 'sharp';
 import { decodeFailure, decodeOptions } from './decode.js';
-import { jpegLumaGrid, type LumaGrid } from './jpeg-dc.js';
+import type { LumaGrid } from './jpeg-dc.js';
+import { readLumaGrid } from './jpeg-dc-pool.js';
 
 /**
  * The grayscale every fingerprint is computed from: Rec. 601 luma (0.299 R + 0.587 G + 0.114 B
  * of the gamma-encoded values), the Y that JPEG itself stores and the classic pHash's grayscale,
  * reduced by area averaging. Two sources give the same numbers to within rounding:
- * - a JPEG's own 1/8-scale luma grid (jpeg-dc.ts), when the reader handles the file;
+ * - a JPEG's own 1/8-scale luma grid (jpeg-dc.ts, read in worker threads), when the reader
+ *   handles the file;
  * - otherwise libvips: a 256x256 RGB sample (shrink-on-load, linear kernel) on white, converted here.
  */
 
@@ -59,8 +61,10 @@ const DEFAULT_MAX_PIXELS = 0x3fff * 0x3fff;
  * JPEG the grid reader handles, over the pixel limit (libvips then refuses it with the usual
  * reason), or under 256 px on a side, where 8x8 blocks are too coarse for a 32x32 sample.
  */
-export function jpegLuma(input: Buffer, maxPixels?: number): Raster | null {
-  const grid = jpegLumaGrid(input, maxPixels ?? DEFAULT_MAX_PIXELS);
+export async function jpegLuma(input: Buffer, maxPixels?: number): Promise<Raster | null> {
+  // Only a JPEG (SOI marker first) is worth the trip to a worker.
+  if (input[0] !== 0xff || input[1] !== 0xd8) return null;
+  const grid = await readLumaGrid(input, maxPixels ?? DEFAULT_MAX_PIXELS);
   if (!grid || grid.imageWidth < 256 || grid.imageHeight < 256) return null;
   return orient(grid);
 }

@@ -22,12 +22,12 @@ export function isPhash(value: string): boolean {
  * at 1/8 scale from its DC coefficients, other formats shrink on load in libvips.
  */
 export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
-  return jpegGrayscale32(input, maxPixels) ?? sampleGrayscale32(await lumaSample(input, maxPixels));
+  return (await jpegGrayscale32(input, maxPixels)) ?? sampleGrayscale32(await lumaSample(input, maxPixels));
 }
 
 /** grayscale32 from the JPEG's own luma grid, or null when libvips must decode (see jpegLuma). */
-export function jpegGrayscale32(input: Buffer, maxPixels?: number): Float64Array | null {
-  const luma = jpegLuma(input, maxPixels);
+export async function jpegGrayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array | null> {
+  const luma = await jpegLuma(input, maxPixels);
   return luma && resample(luma, luma.window, SAMPLE_SIZE);
 }
 

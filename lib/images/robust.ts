@@ -118,8 +118,8 @@ const REGION_LOOKUP_DISTANCE = 3;
 
 export async function computeFingerprints(image: Buffer, maxPixels?: number): Promise<Fingerprints> {
   // One libvips decode serves the regions and, unless the JPEG's own luma grid does, the pHash.
-  const sample = await lumaSample(image, maxPixels);
-  const pixels = jpegGrayscale32(image, maxPixels) ?? sampleGrayscale32(sample);
+  const [sample, fromJpeg] = await Promise.all([lumaSample(image, maxPixels), jpegGrayscale32(image, maxPixels)]);
+  const pixels = fromJpeg ?? sampleGrayscale32(sample);
   const variants: Partial<Record<RegionName, string>> = {};
   const put = (name: RegionName, region: Region) => {
     const hash = regionHash(sample, region);
