@@ -49,14 +49,16 @@ export async function probeImage(bytes: Buffer, maxPixels: number): Promise<Imag
   return { format, width, height };
 }
 
+/** The pixel limit of a decode whose caller gives none: sharp's own default. */
+export const DEFAULT_MAX_PIXELS = 0x3fff * 0x3fff;
+
 /**
  * Options for every pixel decode. `limitInputPixels` is the decompression-bomb guard: libvips
- * refuses to decode past it even when a caller skipped probeImage. Without an explicit limit
- * sharp's own default (0x3FFF x 0x3FFF) still applies.
+ * refuses to decode past it even when a caller skipped probeImage.
  */
 export function decodeOptions(maxPixels?: number): SharpOptions {
   return {
-    limitInputPixels: maxPixels ?? true,
+    limitInputPixels: maxPixels ?? DEFAULT_MAX_PIXELS,
     sequentialRead: true,
     autoOrient: true,
     // 'error' rather than sharp's stricter 'warning': a file the decoder reads despite a warning

@@ -296,35 +296,19 @@ function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firs
     const base = ((mcu - mcuX) / mcuColumns) * mcuRowStep + mcuX * mcuStep;
     for (let b = 0; b < blocks; b++) {
       const component = blockComponent[b];
-      // DC: a code for the size, then that many bits of difference.
-      const dc = dcTables[component];
-      let peek = peek16(bytes, bit);
-      let entry = dc.single[peek >>> LOOKUP_SHIFT];
-      if ((entry & 31) === 0) {
-        entry = decodeLong(dc, peek);
-        if (entry < 0) return false;
-      }
-      bit += entry & 31;
-      const size = entry >>> 8;
-      if (size > 11) return false;
-      if (blockOffset[b] >= 0) {
-        let difference = 0;
-        if (size) {
-          difference = peek16(bytes, bit) >>> (16 - size);
-          if (difference < 1 << (size - 1)) difference += 1 - (1 << size);
-        }
-        predictors[component] += difference;
-        coefficients[base + blockOffset[b]] = predictors[component];
-      }
-      bit += size;
+      const dc = readDc(dcTables[component], bytes, bit);
+      if (dc === -1) return false;
+      bit += dc & 31;
+      // Chroma DC is read only to get past it.
+      if (blockOffset[b] >= 0) coefficients[base + blockOffset[b]] = predictors[component] += dc >> 5;
 
       // AC: step over whole symbols, several per lookup where they fit.
       const ac = acTables[component];
       const skip = ac.skip;
       let k = 1;
       while (k < 64) {
-        peek = peek16(bytes, bit);
-        entry = skip[peek >>> LOOKUP_SHIFT];
+        const peek = peek16(bytes, bit);
+        let entry = skip[peek >>> LOOKUP_SHIFT];
         const advance = (entry >>> 8) & 255;
         if ((entry & 31) !== 0 && k + advance < 64) {
           bit += entry & 31;

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { decodeFailure, decodeOptions } from './decode.js';
+import { DEFAULT_MAX_PIXELS, decodeFailure, decodeOptions } from './decode.js';
 import type { LumaGrid } from './jpeg-dc.js';
 import { readLumaGrid } from './jpeg-dc-pool.js';
 
@@ -52,9 +52,6 @@ export async function lumaSample(input: Buffer, maxPixels?: number): Promise<Ras
   for (let i = 0; i < luma.length; i++) luma[i] = 0.299 * data[i * 3] + 0.587 * data[i * 3 + 1] + 0.114 * data[i * 3 + 2];
   return { width: SAMPLE_SIDE, height: SAMPLE_SIDE, data: luma, window: { left: 0, top: 0, right: SAMPLE_SIDE, bottom: SAMPLE_SIDE } };
 }
-
-/** sharp's own default pixel limit, applied when the caller gives none. */
-const DEFAULT_MAX_PIXELS = 0x3fff * 0x3fff;
 
 /**
  * The JPEG's luma grid, upright per its EXIF orientation, or null when libvips must decode: not a

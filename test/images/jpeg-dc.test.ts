@@ -202,6 +202,12 @@ describe('phash of a JPEG', () => {
     expect((await sharp(view).metadata()).width).toBe(1200);
   });
 
+  it('leaves a JPEG over the pixel limit to libvips, which refuses it with the usual reason', async () => {
+    const jpeg = await sharp(fixture('chelsea.png')).resize(1200, 900).jpeg().toBuffer();
+    await expect(phash(jpeg, 1200 * 900)).resolves.toMatch(/^[0-9a-f]{16}$/);
+    await expect(phash(jpeg, 1200 * 900 - 1)).rejects.toMatchObject({ reason: 'image has more pixels than the limit' });
+  });
+
   it('leaves small JPEGs to libvips, where 8x8 blocks are too coarse', async () => {
     const small = await sharp(fixture('coffee.png')).resize(200).jpeg().toBuffer();
     expect(jpegLumaGrid(small, NO_LIMIT)).not.toBeNull();
