@@ -5,15 +5,20 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ImageRejected } from '../../lib/images/decode.js';
 import { cropFaces, createFaceDetector, dedupeFaces, iou, type Face, type FaceBox, type FaceDetector } from '../../lib/images/faces.js';
 
-// Records every real worker the detector starts, so tests can see where detection runs and can
-// kill a worker the way a crash would.
+// Records every real worker the detector starts and how many requests each was sent, so tests
+// can see where detection runs and can kill a worker the way a crash would.
 const spawned = vi.hoisted(() => [] as Worker[]);
+const requests = vi.hoisted(() => new Map<Worker, number>());
 vi.mock('node:worker_threads', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:worker_threads')>();
   class RecordedWorker extends real.Worker {
     constructor(...args: ConstructorParameters<typeof real.Worker>) {
       super(...args);
       spawned.push(this);
+    }
+    override postMessage(...args: Parameters<Worker['postMessage']>): void {
+      requests.set(this, (requests.get(this) ?? 0) + 1);
+      super.postMessage(...args);
     }
   }
   return { ...real, Worker: RecordedWorker };
@@ -197,6 +202,8 @@ describe('face detection worker', () => {
       const first = detector.detect(astronaut);
       const second = detector.detect(camera);
       await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 1), { interval: 1 });
+      // Both images decode before they reach the worker; kill it once it holds both.
+      await vi.waitFor(() => expect(requests.get(spawned[workersBefore])).toBe(2), { interval: 1 });
       await spawned[workersBefore].terminate();
       await expect(first).rejects.toThrow(/face detection worker stopped/);
       await expect(second).rejects.toThrow(/face detection worker stopped/);
