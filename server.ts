@@ -1,9 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { createServerAdapter } from '@whatwg-node/server';
 import { loadConfig, type Config } from './lib/config.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
+import { ERROR_STATUS, errorBody } from './lib/errors.js';
 import { requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { runRetention } from './lib/review/retention.js';
 import { clearReservations } from './lib/repo/quota.js';
@@ -23,6 +25,7 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
   const router = createRouter();
   const adapter = createServerAdapter((request: Request, ctx: unknown) => router.fetch(request as never, env, ctx));
   const server = createServer(adapter);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => refuseUnparsable(error, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.SVC_PORT, config.SVC_HOST, () => resolve());
@@ -46,6 +49,24 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
       await env.close();
     })());
   return { url: `http://${host}:${address.port}`, env, server, stop };
+}
+
+/**
+ * Requests Node's parser refuses (an unknown method, a broken header or chunk, a header too large)
+ * never reach the router; they still get CONTRACT.md's error shape, never Node's bare 400.
+ */
+function refuseUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // As Node's own handler does: once a response has started, the only honest answer is to close.
+  if (!socket.writable || (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const code = error.code === 'HPE_HEADER_OVERFLOW' ? 'payload_too_large' : 'invalid_request';
+  const body = JSON.stringify(errorBody(code, code === 'payload_too_large' ? 'the request headers are too large' : 'the request could not be parsed as HTTP'));
+  socket.end(
+    `HTTP/1.1 ${ERROR_STATUS[code]} ${STATUS_CODES[ERROR_STATUS[code]]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -21,24 +21,46 @@ import { handleManualSearch } from '../functions/search-manual.js';
 import { handleSubmissionsReload } from '../functions/submissions-reload.js';
 import { handleSubmissionRerun } from '../functions/submissions-rerun.js';
 import type { Env } from './env.js';
-import { errorResponse, notFound, ServiceError } from './errors.js';
+import { errorResponse, invalid, notFound, ServiceError } from './errors.js';
 
 export type RouteRequest = Request & { params: Record<string, string> };
 type Handler = (request: RouteRequest, env: Env, ctx?: unknown) => Promise<Response>;
 
+export interface App {
+  fetch(request: Request, env: Env, ctx?: unknown): Promise<Response>;
+}
+
 /**
  * Every route, registered explicitly. The router is a plain function: tests call
  * `createRouter().fetch(new Request(...), env)` with no server.
+ *
+ * Whatever arrives, the answer has CONTRACT.md's error shape: a request whose URL cannot be parsed
+ * (a malformed Host header becomes part of it) is refused before any route sees it, and anything
+ * thrown, even outside a handler, becomes a JSON error without a stack.
  */
-export function createRouter() {
-  const router = Router<RouteRequest, [Env, unknown?]>({
-    catch: (err, request, env) => {
-      if (!(err instanceof ServiceError)) {
-        env.log.error('unexpected error', { method: request.method, path: new URL(request.url).pathname, error: String(err) });
+export function createRouter(): App {
+  const router = routes();
+  return {
+    async fetch(request, env, ctx) {
+      if (!URL.canParse(request.url)) return errorResponse(invalid('the request URL or its Host header is not valid'));
+      try {
+        return await router.fetch(request as RouteRequest, env, ctx);
+      } catch (err) {
+        return unexpected(err, request, env);
       }
-      return errorResponse(err);
     },
-  });
+  };
+}
+
+function unexpected(err: unknown, request: Request, env: Env): Response {
+  if (!(err instanceof ServiceError)) {
+    env.log.error('unexpected error', { method: request.method, path: new URL(request.url).pathname, error: String(err) });
+  }
+  return errorResponse(err);
+}
+
+function routes() {
+  const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
   const route = (handler: Handler) => handler;
   router
     .get('/health', route(handleHealth))
