@@ -6,7 +6,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { loadConfig, type Config } from './lib/config.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
-import { requeueInterruptedJobs } from './lib/repo/jobs.js';
+import { owedWorkStatements, requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { runRetention } from './lib/review/retention.js';
 import { clearReservations } from './lib/repo/quota.js';
 import { createRouter } from './lib/router.js';
@@ -30,10 +30,13 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
     server.once('error', reject);
     server.listen(config.SVC_PORT, config.SVC_HOST, () => resolve());
   });
-  // Work a previous process left half done is picked up again.
+  // Work a previous process left half done is picked up again, and work it never queued is queued.
   const requeued = await requeueInterruptedJobs(env.db);
+  const owed = (await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString()))) as { meta: { changes: number } }[];
   await clearReservations(env.db);
   if (requeued) env.log.info('requeued interrupted jobs', { count: requeued });
+  const queued = owed.reduce((n, r) => n + r.meta.changes, 0);
+  if (queued) env.log.info('queued work left owed', { count: queued });
   env.jobs.start();
   const retention = scheduleRetention(env);
   const address = server.address() as AddressInfo;

@@ -1,14 +1,17 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Env } from './env.js';
-import { deriveImage } from './images/derived.js';
 import { ImageRejected } from './images/decode.js';
 import { dedupeFaces, type FaceDetector } from './images/faces.js';
 import { computeFingerprints, RobustIndex, type Fingerprints } from './images/robust.js';
 import { replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
-import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure, type FaceRecord } from './repo/submissions.js';
+import { makeThumbnail } from './images/thumbnail.js';
+import type { JobOutcome } from './jobs.js';
+import { enqueueJobStatement, type Job } from './repo/jobs.js';
+import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure } from './repo/submissions.js';
+import { serialized } from './serial.js';
 import { recomputeRisk } from './risk.js';
 import { WATCHLIST_CONFIRMED } from './vocabulary.js';
 
@@ -60,38 +63,113 @@ export async function readSubmissionImage(env: Env, file: string): Promise<Buffe
   return readFile(join(env.paths.submissionsDir, file));
 }
 
-/** Analyses one stored submission; an image that cannot be decoded marks it failed with the reason. */
-export async function analyseSubmission(env: Env, id: string): Promise<void> {
+/** Writes a file under the data folder in one step (write beside it, then rename over it). */
+export async function writeDataFile(env: Env, relativePath: string, bytes: Buffer): Promise<void> {
+  const target = join(env.paths.dataDir, relativePath);
+  await writeFile(`${target}.tmp`, bytes);
+  await rename(`${target}.tmp`, target);
+}
+
+/**
+ * Analyses one stored submission: fingerprints, faces and thumbnail side by side (each runs off the
+ * event loop: the luma reader's and the face model's worker threads, libvips' thread pool). An image
+ * that cannot be decoded marks it failed with the reason, which is returned. Nothing is stored when
+ * a reload recorded other bytes meanwhile (their own analysis is queued).
+ */
+export async function analyseSubmission(env: Env, id: string): Promise<{ stored: boolean; failure: string | null }> {
   const row = await getSubmissionRow(env.db, id);
-  if (!row) return;
+  if (!row) return { stored: false, failure: null };
   const now = () => env.clock.now().toISOString();
   const maxPixels = env.config.SVC_MAX_IMAGE_PIXELS;
   try {
     const bytes = await readSubmissionImage(env, row.file);
-    const fingerprints = await computeFingerprints(bytes, maxPixels);
-    const derived = await deriveImage(bytes, maxPixels);
-    const derivedPath = `derived/${id}.${derived.format === 'png' ? 'png' : 'jpg'}`;
-    const target = join(env.paths.dataDir, derivedPath);
-    await writeFile(`${target}.tmp`, derived.bytes);
-    await rename(`${target}.tmp`, target);
-    let faces: FaceRecord[] = [];
-    let faceError: string | null = null;
-    try {
-      faces = dedupeFaces(await env.analyzer.faces.detect(bytes));
-    } catch (error) {
-      faceError = `face detection failed: ${error instanceof Error ? error.message : String(error)}`;
-    }
-    await saveAnalysis(env.db, id, { phash: fingerprints.phash, fingerprints, faces, derived_path: derivedPath, analysis_error: faceError }, now());
-    const { index, fingerprints: all } = await env.analyzer.submissionIndex(env);
-    index.add(id, fingerprints);
-    all.set(id, fingerprints);
+    const [fingerprints, faceOutcome, thumbOutcome] = await Promise.all([
+      computeFingerprints(bytes, maxPixels),
+      settle(env.analyzer.faces.detect(bytes)),
+      settle(makeThumbnail(bytes, maxPixels).then(async (thumb) => {
+        const thumbPath = `thumbs/${id}.jpg`;
+        await writeDataFile(env, thumbPath, thumb);
+        return thumbPath;
+      })),
+    ]);
+    const problems = [
+      faceOutcome.ok ? null : `face detection failed: ${faceOutcome.error}`,
+      thumbOutcome.ok ? null : `thumbnail failed: ${thumbOutcome.error}`,
+    ].filter((p): p is string => p !== null);
+    const result = {
+      phash: fingerprints.phash,
+      fingerprints,
+      faces: faceOutcome.ok ? dedupeFaces(faceOutcome.value) : [],
+      thumb_path: thumbOutcome.ok ? thumbOutcome.value : null,
+      analysis_error: problems.length ? problems.join('; ') : null,
+    };
+    return { stored: await saveAnalysis(env.db, id, row.sha256, result, now()), failure: null };
   } catch (error) {
     const reason = error instanceof ImageRejected ? error.reason : `analysis failed: ${error instanceof Error ? error.message : String(error)}`;
-    await saveAnalysisFailure(env.db, id, reason, now());
-    const { index, fingerprints } = await env.analyzer.submissionIndex(env);
-    index.remove(id);
-    fingerprints.delete(id);
+    return { stored: await saveAnalysisFailure(env.db, id, row.sha256, reason, now()), failure: reason };
   }
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: string };
+
+const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error: error instanceof Error ? error.message : String(error) }),
+  );
+
+/**
+ * Puts a submission's stored fingerprints into the in-memory index (or takes it out when it has
+ * none), then refreshes the similarity evidence of it and of every submission it matched before or
+ * matches now, so both sides of a match show it. One comparison at a time across all jobs: the
+ * analyses run side by side, but a match found by the second to finish must not be overwritten by
+ * the first one's older view, so whichever order they finish in, both show the match.
+ */
+export async function compareSubmission(env: Env, id: string): Promise<void> {
+  await serialized('similarity', async () => {
+    const row = await getSubmissionRow(env.db, id);
+    const { index, fingerprints } = await env.analyzer.submissionIndex(env);
+    if (row?.analysis_status === 'done' && row.phash) {
+      const fp = storedFingerprints(row.phash, row.fingerprints);
+      index.add(id, fp);
+      fingerprints.set(id, fp);
+    } else {
+      index.remove(id);
+      fingerprints.delete(id);
+    }
+    const before = await partnersOf(env, id);
+    await refreshSimilarity(env, [id]);
+    await refreshSimilarity(env, new Set([...before, ...(await partnersOf(env, id))]));
+  });
+}
+
+/** Internal-match partners of a submission, in either direction. */
+async function partnersOf(env: Env, id: string): Promise<string[]> {
+  const rows = await env.db
+    .prepare(
+      `SELECT submission_id AS id FROM evidence WHERE group_key = 'internal' AND matched_submission_id = ?
+       UNION SELECT matched_submission_id FROM evidence WHERE group_key = 'internal' AND submission_id = ?`,
+    )
+    .bind(id, id)
+    .all<{ id: string | null }>();
+  return rows.results.flatMap((r) => (r.id && r.id !== id ? [r.id] : []));
+}
+
+/**
+ * The `analyse` job queued by a reload: analysis (unless a previous run already stored it, before a
+ * crash), comparison, then the submission's enrichment job. Running it twice stores the same thing.
+ */
+export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
+  if (!job.submission_id) return { status: 'failed', error: 'the job names no submission' };
+  const id = job.submission_id;
+  const row = await getSubmissionRow(env.db, id);
+  if (!row) return { status: 'skipped' };
+  const failure = row.analysis_status === 'pending' ? (await analyseSubmission(env, id)).failure : row.analysis_error;
+  await compareSubmission(env, id);
+  await enqueueJobStatement(env.db, 'enrich', id, {}, env.clock.now().toISOString()).run();
+  const after = await getSubmissionRow(env.db, id);
+  if (after?.analysis_status === 'failed') return { status: 'failed', error: failure ?? after.analysis_error ?? 'analysis failed' };
+  return { status: 'done' };
 }
 
 interface ReferenceEntry {

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -55,6 +56,8 @@ export const RULES = {
   SVC_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   SVC_MAX_IMAGE_PIXELS: int(50_000_000, 1, 1_000_000_000),
   SVC_ENRICH_CONCURRENCY: int(2, 1, 16),
+  // Analysis is CPU work: by default one job per core.
+  SVC_ANALYSIS_CONCURRENCY: int(availableParallelism(), 1, 16),
   SVC_EVIDENCE_RETENTION_DAYS: int(90, 1, 36500),
   SVC_PROVIDER_TIMEOUT_MS: int(15000, 1000, 120000),
   SVC_DOWNLOAD_MAX_BYTES: int(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),

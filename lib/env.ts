@@ -1,9 +1,8 @@
-import { createAnalyzer, type Analyzer } from './analysis.js';
+import { createAnalyzer, runAnalyseJob, type Analyzer } from './analysis.js';
 import type { Config } from './config.js';
 import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
 import { runEnrichJob } from './enrichment/pipeline.js';
-import { ENRICH_JOB } from './ingest.js';
 import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
 import { createFaceDetector } from './images/faces.js';
 import { createJobRunner, type JobRunner } from './jobs.js';
@@ -65,6 +64,9 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     },
   };
   // The runner needs the finished env, and the env holds the runner.
-  env.jobs = createJobRunner(env, { [ENRICH_JOB]: runEnrichJob }, config.SVC_ENRICH_CONCURRENCY);
+  env.jobs = createJobRunner(env, {
+    analyse: { handler: runAnalyseJob, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
+    enrich: { handler: runEnrichJob, concurrency: config.SVC_ENRICH_CONCURRENCY },
+  });
   return env;
 }

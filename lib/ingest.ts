@@ -2,30 +2,31 @@ import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, sep } from 'node:path';
 import { z } from 'zod';
-import { analyseSubmission, refreshSimilarity } from './analysis.js';
 import type { Env } from './env.js';
 import { describeIssues } from './http.js';
 import { ImageRejected, probeImage } from './images/decode.js';
 import { auditStatement } from './repo/audit.js';
-import { enqueueJobStatement } from './repo/jobs.js';
-import { listSubmissionRows, updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput, type SubmissionRow } from './repo/submissions.js';
+import { enqueueJobStatement, owedWorkStatements } from './repo/jobs.js';
+import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from './repo/submissions.js';
+import { serialized } from './serial.js';
 import { formatLocal, parseLocal } from './time.js';
 
 /**
  * `POST /api/submissions/reload`: the registry file and the images folder become submissions.
- * Idempotent: unchanged files change nothing, a new title or time updates the record, new bytes
- * re-analyse. Each refused file or entry is reported with its reason while the rest import.
+ * Idempotent: unchanged files change nothing (and are not read), a new title or time updates the
+ * record, new bytes queue an analysis. Each refused file or entry is reported with its reason
+ * while the rest import.
  */
 
 export interface ReloadReport {
   imported: string[];
   updated: string[];
   unchanged: number;
+  /** Quick submissions whose file is gone from the folder; their records and evidence are kept. */
+  removed: string[];
   rejected: { file: string | null; id: string | null; reason: string }[];
   queued_jobs: number;
 }
-
-export const ENRICH_JOB = 'enrich';
 
 const REGISTRY_NAME = 'submissions.json';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -42,7 +43,7 @@ export const RegistryEntry = z
   .strict();
 
 /** What a registry entry or a quick file says about a submission, before its bytes are read. */
-type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & { absolutePath: string };
+type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & { absolutePath: string; signature: FileSignature };
 
 /** Quick ids: the file name without extension, lowercased, other characters as dashes. */
 export function quickId(fileName: string): string {
@@ -62,7 +63,7 @@ export function quickTitle(fileName: string): string {
 }
 
 /** Resolves `images/<name>` inside the images folder, following links, or says why not. */
-async function resolveRegistryFile(env: Env, file: string): Promise<{ path: string } | { reason: string }> {
+async function resolveRegistryFile(env: Env, imagesRoot: string, file: string): Promise<{ path: string; signature: FileSignature } | { reason: string }> {
   if (isAbsolute(file) || file.includes('\\') || file.includes('\0')) return { reason: 'file must be a relative path of the form images/<file_name>' };
   const parts = file.split('/');
   if (parts.length !== 2 || parts[0] !== 'images' || parts[1] === '' || parts[1] === '.' || parts[1] === '..') {
@@ -70,14 +71,15 @@ async function resolveRegistryFile(env: Env, file: string): Promise<{ path: stri
   }
   const path = join(env.paths.imagesDir, parts[1]);
   try {
-    const real = await realpath(path);
-    const root = await realpath(env.paths.imagesDir);
-    if (!real.startsWith(root + sep)) return { reason: 'file is a link that leaves data/submissions/images/' };
-    if (!(await stat(real)).isFile()) return { reason: 'file is not a regular file' };
+    const link = await lstat(path);
+    const real = link.isSymbolicLink() ? await realpath(path) : path;
+    if (link.isSymbolicLink() && !real.startsWith(imagesRoot + sep)) return { reason: 'file is a link that leaves data/submissions/images/' };
+    const info = link.isSymbolicLink() ? await stat(real) : link;
+    if (!info.isFile()) return { reason: 'file is not a regular file' };
+    return { path, signature: signatureOf(info) };
   } catch {
     return { reason: 'file does not exist' };
   }
-  return { path };
 }
 
 type RegistryRead = { entries: unknown[] } | { error: string } | null;
@@ -99,21 +101,93 @@ async function readRegistry(env: Env): Promise<RegistryRead> {
   return { entries: data };
 }
 
-export async function reload(env: Env): Promise<ReloadReport> {
-  const report: ReloadReport = { imported: [], updated: [], unchanged: 0, rejected: [], queued_jobs: 0 };
-  const stored = new Map((await listSubmissionRows(env.db)).map((r) => [r.id, r]));
+/** What a reload needs of each stored submission: no fingerprints, no counts. */
+interface IndexedSubmission {
+  id: string;
+  title: string;
+  file: string;
+  origin: 'quick' | 'registry';
+  submitted_at: string;
+  submitted_at_epoch: number;
+  bytes: number | null;
+  sha256: string | null;
+  file_mtime_ms: number | null;
+  file_inode: number | null;
+}
+
+/** What stat says of a file: when all three are as stored, the bytes are taken as unchanged. */
+interface FileSignature {
+  size: number;
+  mtimeMs: number;
+  inode: number;
+}
+
+const signatureOf = (info: { size: number; mtimeMs: number; ino: number }): FileSignature => ({ size: info.size, mtimeMs: Math.floor(info.mtimeMs), inode: info.ino });
+
+// Rows are read in pages so that no single read holds the event loop at 100,000 submissions.
+const INDEX_PAGE = 5000;
+// Files stat-ed or read at once: enough to keep the disk and the thread pool busy.
+const FILE_CONCURRENCY = 16;
+
+async function listIndexedSubmissions(env: Env): Promise<IndexedSubmission[]> {
+  const all: IndexedSubmission[] = [];
+  for (let after = ''; ; ) {
+    const page = await env.db
+      .prepare(
+        `SELECT id, title, file, origin, submitted_at, submitted_at_epoch, bytes, sha256, file_mtime_ms, file_inode
+         FROM submissions WHERE id > ? ORDER BY id LIMIT ?`,
+      )
+      .bind(after, INDEX_PAGE)
+      .all<IndexedSubmission>();
+    all.push(...page.results);
+    if (page.results.length < INDEX_PAGE) return all;
+    after = page.results[page.results.length - 1].id;
+  }
+}
+
+/** Runs `fn` over the items with at most `limit` in flight, keeping the results in order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return results;
+}
+
+/**
+ * One reload at a time: a second one waits for the first, so no file is imported twice. The
+ * reload is an index pass (what is new, changed or gone); analysis and enrichment are queued jobs.
+ */
+export function reload(env: Env): Promise<ReloadReport> {
+  return serialized('reload', () => indexPass(env));
+}
+
+async function indexPass(env: Env): Promise<ReloadReport> {
+  const report: ReloadReport = { imported: [], updated: [], unchanged: 0, removed: [], rejected: [], queued_jobs: 0 };
+  const stored = new Map((await listIndexedSubmissions(env)).map((r) => [r.id, r]));
   const storedByFile = new Map([...stored.values()].map((r) => [r.file, r]));
   const candidates: Candidate[] = [];
   const claimedIds = new Set<string>();
   const claimedFiles = new Set<string>();
   const zone = env.config.SVC_TIMEZONE;
+  const imagesRoot = await realpath(env.paths.imagesDir);
 
   const registry = await readRegistry(env);
   if (registry && 'error' in registry) report.rejected.push({ file: REGISTRY_NAME, id: null, reason: registry.error });
-  for (const raw of registry && 'entries' in registry ? registry.entries : []) {
+  const entries = registry && 'entries' in registry ? registry.entries : [];
+  const resolved = await mapLimit(entries, FILE_CONCURRENCY, async (raw) => {
     const parsed = RegistryEntry.safeParse(raw);
+    return { raw, parsed, file: parsed.success ? await resolveRegistryFile(env, imagesRoot, parsed.data.file) : null };
+  });
+  for (const { raw, parsed, file } of resolved) {
     const rawObj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
-    const label = { file: typeof rawObj.file === 'string' ? rawObj.file : null, id: typeof rawObj.id === 'string' ? rawObj.id : null };
+    const label = { file: typeof rawObj.file === 'string' ? rawObj.file.slice(0, 1024) : null, id: typeof rawObj.id === 'string' ? rawObj.id.slice(0, 128) : null };
     // A file named by any entry, valid or not, belongs to the registry: never imported as a quick submission.
     if (label.file && /^images\/[^/\\]+$/.test(label.file)) claimedFiles.add(label.file.slice('images/'.length));
     if (!parsed.success) {
@@ -131,9 +205,8 @@ export async function reload(env: Env): Promise<ReloadReport> {
       report.rejected.push({ ...label, reason: `submitted_at ${entry.submitted_at} is not a real time` });
       continue;
     }
-    const resolved = await resolveRegistryFile(env, entry.file);
-    if ('reason' in resolved) {
-      report.rejected.push({ ...label, reason: resolved.reason });
+    if (!file || 'reason' in file) {
+      report.rejected.push({ ...label, reason: file?.reason ?? 'file does not exist' });
       continue;
     }
     const owner = storedByFile.get(entry.file);
@@ -146,85 +219,129 @@ export async function reload(env: Env): Promise<ReloadReport> {
       report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
       continue;
     }
-    candidates.push({ id: entry.id, title: entry.title, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, absolutePath: resolved.path });
+    candidates.push({ id: entry.id, title: entry.title, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, absolutePath: file.path, signature: file.signature });
   }
 
-  const names = (await readdir(env.paths.imagesDir).catch(() => [] as string[])).filter((n) => !n.startsWith('.')).sort();
+  const names = (await readdir(env.paths.imagesDir).catch(() => [] as string[])).filter((n) => !n.startsWith('.') && !claimedFiles.has(n));
+  const listed = await mapLimit(names, FILE_CONCURRENCY, (name) => inspectQuickFile(env, imagesRoot, name));
+  const present = new Set<string>();
+  const fresh: { name: string; file: string; signature: FileSignature; path: string }[] = [];
   const takenIds = new Set([...claimedIds, ...[...stored.values()].filter((r) => r.origin === 'registry').map((r) => r.id)]);
-  for (const name of names) {
-    if (claimedFiles.has(name)) continue;
-    const file = `images/${name}`;
-    const path = join(env.paths.imagesDir, name);
-    const info = await lstat(path).catch(() => null);
-    if (!info || info.isDirectory()) continue;
-    if (info.isSymbolicLink()) {
-      const target = await realpath(path).catch(() => null);
-      const root = await realpath(env.paths.imagesDir);
-      if (!target || !target.startsWith(root + sep)) {
-        report.rejected.push({ file, id: null, reason: 'file is a link that leaves data/submissions/images/' });
-        continue;
-      }
+  for (let i = 0; i < names.length; i++) {
+    const found = listed[i];
+    if (!found) continue;
+    const file = `images/${names[i]}`;
+    if ('reason' in found) {
+      report.rejected.push({ file, id: null, reason: found.reason });
+      continue;
     }
+    present.add(file);
     const existing = storedByFile.get(file);
     if (existing?.origin === 'registry') continue;
-    let id = existing?.id;
-    if (!id) {
-      const base = quickId(name);
-      id = base;
-      for (let n = 2; takenIds.has(id) || (stored.has(id) && stored.get(id)!.file !== file); n++) id = `${base}-${n}`;
-    }
+    if (existing) {
+      takenIds.add(existing.id);
+      candidates.push(quickCandidate(existing.id, existing.title, file, found.path, found.signature, zone));
+    } else fresh.push({ name: names[i], file, signature: found.signature, path: found.path });
+  }
+  // New quick files get their ids in name order, so colliding names are numbered the same way every time.
+  fresh.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const f of fresh) {
+    const base = quickId(f.name);
+    let id = base;
+    for (let n = 2; takenIds.has(id) || (stored.has(id) && stored.get(id)!.file !== f.file); n++) id = `${base}-${n}`;
     takenIds.add(id);
-    const mtime = (await stat(path)).mtime;
-    mtime.setSeconds(0, 0);
-    candidates.push({ id, title: existing?.title ?? quickTitle(name), file, origin: 'quick', submitted_at: formatLocal(mtime, zone), submitted_at_epoch: Math.floor(mtime.getTime() / 1000), absolutePath: path });
+    candidates.push(quickCandidate(id, quickTitle(f.name), f.file, f.path, f.signature, zone));
+  }
+  for (const row of stored.values()) {
+    if (row.origin === 'quick' && !present.has(row.file) && !claimedFiles.has(row.file.slice('images/'.length))) report.removed.push(row.id);
   }
 
-  const toAnalyse: string[] = [];
-  for (const c of candidates) {
-    const outcome = await importCandidate(env, c, stored.get(c.id) ?? null);
+  const outcomes = await mapLimit(candidates, FILE_CONCURRENCY, (c) => importCandidate(env, c, stored.get(c.id) ?? null));
+  candidates.forEach((c, i) => {
+    const outcome = outcomes[i];
     if ('reason' in outcome) report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
     else if (outcome.kind === 'imported') report.imported.push(c.id);
     else if (outcome.kind === 'unchanged') report.unchanged++;
     else report.updated.push(c.id);
-    if (!('reason' in outcome) && outcome.analyse) toAnalyse.push(c.id);
-  }
-
-  await analyseAndCompare(env, toAnalyse);
+    if (!('reason' in outcome)) report.queued_jobs += outcome.queued;
+  });
 
   const now = env.clock.now().toISOString();
-  const jobs = toAnalyse.map((id) => enqueueJobStatement(env.db, ENRICH_JOB, id, {}, now));
-  const results = jobs.length ? ((await env.db.batch(jobs)) as { meta: { changes: number } }[]) : [];
-  report.queued_jobs = results.reduce((n, r) => n + (r.meta?.changes ?? 0), 0);
+  // Work a crash left owed (an analysis never finished, an enrichment never queued) is queued too.
+  const owed = (await env.db.batch(owedWorkStatements(env.db, now))) as { meta: { changes: number } }[];
+  report.queued_jobs += owed.reduce((n, r) => n + (r.meta?.changes ?? 0), 0);
   await auditStatement(
     env.db,
     {
       action: 'submission.reload',
       target_type: 'submissions',
       target_id: null,
-      details: { imported: report.imported, updated: report.updated, unchanged: report.unchanged, rejected: report.rejected.length, queued_jobs: report.queued_jobs },
+      details: { imported: report.imported, updated: report.updated, unchanged: report.unchanged, removed: report.removed, rejected: report.rejected.length, queued_jobs: report.queued_jobs },
     },
     now,
   ).run();
   return report;
 }
 
-type ImportOutcome = { kind: 'imported' | 'updated' | 'unchanged'; analyse: boolean } | { reason: string };
+function quickCandidate(id: string, title: string, file: string, path: string, signature: FileSignature, zone: string): Candidate {
+  const minute = new Date(signature.mtimeMs);
+  minute.setSeconds(0, 0);
+  return { id, title, file, origin: 'quick', submitted_at: formatLocal(minute, zone), submitted_at_epoch: Math.floor(minute.getTime() / 1000), absolutePath: path, signature };
+}
 
-async function importCandidate(env: Env, c: Candidate, existing: SubmissionRow | null): Promise<ImportOutcome> {
+/** A file in the images folder as stat sees it; null for what is not a submission (a folder). */
+async function inspectQuickFile(env: Env, imagesRoot: string, name: string): Promise<{ path: string; signature: FileSignature } | { reason: string } | null> {
+  const path = join(env.paths.imagesDir, name);
+  const info = await lstat(path).catch(() => null);
+  if (!info || info.isDirectory()) return null;
+  if (!info.isSymbolicLink()) return info.isFile() ? { path, signature: signatureOf(info) } : null;
+  const target = await realpath(path).catch(() => null);
+  if (!target || !target.startsWith(imagesRoot + sep)) return { reason: 'file is a link that leaves data/submissions/images/' };
+  const targetInfo = await stat(target).catch(() => null);
+  return targetInfo?.isFile() ? { path, signature: signatureOf(targetInfo) } : null;
+}
+
+type ImportOutcome = { kind: 'imported' | 'updated' | 'unchanged'; queued: number } | { reason: string };
+
+const sameSignature = (row: IndexedSubmission, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_inode === s.inode;
+
+/** SHA-256 in slices, so a large file never holds the event loop for one long digest. */
+async function sha256Of(bytes: Buffer): Promise<string> {
+  const hash = createHash('sha256');
+  const slice = 4 * 1024 * 1024;
+  for (let at = 0; at < bytes.length; at += slice) {
+    hash.update(bytes.subarray(at, at + slice));
+    if (at + slice < bytes.length) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Records one candidate. A stored file with the same size, modification time and inode is not
+ * read; otherwise its bytes are hashed, and only new bytes are probed and queued for analysis, in
+ * the same atomic batch as the record, so a crash leaves either both or neither.
+ */
+async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmission | null): Promise<ImportOutcome> {
+  const now = env.clock.now().toISOString();
+  const metaChanged = (row: IndexedSubmission) => row.title !== c.title || row.submitted_at !== c.submitted_at || row.submitted_at_epoch !== c.submitted_at_epoch;
+  if (existing && existing.file === c.file && sameSignature(existing, c.signature)) {
+    if (!metaChanged(existing)) return { kind: 'unchanged', queued: 0 };
+    await updateSubmissionMetaStatement(env.db, c.id, c, c.signature, now).run();
+    return { kind: 'updated', queued: 0 };
+  }
   let bytes: Buffer;
   try {
     bytes = await readFile(c.absolutePath);
   } catch {
     return { reason: 'file cannot be read' };
   }
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const now = env.clock.now().toISOString();
+  const sha256 = await sha256Of(bytes);
+  // What was read is what counts, even if the file changed between stat and read.
+  const signature = { ...c.signature, size: bytes.length };
   if (existing && existing.sha256 === sha256 && existing.file === c.file) {
-    const metaChanged = existing.title !== c.title || existing.submitted_at !== c.submitted_at || existing.submitted_at_epoch !== c.submitted_at_epoch;
-    if (metaChanged) await updateSubmissionMetaStatement(env.db, c.id, c, now).run();
-    // A submission whose analysis never finished (the process died) is analysed again.
-    const analyse = existing.analysis_status === 'pending';
-    return { kind: metaChanged || analyse ? 'updated' : 'unchanged', analyse };
+    const changed = metaChanged(existing);
+    await updateSubmissionMetaStatement(env.db, c.id, c, signature, now).run();
+    return { kind: changed ? 'updated' : 'unchanged', queued: 0 };
   }
   let probe;
   try {
@@ -233,36 +350,9 @@ async function importCandidate(env: Env, c: Candidate, existing: SubmissionRow |
     if (error instanceof ImageRejected) return { reason: error.reason };
     throw error;
   }
-  await upsertSubmissionStatement(
-    env.db,
-    { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256 },
-    now,
-  ).run();
-  return { kind: existing ? 'updated' : 'imported', analyse: true };
-}
-
-/** Internal-match partners of the given submissions, in either direction. */
-async function partnersOf(env: Env, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const placeholders = ids.map(() => '?').join(',');
-  const rows = await env.db
-    .prepare(
-      `SELECT submission_id AS id FROM evidence WHERE group_key = 'internal' AND matched_submission_id IN (${placeholders})
-       UNION SELECT matched_submission_id FROM evidence WHERE group_key = 'internal' AND submission_id IN (${placeholders})`,
-    )
-    .bind(...ids, ...ids)
-    .all<{ id: string | null }>();
-  return rows.results.flatMap((r) => (r.id && !ids.includes(r.id) ? [r.id] : []));
-}
-
-/**
- * Analyses new or changed submissions, then refreshes the similarity evidence of them and of every
- * submission they matched before or match now, so both sides of a match show it.
- */
-export async function analyseAndCompare(env: Env, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  const before = await partnersOf(env, ids);
-  for (const id of ids) await analyseSubmission(env, id);
-  await refreshSimilarity(env, ids);
-  await refreshSimilarity(env, new Set([...before, ...(await partnersOf(env, ids))]));
+  const [, queued] = (await env.db.batch([
+    upsertSubmissionStatement(env.db, { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_inode: signature.inode }, now),
+    enqueueJobStatement(env.db, 'analyse', c.id, {}, now),
+  ])) as { meta: { changes: number } }[];
+  return { kind: existing ? 'updated' : 'imported', queued: queued.meta?.changes ?? 0 };
 }

@@ -1,40 +1,46 @@
 import { randomUUID } from 'node:crypto';
 import type { Env } from './env.js';
-import { claimNextJob, finishJob, type Job } from './repo/jobs.js';
+import { claimNextJob, finishJob, type Job, type JobType } from './repo/jobs.js';
 
 /**
- * The in-process worker for jobs kept in the database. SVC_ENRICH_CONCURRENCY loops each claim one
- * job at a time (a claim is one atomic statement, so no job runs twice at once); a job left
- * running by a process that died is put back in the queue at start-up (see requeueInterruptedJobs).
+ * The in-process worker for jobs kept in the database. Each job type has its own loops (analysis is
+ * CPU work, one loop per core; enrichment waits on providers), so a long enrichment never holds up
+ * the analysis of new submissions. A claim is one atomic statement, so no job runs twice at once;
+ * a job left running by a process that died is put back in the queue at start-up.
  */
 export type JobOutcome = { status: 'done' | 'skipped' } | { status: 'failed'; error: string };
 export type JobHandler = (env: Env, job: Job) => Promise<JobOutcome>;
+
+export interface JobWorker {
+  handler: JobHandler;
+  concurrency: number;
+}
 
 export interface JobRunner {
   start(): void;
   /** Tells idle loops that a job was queued. */
   wake(): void;
-  /** Runs queued jobs in this call until none can be claimed (for tests and one-shot use). */
-  drain(): Promise<number>;
+  /** Runs queued jobs (of one type, or all) in this call until none can be claimed (for tests and one-shot use). */
+  drain(type?: JobType): Promise<number>;
   /** Stops claiming and waits for the jobs in flight. */
   stop(): Promise<void>;
 }
 
 const IDLE_POLL_MS = 2000;
 
-export function createJobRunner(env: Env, handlers: Record<string, JobHandler>, concurrency: number): JobRunner {
+export function createJobRunner(env: Env, workers: Record<JobType, JobWorker>): JobRunner {
   let running = false;
   const loops: Promise<void>[] = [];
   let wakeUp: (() => void)[] = [];
+  const types = Object.keys(workers) as JobType[];
 
-  async function runOne(): Promise<boolean> {
+  async function runOne(type: JobType): Promise<boolean> {
     const token = randomUUID();
-    const job = await claimNextJob(env.db, token, env.clock.now().toISOString());
+    const job = await claimNextJob(env.db, type, token, env.clock.now().toISOString());
     if (!job) return false;
     let outcome: JobOutcome;
-    const handler = handlers[job.type];
     try {
-      outcome = handler ? await handler(env, job) : { status: 'failed', error: `no handler for job type ${job.type}` };
+      outcome = await workers[type].handler(env, job);
     } catch (error) {
       outcome = { status: 'failed', error: error instanceof Error ? error.message : String(error) };
     }
@@ -42,15 +48,18 @@ export function createJobRunner(env: Env, handlers: Record<string, JobHandler>, 
     return true;
   }
 
-  async function loop(): Promise<void> {
+  async function loop(type: JobType): Promise<void> {
     while (running) {
       let worked = false;
       try {
-        worked = await runOne();
+        worked = await runOne(type);
       } catch (error) {
-        env.log.error('job loop error', { error: error instanceof Error ? error.message : String(error) });
+        env.log.error('job loop error', { type, error: error instanceof Error ? error.message : String(error) });
       }
-      if (!worked && running) {
+      if (worked) {
+        // A finished job may have queued another (an analysis queues its enrichment).
+        wake();
+      } else if (running) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, IDLE_POLL_MS);
           wakeUp.push(() => {
@@ -62,28 +71,42 @@ export function createJobRunner(env: Env, handlers: Record<string, JobHandler>, 
     }
   }
 
+  function wake() {
+    const waiting = wakeUp;
+    wakeUp = [];
+    for (const w of waiting) w();
+  }
+
   return {
     start() {
       if (running) return;
       running = true;
-      for (let i = 0; i < concurrency; i++) loops.push(loop());
+      for (const type of types) for (let i = 0; i < workers[type].concurrency; i++) loops.push(loop(type));
     },
-    wake() {
-      const waiting = wakeUp;
-      wakeUp = [];
-      for (const w of waiting) w();
-    },
-    async drain() {
+    wake,
+    async drain(only) {
       let count = 0;
-      const workers = Array.from({ length: concurrency }, async () => {
-        while (await runOne()) count++;
-      });
-      await Promise.all(workers);
+      // Types in order, again until a whole pass finds nothing: an analysis queues an enrichment.
+      for (let found = true; found; ) {
+        found = false;
+        for (const type of only ? [only] : types) {
+          const done = await Promise.all(
+            Array.from({ length: workers[type].concurrency }, async () => {
+              let n = 0;
+              while (await runOne(type)) n++;
+              return n;
+            }),
+          );
+          const n = done.reduce((a, b) => a + b, 0);
+          count += n;
+          if (n > 0 && !only) found = true;
+        }
+      }
       return count;
     },
     async stop() {
       running = false;
-      this.wake();
+      wake();
       await Promise.all(loops.splice(0));
     },
   };

@@ -3,7 +3,7 @@ import { join, sep } from 'node:path';
 import type { DataPaths } from './paths.js';
 
 /**
- * Untrusted media (CONTRACT.md section 6): `/media/images|evidence|derived/<path>` only. Every
+ * Untrusted media (CONTRACT.md section 6): `/media/images|evidence|derived|thumbs/<path>` only. Every
  * answer, refusals included, carries a sandboxing CSP and nosniff, so a stored SVG cannot run script.
  */
 export const MEDIA_HEADERS = {
@@ -11,7 +11,7 @@ export const MEDIA_HEADERS = {
   'x-content-type-options': 'nosniff',
 } as const;
 
-const FOLDERS = { images: 'imagesDir', evidence: 'evidenceDir', derived: 'derivedDir' } as const;
+const FOLDERS = { images: 'imagesDir', evidence: 'evidenceDir', derived: 'derivedDir', thumbs: 'thumbsDir' } as const;
 
 /**
  * Maps the raw (still percent-encoded) path after `/media/` to a file inside its folder, or null.

@@ -10,6 +10,7 @@ export interface DataPaths {
   registryFile: string;
   evidenceDir: string;
   derivedDir: string;
+  thumbsDir: string;
 }
 
 export function dataPaths(dataDir: string): DataPaths {
@@ -22,9 +23,10 @@ export function dataPaths(dataDir: string): DataPaths {
     registryFile: join(root, 'submissions', 'submissions.json'),
     evidenceDir: join(root, 'evidence'),
     derivedDir: join(root, 'derived'),
+    thumbsDir: join(root, 'thumbs'),
   };
 }
 
 export function ensureDataDirs(paths: DataPaths): void {
-  for (const dir of [paths.dataDir, paths.imagesDir, paths.evidenceDir, paths.derivedDir]) mkdirSync(dir, { recursive: true });
+  for (const dir of [paths.dataDir, paths.imagesDir, paths.evidenceDir, paths.derivedDir, paths.thumbsDir]) mkdirSync(dir, { recursive: true });
 }

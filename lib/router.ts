@@ -15,6 +15,7 @@ import { handleSubmissionReview } from '../functions/submission-review.js';
 import { handleConsole } from '../functions/console.js';
 import { handleHealth } from '../functions/health.js';
 import { handleJobs } from '../functions/jobs.js';
+import { handleJobsProgress } from '../functions/jobs-progress.js';
 import { handleMedia } from '../functions/media.js';
 import { handleProviderUpdate } from '../functions/providers-update.js';
 import { handleManualSearch } from '../functions/search-manual.js';
@@ -69,6 +70,7 @@ function routes() {
     .post('/api/submissions/:id/rerun-enrichment', route(handleSubmissionRerun))
     .post('/api/search/manual', route(handleManualSearch))
     .get('/api/jobs', route(handleJobs))
+    .get('/api/jobs/progress', route(handleJobsProgress))
     .get('/api/bootstrap', route(handleBootstrap))
     .get('/api/review-queue', route(handleReviewQueue))
     .get('/api/submissions/:id/review', route(handleSubmissionReview))

@@ -1,6 +1,6 @@
 import type { Env } from '../env.js';
 import { cropFaces } from '../images/faces.js';
-import { readSubmissionImage, storedFingerprints } from '../analysis.js';
+import { readSubmissionImage, storedFingerprints, writeDataFile } from '../analysis.js';
 import type { Fingerprints } from '../images/robust.js';
 import type { ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
@@ -9,7 +9,7 @@ import { approveForVision, type ApprovedImage } from '../providers/derived-image
 import type { WebDetection } from '../providers/global-vision.js';
 import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
 import { fromJson } from '../repo/json.js';
-import { getSubmissionRow, setEnrichmentStatus, type EnrichmentStatus, type SubmissionRow } from '../repo/submissions.js';
+import { getSubmissionRow, saveDerivedPath, setEnrichmentStatus, type EnrichmentStatus, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk } from '../risk.js';
 import { serialized } from '../serial.js';
 import { gatedCall } from './gate.js';
@@ -131,7 +131,9 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
   let status: EnrichmentStatus;
   try {
     const original = await readSubmissionImage(env, submission.file);
-    const detection = await detectWeb(run, await approveForVision(original, env.config.SVC_MAX_IMAGE_PIXELS), false);
+    const approved = await approveForVision(original, env.config.SVC_MAX_IMAGE_PIXELS);
+    await keepDerivedCopy(env, submissionId, approved);
+    const detection = await detectWeb(run, approved, false);
     const faceDetections = options.faceCrop ? await faceCropDetections(run, original) : [];
     const candidates = detection ? deriveQueryCandidates(detection, faceDetections) : deriveQueryCandidates(emptyDetection(), faceDetections);
     await imageSearches(run, candidates);
@@ -147,6 +149,13 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
   await setEnrichmentStatus(env.db, submissionId, status, now);
   await recomputeRisk(env.db, submissionId, now);
   return { status, added: run.added };
+}
+
+/** The metadata-free copy that goes to web detection is kept as the record of what left the service. */
+async function keepDerivedCopy(env: Env, submissionId: string, image: ApprovedImage): Promise<void> {
+  const derivedPath = `derived/${submissionId}.${image.format === 'png' ? 'png' : 'jpg'}`;
+  await writeDataFile(env, derivedPath, image.bytes);
+  await saveDerivedPath(env.db, submissionId, derivedPath, env.clock.now().toISOString());
 }
 
 function emptyDetection(): WebDetection {

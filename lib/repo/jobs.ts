@@ -3,6 +3,10 @@ import { fromJson, toJson } from './json.js';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'skipped';
 
+/** Local analysis of a submission's image, then its enrichment through the providers. */
+export const JOB_TYPES = ['analyse', 'enrich'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
 export interface Job {
   id: number;
   type: string;
@@ -21,7 +25,7 @@ type JobRow = Omit<Job, 'payload'> & { payload: string; run_token: string | null
 const toJob = ({ run_token: _token, ...row }: JobRow): Job => ({ ...row, payload: fromJson(row.payload, {}) });
 
 /** Queues a job unless the same job is already waiting for the same submission. */
-export function enqueueJobStatement(db: Database, type: string, submissionId: string, payload: Record<string, unknown>, now: string) {
+export function enqueueJobStatement(db: Database, type: JobType, submissionId: string, payload: Record<string, unknown>, now: string) {
   return db
     .prepare(
       `INSERT INTO jobs (type, submission_id, status, payload, created_at)
@@ -32,20 +36,20 @@ export function enqueueJobStatement(db: Database, type: string, submissionId: st
 }
 
 /**
- * Takes the oldest queued job whose submission has no running job, in one statement, so two
- * workers can never take the same job or work on one submission at once.
+ * Takes the oldest queued job of a type whose submission has no running job, in one statement, so
+ * two workers can never take the same job or work on one submission at once.
  */
-export async function claimNextJob(db: Database, token: string, now: string): Promise<Job | null> {
+export async function claimNextJob(db: Database, type: JobType, token: string, now: string): Promise<Job | null> {
   const row = await db
     .prepare(
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, run_token = ?, started_at = ?, finished_at = NULL, error = NULL
-       WHERE id = (SELECT j.id FROM jobs j WHERE j.status = 'queued'
-                   AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.status = 'running' AND r.submission_id = j.submission_id)
+       WHERE id = (SELECT j.id FROM jobs j WHERE j.type = ? AND j.status = 'queued'
+                   AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.submission_id = j.submission_id AND r.status = 'running')
                    ORDER BY j.id LIMIT 1)
          AND status = 'queued'
        RETURNING *`,
     )
-    .bind(token, now)
+    .bind(token, now, type)
     .first<JobRow>();
   return row ? toJob(row) : null;
 }
@@ -61,6 +65,112 @@ export async function finishJob(db: Database, id: number, token: string, status:
 export async function requeueInterruptedJobs(db: Database): Promise<number> {
   const result = await db.prepare(`UPDATE jobs SET status = 'queued', run_token = NULL WHERE status = 'running'`).run();
   return result.meta.changes;
+}
+
+/**
+ * Queues the work each submission is still owed, whatever moment a crash interrupted: an analysis
+ * that never finished, and the enrichment of an analysed submission that never got (or finished)
+ * its enrichment. A submission with such a job already waiting or running gets no second one.
+ */
+export function owedWorkStatements(db: Database, now: string) {
+  return [
+    db
+      .prepare(
+        `INSERT INTO jobs (type, submission_id, status, payload, created_at)
+         SELECT 'analyse', s.id, 'queued', '{}', ? FROM submissions s
+         WHERE s.analysis_status = 'pending'
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.submission_id = s.id AND j.type = 'analyse' AND j.status IN ('queued', 'running'))
+         ORDER BY s.id`,
+      )
+      .bind(now),
+    db
+      .prepare(
+        `INSERT INTO jobs (type, submission_id, status, payload, created_at)
+         SELECT 'enrich', s.id, 'queued', '{}', ? FROM submissions s
+         WHERE s.analysis_status IN ('done', 'failed') AND s.enrichment_status IN ('pending', 'running')
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.submission_id = s.id AND j.type IN ('analyse', 'enrich') AND j.status IN ('queued', 'running'))
+         ORDER BY s.id`,
+      )
+      .bind(now),
+  ];
+}
+
+export interface JobTypeProgress {
+  type: JobType;
+  queued: number;
+  running: number;
+  done: number;
+  failed: number;
+  skipped: number;
+  /** Jobs of this type finished per second over the last minute. */
+  rate_per_s: number;
+  /** Seconds until the queued and running jobs are done at that rate; null when idle or unknown. */
+  eta_s: number | null;
+}
+
+export interface JobFailure {
+  job_id: number;
+  type: JobType;
+  submission_id: string | null;
+  error: string | null;
+  finished_at: string | null;
+}
+
+export interface JobProgress {
+  /** True while any job is queued or running. */
+  active: boolean;
+  types: JobTypeProgress[];
+  /** The failures of the current run (or of the last one), newest first. */
+  failures: JobFailure[];
+}
+
+const RATE_WINDOW_MS = 60_000;
+const FAILURES_SHOWN = 20;
+
+/**
+ * The work in flight. The counts of a type cover its current run: every job from the oldest one
+ * still queued or running, or finished within the last minute, on; so a finished run stays in view
+ * for a minute, then a type at rest shows zeros. Each count reads one index range, so the cost
+ * follows the size of the run, not of the table.
+ */
+export async function jobProgress(db: Database, now: Date): Promise<JobProgress> {
+  const since = new Date(now.getTime() - RATE_WINDOW_MS).toISOString();
+  const types: JobTypeProgress[] = [];
+  let firstPending = Number.MAX_SAFE_INTEGER;
+  for (const type of JOB_TYPES) {
+    const oldest = await db
+      .prepare(`SELECT MIN(id) AS id FROM jobs WHERE type = ? AND status IN ('queued', 'running')`)
+      .bind(type)
+      .first<{ id: number | null }>();
+    const recent = await db
+      .prepare(`SELECT COUNT(*) AS n, MIN(id) AS id FROM jobs WHERE type = ? AND finished_at >= ?`)
+      .bind(type, since)
+      .first<{ n: number; id: number | null }>();
+    const from = Math.min(oldest?.id ?? Number.MAX_SAFE_INTEGER, recent?.id ?? Number.MAX_SAFE_INTEGER);
+    firstPending = Math.min(firstPending, from);
+    const counts = await db
+      .prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'done', 'failed', 'skipped') AND id >= ? GROUP BY status`)
+      .bind(type, from)
+      .all<{ status: JobStatus; n: number }>();
+    const by = Object.fromEntries(counts.results.map((r) => [r.status, Number(r.n)])) as Partial<Record<JobStatus, number>>;
+    const rate = Number(recent?.n ?? 0) / (RATE_WINDOW_MS / 1000);
+    const left = (by.queued ?? 0) + (by.running ?? 0);
+    types.push({
+      type,
+      queued: by.queued ?? 0,
+      running: by.running ?? 0,
+      done: by.done ?? 0,
+      failed: by.failed ?? 0,
+      skipped: by.skipped ?? 0,
+      rate_per_s: Math.round(rate * 100) / 100,
+      eta_s: left > 0 && rate > 0 ? Math.ceil(left / rate) : null,
+    });
+  }
+  const failures = await db
+    .prepare(`SELECT id AS job_id, type, submission_id, error, finished_at FROM jobs WHERE status = 'failed' AND id >= ? ORDER BY id DESC LIMIT ?`)
+    .bind(firstPending, FAILURES_SHOWN)
+    .all<JobFailure>();
+  return { active: types.some((t) => t.queued + t.running > 0), types, failures: failures.results };
 }
 
 export async function listJobs(db: Database, status?: JobStatus, limit = 200): Promise<Job[]> {

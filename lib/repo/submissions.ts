@@ -29,6 +29,8 @@ export interface Submission {
   title: string;
   file: string;
   media_url: string;
+  /** A ~320 px JPEG made during analysis, for lists; null until the submission is analysed. */
+  thumb_url: string | null;
   width: number | null;
   height: number | null;
   submitted_at: string;
@@ -65,6 +67,9 @@ export interface SubmissionRow {
   faces: string;
   derived_path: string | null;
   derived_created_at: string | null;
+  thumb_path: string | null;
+  file_mtime_ms: number | null;
+  file_inode: number | null;
   analysis_status: AnalysisStatus;
   analysis_error: string | null;
   enrichment_status: EnrichmentStatus;
@@ -96,6 +101,7 @@ export function toSubmission(row: SubmissionRow): Submission {
     title: row.title,
     file: row.file,
     media_url: mediaUrl(row.file),
+    thumb_url: row.thumb_path ? mediaUrl(row.thumb_path) : null,
     width: row.width,
     height: row.height,
     submitted_at: row.submitted_at,
@@ -171,6 +177,9 @@ export interface SubmissionInput {
   format: string;
   bytes: number;
   sha256: string;
+  /** The file's modification time and inode when it was read: a reload that sees the same skips it. */
+  file_mtime_ms?: number | null;
+  file_inode?: number | null;
 }
 
 /** A new submission, or new bytes for an existing one: analysis starts over, the decision stays. */
@@ -178,55 +187,69 @@ export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now:
   return db
     .prepare(
       `INSERT INTO submissions (id, title, file, origin, width, height, submitted_at, submitted_at_epoch, format, bytes,
-         sha256, analysis_status, enrichment_status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'pending', ?, ?)
+         sha256, file_mtime_ms, file_inode, analysis_status, enrichment_status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'pending', ?, ?)
        ON CONFLICT (id) DO UPDATE SET title = excluded.title, file = excluded.file, origin = excluded.origin,
          width = excluded.width, height = excluded.height, submitted_at = excluded.submitted_at,
          submitted_at_epoch = excluded.submitted_at_epoch, format = excluded.format, bytes = excluded.bytes,
-         sha256 = excluded.sha256, phash = NULL, fingerprints = NULL, faces = '[]', analysis_status = 'pending',
+         sha256 = excluded.sha256, file_mtime_ms = excluded.file_mtime_ms, file_inode = excluded.file_inode,
+         phash = NULL, fingerprints = NULL, faces = '[]', thumb_path = NULL, analysis_status = 'pending',
          analysis_error = NULL, enrichment_status = 'pending', updated_at = excluded.updated_at`,
     )
     .bind(
       s.id, s.title, s.file, s.origin, s.width, s.height, s.submitted_at, s.submitted_at_epoch, s.format, s.bytes,
-      s.sha256, now, now,
+      s.sha256, s.file_mtime_ms ?? null, s.file_inode ?? null, now, now,
     );
 }
 
+/** A new title or time, and the file's stat signature (its bytes are the same as stored). */
 export function updateSubmissionMetaStatement(
   db: Database,
   id: string,
   meta: { title: string; submitted_at: string; submitted_at_epoch: number },
+  file: { size: number; mtimeMs: number; inode: number },
   now: string,
 ) {
   return db
-    .prepare('UPDATE submissions SET title = ?, submitted_at = ?, submitted_at_epoch = ?, updated_at = ? WHERE id = ?')
-    .bind(meta.title, meta.submitted_at, meta.submitted_at_epoch, now, id);
+    .prepare('UPDATE submissions SET title = ?, submitted_at = ?, submitted_at_epoch = ?, bytes = ?, file_mtime_ms = ?, file_inode = ?, updated_at = ? WHERE id = ?')
+    .bind(meta.title, meta.submitted_at, meta.submitted_at_epoch, file.size, file.mtimeMs, file.inode, now, id);
 }
 
 export interface AnalysisResult {
   phash: string;
   fingerprints: unknown;
   faces: FaceRecord[];
-  derived_path: string;
-  /** Set when the image was analysed but a part of it (face detection) failed. */
+  thumb_path: string | null;
+  /** Set when the image was analysed but a part of it (face detection, the thumbnail) failed. */
   analysis_error?: string | null;
 }
 
-export async function saveAnalysis(db: Database, id: string, result: AnalysisResult, now: string): Promise<void> {
-  await db
+/**
+ * Stores an analysis of the bytes whose hash the analysis started from. When a reload recorded new
+ * bytes in the meantime, nothing is stored (false): the analysis queued for the new bytes will be.
+ */
+export async function saveAnalysis(db: Database, id: string, analysedSha256: string | null, result: AnalysisResult, now: string): Promise<boolean> {
+  const outcome = await db
     .prepare(
-      `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, derived_path = ?, derived_created_at = ?,
-         analysis_status = 'done', analysis_error = ?, updated_at = ? WHERE id = ?`,
+      `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, thumb_path = ?,
+         analysis_status = 'done', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ?`,
     )
-    .bind(result.phash, toJson(result.fingerprints), toJson(result.faces), result.derived_path, now, result.analysis_error ?? null, now, id)
+    .bind(result.phash, toJson(result.fingerprints), toJson(result.faces), result.thumb_path, result.analysis_error ?? null, now, id, analysedSha256)
     .run();
+  return outcome.meta.changes > 0;
 }
 
-export async function saveAnalysisFailure(db: Database, id: string, reason: string, now: string): Promise<void> {
-  await db
-    .prepare(`UPDATE submissions SET analysis_status = 'failed', analysis_error = ?, updated_at = ? WHERE id = ?`)
-    .bind(reason, now, id)
+export async function saveAnalysisFailure(db: Database, id: string, analysedSha256: string | null, reason: string, now: string): Promise<boolean> {
+  const outcome = await db
+    .prepare(`UPDATE submissions SET analysis_status = 'failed', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ?`)
+    .bind(reason, now, id, analysedSha256)
     .run();
+  return outcome.meta.changes > 0;
+}
+
+/** The copy that was sent to web detection, kept as the record of what left the service. */
+export async function saveDerivedPath(db: Database, id: string, derivedPath: string, now: string): Promise<void> {
+  await db.prepare('UPDATE submissions SET derived_path = ?, derived_created_at = ? WHERE id = ?').bind(derivedPath, now, id).run();
 }
 
 export async function setEnrichmentStatus(db: Database, id: string, status: EnrichmentStatus, now: string) {

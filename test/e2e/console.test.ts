@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openConsole, startService, waitForEnrichment, type ConsolePage, type Service, type Seed } from './harness.js';
+import { launchBrowser, openConsole, startService, waitForAnalysis, waitForEnrichment, type ConsolePage, type Service, type Seed } from './harness.js';
 import { startWebWorld, type WebWorld } from './web-world.js';
 
 /** The same photo twice, so the two submissions match each other internally. */
@@ -30,7 +30,10 @@ describe('operator console in a real browser', () => {
 
   async function open(seed: Seed, hash?: string, reload = true, settings: Record<string, string> = {}) {
     service = await startService(seed, settings);
-    if (reload) await service.api('POST', '/api/submissions/reload');
+    if (reload) {
+      await service.api('POST', '/api/submissions/reload');
+      await waitForAnalysis(service);
+    }
     opened = await openConsole(browser, service, hash);
     return { page: opened.page, service };
   }

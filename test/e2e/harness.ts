@@ -106,6 +106,16 @@ export async function openConsole(browser: Browser, service: Service, hash = '#/
 }
 
 /** Waits until the background enrichment of every listed submission has finished. */
+/** Waits until no analysis is queued or running. */
+export async function waitForAnalysis(service: Service): Promise<void> {
+  for (;;) {
+    const progress = await service.api<{ types: { type: string; queued: number; running: number }[] }>('GET', '/api/jobs/progress');
+    const analyse = progress.types.find((t) => t.type === 'analyse');
+    if (analyse && analyse.queued + analyse.running === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 export async function waitForEnrichment(service: Service, ids: string[]): Promise<void> {
   for (;;) {
     const queue = await service.api<{ items: { id: string; enrichment_status: string }[] }>('GET', '/api/review-queue?limit=200');

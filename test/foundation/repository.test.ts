@@ -162,25 +162,25 @@ describe.each(backends)('repository on $name', (backend) => {
     await db.batch([upsertSubmissionStatement(db, submission('s1'), NOW), upsertSubmissionStatement(db, submission('s2'), NOW)]);
     await db.batch([enqueueJobStatement(db, 'enrich', 's1', {}, NOW), enqueueJobStatement(db, 'enrich', 's1', {}, NOW), enqueueJobStatement(db, 'enrich', 's2', {}, NOW)]);
     expect(await listJobs(db)).toHaveLength(2);
-    const first = await claimNextJob(db, 'a', NOW);
-    const second = await claimNextJob(db, 'b', NOW);
+    const first = await claimNextJob(db, 'enrich', 'a', NOW);
+    const second = await claimNextJob(db, 'enrich', 'b', NOW);
     expect(first?.submission_id).toBe('s1');
     expect(second?.submission_id).toBe('s2');
-    expect(await claimNextJob(db, 'c', NOW)).toBeNull();
+    expect(await claimNextJob(db, 'enrich', 'c', NOW)).toBeNull();
     await finishJob(db, first!.id, 'a', 'done', null, NOW);
     expect(await requeueInterruptedJobs(db)).toBe(1);
-    const again = await claimNextJob(db, 'd', NOW);
+    const again = await claimNextJob(db, 'enrich', 'd', NOW);
     expect(again).toMatchObject({ id: second!.id, attempts: 2, status: 'running' });
   });
 
   it('does not run two jobs of one submission at once', async () => {
     await upsertSubmissionStatement(db, submission('s1'), NOW).run();
     await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
-    const running = await claimNextJob(db, 'a', NOW);
+    const running = await claimNextJob(db, 'enrich', 'a', NOW);
     await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
-    expect(await claimNextJob(db, 'b', NOW)).toBeNull();
+    expect(await claimNextJob(db, 'enrich', 'b', NOW)).toBeNull();
     await finishJob(db, running!.id, 'a', 'done', null, NOW);
-    expect(await claimNextJob(db, 'b', NOW)).not.toBeNull();
+    expect(await claimNextJob(db, 'enrich', 'b', NOW)).not.toBeNull();
   });
 
   it('stores provider switches, evidence marks and audit events', async () => {

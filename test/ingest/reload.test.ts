@@ -8,10 +8,13 @@ import { copyFixture, reencoded } from '../helpers/fixtures.js';
 
 let env: TestEnv;
 
+/** A reload, then the analyses it queued (enrichment stays queued: no provider is set up here). */
 async function reload() {
   const res = await env.call('POST', '/api/submissions/reload');
   expect(res.status).toBe(200);
-  return res.json();
+  const report = await res.json();
+  await env.jobs.drain('analyse');
+  return report;
 }
 
 async function review(id: string) {
@@ -28,7 +31,7 @@ describe('reload of the fixture photos', () => {
   });
   afterAll(async () => env.dispose());
 
-  it('imports every image with fingerprints, faces, a derived copy and queued jobs', async () => {
+  it('imports every image with fingerprints, faces, a thumbnail and queued jobs', async () => {
     const report = await reload();
     expect(report.imported.sort()).toEqual(['astronaut', 'camera', 'camera-copy', 'chelsea', 'coffee', 'rocket']);
     expect(report).toMatchObject({ updated: [], unchanged: 0, rejected: [], queued_jobs: 6 });
@@ -38,9 +41,14 @@ describe('reload of the fixture photos', () => {
     expect(JSON.parse(String(astronaut.row.faces))).toHaveLength(1);
     expect(JSON.parse(String((await review('camera')).row.faces))).toHaveLength(1);
     expect(JSON.parse(String((await review('coffee')).row.faces))).toEqual([]);
-    expect(astronaut.row.derived_path).toBe('derived/astronaut.jpg');
-    const derived = await sharp(join(env.dataDir, String(astronaut.row.derived_path))).metadata();
-    expect(derived.exif).toBeUndefined();
+    expect(astronaut.row.thumb_path).toBe('thumbs/astronaut.jpg');
+    const thumb = await sharp(join(env.dataDir, String(astronaut.row.thumb_path))).metadata();
+    expect(thumb).toMatchObject({ format: 'jpeg', width: 320, height: 320 });
+    expect(thumb.exif).toBeUndefined();
+    // Each finished analysis queued its enrichment.
+    const jobs = (await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[];
+    expect(jobs.filter((j) => j.type === 'analyse' && j.status === 'done')).toHaveLength(6);
+    expect(jobs.filter((j) => j.type === 'enrich' && j.status === 'queued')).toHaveLength(6);
   });
 
   it('matches a photo and its re-encoded copy on both sides, and nothing else', async () => {
@@ -67,10 +75,10 @@ describe('reload of the fixture photos', () => {
     copyFixture('rocket.jpg', env.paths.imagesDir, 'camera_copy.jpg');
     const report = await reload();
     expect(report.updated).toEqual(['camera-copy']);
+    expect(report.queued_jobs).toBe(1);
     // Its first enrichment job has not run yet: that one waiting job covers the new bytes.
-    expect(report.queued_jobs).toBe(0);
     const jobs = (await (await env.call('GET', '/api/jobs?status=queued')).json()).jobs;
-    expect(jobs.filter((j: { submission_id: string }) => j.submission_id === 'camera-copy')).toHaveLength(1);
+    expect(jobs.filter((j: { submission_id: string }) => j.submission_id === 'camera-copy')).toMatchObject([{ type: 'enrich' }]);
     expect((await review('camera')).evidence).toEqual([]);
     expect((await review('rocket')).evidence.map((e) => e.matched_submission_id)).toEqual(['camera-copy']);
   });
@@ -96,9 +104,11 @@ describe('the registry and refusals', () => {
     expect(row).toMatchObject({ title: 'Title SUB-001', submitted_at: '2026-03-01 09:30', origin: 'registry' });
     expect(row.submitted_at_epoch).toBe(Date.UTC(2026, 2, 1, 0, 30) / 1000);
     const res = await env.call('GET', '/api/jobs');
-    expect((await res.json()).jobs.map((j: { submission_id: string; status: string }) => [j.submission_id, j.status]).sort()).toEqual([
-      ['SUB-001', 'queued'],
-      ['coffee', 'queued'],
+    expect((await res.json()).jobs.map((j: { type: string; submission_id: string; status: string }) => [j.type, j.submission_id, j.status]).sort()).toEqual([
+      ['analyse', 'SUB-001', 'done'],
+      ['analyse', 'coffee', 'done'],
+      ['enrich', 'SUB-001', 'queued'],
+      ['enrich', 'coffee', 'queued'],
     ]);
   });
 

@@ -35,10 +35,12 @@ beforeAll(async () => {
   copyFixture('astronaut.png', env.paths.imagesDir);
   for (const name of ['camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg']) copyFixture(name, env.paths.imagesDir);
   await env.call('POST', '/api/submissions/reload');
+  await env.jobs.drain('analyse');
   const decided = await (await env.call('POST', '/api/submissions/astronaut/decision', { decision: '반려', evidence_ids: [] })).json();
   await env.call('POST', `/api/knowledge/${decided.knowledge_entry.id}/promote-watchlist`);
   for (const [name, make] of Object.entries(copies)) writeFileSync(join(env.paths.imagesDir, `${name}.jpg`), await make());
   await env.call('POST', '/api/submissions/reload');
+  await env.jobs.drain('analyse');
 });
 afterAll(async () => {
   await env.dispose();

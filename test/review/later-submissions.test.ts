@@ -16,7 +16,9 @@ beforeEach(async () => {
 afterEach(async () => env.dispose());
 
 async function reload(): Promise<string[]> {
-  return (await body(env.call('POST', '/api/submissions/reload'))).imported;
+  const { imported } = await body(env.call('POST', '/api/submissions/reload'));
+  await env.jobs.drain('analyse');
+  return imported;
 }
 async function review(id: string) {
   return body(env.call('GET', `/api/submissions/${encodeURIComponent(id)}/review`));

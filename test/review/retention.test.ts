@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runRetention } from '../../lib/review/retention.js';
-import { saveAnalysis } from '../../lib/repo/submissions.js';
+import { saveDerivedPath } from '../../lib/repo/submissions.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
-import { body, PHASH, seedSubmission, webMatch } from './seed.js';
+import { body, seedSubmission, webMatch } from './seed.js';
 
 let env: TestEnv;
 beforeEach(async () => {
@@ -28,7 +28,7 @@ async function seedWithMedia(id: string) {
   const derived = writeMedia(`derived/${id}.jpg`);
   const downloaded = writeMedia(`evidence/${id}/result.jpg`);
   const [evidence] = await seedSubmission(env, id, { evidence: [{ ...webMatch(), local_media_path: `evidence/${id}/result.jpg` }] });
-  await saveAnalysis(env.db, id, { phash: PHASH, fingerprints: null, faces: [], derived_path: `derived/${id}.jpg` }, env.clock.now().toISOString());
+  await saveDerivedPath(env.db, id, `derived/${id}.jpg`, env.clock.now().toISOString());
   return { derived, downloaded, evidence };
 }
 
@@ -103,7 +103,7 @@ describe('retention', () => {
     env.clock.advance(31 * DAY);
     // The submission is analysed again: same path, new file and time.
     const renewed = writeMedia('derived/s1.jpg');
-    await saveAnalysis(env.db, 's1', { phash: PHASH, fingerprints: null, faces: [], derived_path: 'derived/s1.jpg' }, env.clock.now().toISOString());
+    await saveDerivedPath(env.db, 's1', 'derived/s1.jpg', env.clock.now().toISOString());
     expect(await runRetention(env)).toMatchObject({ derived_images: 0 });
     expect(existsSync(renewed)).toBe(true);
   });

@@ -41,7 +41,8 @@ export async function seedSubmission(env: TestEnv, id: string, options: SeedOpti
     await saveAnalysis(
       env.db,
       id,
-      { phash: options.phash ?? PHASH, fingerprints: { variants: [options.phash ?? PHASH] }, faces: [], derived_path: `derived/${id}.jpg` },
+      'ab'.repeat(32),
+      { phash: options.phash ?? PHASH, fingerprints: { variants: [options.phash ?? PHASH] }, faces: [], thumb_path: null },
       now,
     );
   }
