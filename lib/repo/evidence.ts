@@ -207,8 +207,9 @@ export function setEvidenceStatusStatement(db: Database, id: string, status: Evi
 }
 
 /**
- * Internal, attention and watchlist evidence is recomputed at every analysis; operator marks on
- * evidence that is found again are kept by matching on the other side's id.
+ * Internal, attention and watchlist evidence is recomputed at every analysis. A match found again
+ * (same group, same other submission or entry) keeps its id, its operator mark and its first-seen
+ * time, so decisions and knowledge entries that cite it stay valid; a match no longer found goes.
  */
 export async function replaceSimilarityEvidence(
   db: Database,
@@ -218,24 +219,28 @@ export async function replaceSimilarityEvidence(
 ): Promise<void> {
   const old = await db
     .prepare(
-      `SELECT group_key, matched_submission_id, knowledge_entry_id, status FROM evidence
+      `SELECT id, group_key, matched_submission_id, knowledge_entry_id FROM evidence
        WHERE submission_id = ? AND group_key IN ('internal', 'attention', 'watchlist')`,
     )
     .bind(submissionId)
-    .all<{ group_key: string; matched_submission_id: string | null; knowledge_entry_id: string | null; status: EvidenceStatus | null }>();
-  const marks = new Map(
-    old.results.filter((r) => r.status).map((r) => [`${r.group_key}|${r.matched_submission_id}|${r.knowledge_entry_id}`, r.status]),
-  );
-  const statements = [
-    db.prepare(`DELETE FROM evidence WHERE submission_id = ? AND group_key IN ('internal', 'attention', 'watchlist')`).bind(submissionId),
-  ];
+    .all<{ id: string; group_key: string; matched_submission_id: string | null; knowledge_entry_id: string | null }>();
+  const matchKey = (group: string, matched: string | null | undefined, entry: string | null | undefined) => `${group}|${matched ?? null}|${entry ?? null}`;
+  const existing = new Map(old.results.map((r) => [matchKey(r.group_key, r.matched_submission_id, r.knowledge_entry_id), r.id]));
+  const kept = new Set<string>();
+  const statements = [];
   for (const e of items) {
-    const id = newId('ev');
-    statements.push(insertEvidenceStatement(db, submissionId, e, now, id));
-    const mark = marks.get(`${e.group}|${e.matched_submission_id ?? null}|${e.knowledge_entry_id ?? null}`);
-    if (mark) statements.push(setEvidenceStatusStatement(db, id, mark));
+    const id = existing.get(matchKey(e.group, e.matched_submission_id, e.knowledge_entry_id));
+    if (id && !kept.has(id)) {
+      kept.add(id);
+      statements.push(
+        db
+          .prepare('UPDATE evidence SET kind = ?, title = ?, local_media_path = ?, similarity = ?, matched = ?, match_transform = ?, confidence = ? WHERE id = ?')
+          .bind(e.kind, e.title ?? null, e.local_media_path ?? null, clamp01(e.similarity), e.matched ? 1 : 0, e.matched ? (e.match_transform ?? 'identity') : null, clamp01(e.confidence), id),
+      );
+    } else statements.push(insertEvidenceStatement(db, submissionId, e, now, newId('ev')));
   }
-  await db.batch(statements);
+  for (const r of old.results) if (!kept.has(r.id)) statements.push(db.prepare('DELETE FROM evidence WHERE id = ?').bind(r.id));
+  if (statements.length) await db.batch(statements);
 }
 
 /** Evidence whose downloaded image is older than the cutoff (for the retention job). */
