@@ -1,4 +1,4 @@
-import { symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -194,6 +194,49 @@ describe('the registry and refusals', () => {
     utimesSync(join(env.paths.imagesDir, 'photo.jpg'), new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:00:00Z'));
     await reload();
     expect((await env.db.prepare('SELECT id, file FROM submissions ORDER BY file').all()).results).toEqual(ids);
+  });
+});
+
+describe('reload as an index pass', () => {
+  beforeEach(async () => {
+    env = await createTestEnv();
+  });
+  afterEach(async () => env.dispose());
+
+  it('imports nothing twice when two reloads run at once', async () => {
+    for (const name of ['astronaut.png', 'camera.png', 'coffee.png']) copyFixture(name, env.paths.imagesDir);
+    const [a, b] = await Promise.all([env.call('POST', '/api/submissions/reload'), env.call('POST', '/api/submissions/reload')].map(async (r) => (await r).json()));
+    expect([...a.imported, ...b.imported].sort()).toEqual(['astronaut', 'camera', 'coffee']);
+    expect(a.unchanged + b.unchanged).toBe(3);
+    expect(a.queued_jobs + b.queued_jobs).toBe(3);
+    expect(await env.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'analyse'").first()).toEqual({ n: 3 });
+  });
+
+  it('does not read a file whose size, mtime and inode are unchanged, and reads it again when they change', async () => {
+    copyFixture('camera.png', env.paths.imagesDir);
+    await reload();
+    const file = join(env.paths.imagesDir, 'camera.png');
+    // Same size and mtime, other bytes: proof that the bytes were not read.
+    const bytes = readFileSync(file);
+    const { mtime } = statSync(file);
+    bytes[bytes.length - 20] ^= 0xff;
+    writeFileSync(file, bytes);
+    utimesSync(file, mtime, mtime);
+    expect(await reload()).toMatchObject({ imported: [], updated: [], unchanged: 1, queued_jobs: 0 });
+    // A touched file is read and hashed: the same bytes stay unchanged, with the new mtime recorded.
+    copyFixture('camera.png', env.paths.imagesDir);
+    utimesSync(file, new Date('2026-05-01T00:00:00Z'), new Date('2026-05-01T00:00:00Z'));
+    expect(await reload()).toMatchObject({ imported: [], updated: ['camera'], queued_jobs: 0 });
+    expect(await reload()).toMatchObject({ imported: [], updated: [], unchanged: 1, queued_jobs: 0 });
+  });
+
+  it('reports a quick file that is gone, and keeps its submission and evidence', async () => {
+    copyFixture('camera.png', env.paths.imagesDir);
+    copyFixture('camera.png', env.paths.imagesDir, 'copy.png');
+    await reload();
+    rmSync(join(env.paths.imagesDir, 'copy.png'));
+    expect(await reload()).toMatchObject({ removed: ['copy'], unchanged: 1 });
+    expect((await review('copy')).evidence.map((e) => e.matched_submission_id)).toEqual(['camera']);
   });
 });
 
