@@ -70,4 +70,5 @@ export const api = {
   emergencyDisable: () => request('POST', '/api/providers/emergency-disable'),
   auditEvents: (params) => request('GET', `/api/audit-events${q(params)}`),
   jobs: (params) => request('GET', `/api/jobs${q(params)}`),
+  jobsProgress: () => request('GET', '/api/jobs/progress'),
 };

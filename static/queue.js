@@ -2,6 +2,7 @@
 // the hash so a filtered page is linkable and survives a reload of the browser tab.
 import { api } from './api.js';
 import { h, append, hashLink, image, routeHref, actionButton, clear } from './dom.js';
+import { progressPanel } from './progress.js';
 import {
   state, riskBadge, decisionBadge, enrichmentBadge, attentionBadge, attempt, loading, errorPanel, emptyState,
   refreshSummary, toast, RISK_LEVEL_LABEL, ANALYSIS_LABEL,
@@ -34,6 +35,8 @@ function go(filters) {
 export async function renderQueue(view) {
   const filters = readFilters(view.query);
   const reportSlot = h('div', { class: 'reload-report-slot' });
+  // Rows finish analysis and enrichment while the operator watches: the list follows the progress.
+  const progress = progressPanel(() => loadList());
   const listSlot = h('div', { class: 'queue-list' }, loading());
 
   const decisionSelect = h('select', { id: 'filter-decision', name: 'decision' },
@@ -60,6 +63,7 @@ export async function renderQueue(view) {
     clear(reportSlot, reloadReport(report, () => clear(reportSlot)));
     toast(`가져옴 ${report.imported?.length ?? 0}건 · 갱신 ${report.updated?.length ?? 0}건 · 거부 ${report.rejected?.length ?? 0}건`, 'success');
     refreshSummary();
+    progress.poll();
     await loadList();
   }, { class: 'primary', id: 'reload-submissions' });
 
@@ -76,9 +80,11 @@ export async function renderQueue(view) {
       h('label', { for: 'filter-level' }, '위험도 '), levelSelect,
       h('label', { for: 'filter-limit' }, '쪽당 '), sizeSelect,
     ),
+    progress.panel,
     reportSlot,
     listSlot,
   );
+  progress.poll();
 
   async function loadList() {
     try {
@@ -109,7 +115,7 @@ function queueTable(items) {
 
 function queueRow(s) {
   return h('tr', { class: ['queue-row', s.decision ? 'is-decided' : 'is-open', s.attention_match && 'has-attention'], dataset: { submissionId: s.id } },
-    h('td', { class: 'thumb-cell' }, hashLink(['review', s.id], image(s.media_url, '', { class: 'thumb' }), { tabindex: '-1', 'aria-hidden': 'true' })),
+    h('td', { class: 'thumb-cell' }, hashLink(['review', s.id], image(s.thumb_url ?? s.media_url, '', { class: 'thumb' }), { tabindex: '-1', 'aria-hidden': 'true' })),
     h('td', { class: 'title-cell' },
       hashLink(['review', s.id], s.title || '(제목 없음)', { class: 'queue-title' }),
       h('div', { class: 'muted mono' }, s.id),

@@ -112,7 +112,7 @@ function entryCard(entry, onMoved) {
     entry,
     fill(review) {
       lastSubmission = review.submission;
-      clear(media, hashLink(['review', current.submission_id], image(review.submission?.media_url, `제출 이미지: ${review.submission?.title ?? ''}`, { class: 'entry-image' })));
+      clear(media, hashLink(['review', current.submission_id], image(review.submission?.thumb_url ?? review.submission?.media_url, `제출 이미지: ${review.submission?.title ?? ''}`, { class: 'entry-image' })));
       paintInfo(review.submission);
       const byId = new Map((review.evidence ?? []).map((e) => [e.id, e]));
       const used = (current.evidence_ids ?? []).map((id) => byId.get(id) ?? { id, missing: true });

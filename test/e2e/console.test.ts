@@ -63,7 +63,12 @@ describe('operator console in a real browser', () => {
     const expected = queued.items.find((s: { id: string }) => s.id === 'astronaut');
     await expect(astronaut.locator('.risk-score').textContent()).resolves.toBe(String(expected.risk.score));
     await expect(astronaut.locator('.decision').textContent()).resolves.toBe('미결정');
-    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.queue-row img.thumb')].every((img) => img.complete && img.naturalWidth > 0));
+    // The progress panel counts the analyses through, and the rows then show their small thumbnails.
+    await page.waitForFunction(() => /^3 \/ 3\b/.test(document.querySelector('[data-job-type="analyse"] .progress-figures')?.textContent ?? ''));
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.queue-row img.thumb')].every((img) => img.getAttribute('src')?.startsWith('/media/thumbs/') && img.complete && img.naturalWidth > 0));
+    await expect(page.locator('.queue-row img.thumb').evaluateAll((imgs) => imgs.map((img) => img.getAttribute('src')).sort())).resolves.toEqual([
+      '/media/thumbs/astronaut-copy.jpg', '/media/thumbs/astronaut.jpg', '/media/thumbs/chelsea.jpg',
+    ]);
 
     await page.locator('#filter-decision').selectOption('반려');
     await page.waitForFunction(() => location.hash.includes('decision=') && document.querySelector('.queue-list .empty') !== null);
