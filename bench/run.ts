@@ -6,6 +6,7 @@
 import os from 'node:os';
 import sharp from 'sharp';
 import * as indexQuery from './index-query.js';
+import * as ingest from './ingest.js';
 import * as phashThroughput from './phash-throughput.js';
 import * as robustRecall from './robust-recall.js';
 
@@ -22,7 +23,7 @@ export interface BenchModule {
   run(): Promise<BenchTable[]>;
 }
 
-const BENCHES: BenchModule[] = [phashThroughput, indexQuery, robustRecall];
+const BENCHES: BenchModule[] = [ingest, phashThroughput, indexQuery, robustRecall];
 
 function markdown(table: BenchTable): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;

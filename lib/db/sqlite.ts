@@ -7,19 +7,42 @@ export interface SqliteDatabase extends Database {
   readonly open: boolean;
 }
 
-class SqliteStatement implements Statement {
+/**
+ * Compiled statements by SQL text. Compiling costs more than running most of these queries, and
+ * the same few texts come back on every request; the bound keeps texts built with a varying
+ * number of placeholders from growing it without end.
+ */
+class StatementCache {
+  private readonly compiled = new Map<string, BetterSqlite3.Statement>();
+
   constructor(
     private readonly raw: BetterSqlite3.Database,
+    private readonly limit = 500,
+  ) {}
+
+  get(sql: string): BetterSqlite3.Statement {
+    let stmt = this.compiled.get(sql);
+    if (stmt) return stmt;
+    stmt = this.raw.prepare(sql);
+    if (this.compiled.size >= this.limit) this.compiled.delete(this.compiled.keys().next().value!);
+    this.compiled.set(sql, stmt);
+    return stmt;
+  }
+}
+
+class SqliteStatement implements Statement {
+  constructor(
+    private readonly cache: StatementCache,
     readonly sql: string,
     readonly values: SqlValue[] = [],
   ) {}
 
   bind(...values: SqlValue[]): Statement {
-    return new SqliteStatement(this.raw, this.sql, values);
+    return new SqliteStatement(this.cache, this.sql, values);
   }
 
   private stmt() {
-    return this.raw.prepare(this.sql);
+    return this.cache.get(this.sql);
   }
 
   runSync(): RunResult | AllResult<unknown> {
@@ -56,8 +79,9 @@ export function openSqlite(file: string): SqliteDatabase {
   raw.pragma('busy_timeout = 5000');
   raw.pragma('synchronous = NORMAL');
   const transaction = raw.transaction((statements: SqliteStatement[]) => statements.map((s) => s.runSync()));
+  const cache = new StatementCache(raw);
   return {
-    prepare: (sql) => new SqliteStatement(raw, sql),
+    prepare: (sql) => new SqliteStatement(cache, sql),
     async batch(statements) {
       return transaction(statements as SqliteStatement[]);
     },

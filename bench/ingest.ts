@@ -1,0 +1,212 @@
+/**
+ * Ingest end to end: a folder of 1-2 MP JPEGs, `POST /api/submissions/reload`, until every image is
+ * analysed (fingerprints, faces, thumbnail, internal matching). The service runs as its own
+ * process, as `npm start` runs it, without provider keys (enrichment is skipped at once), once for
+ * this build and once for the build before analysis became queued work, on the same files, in
+ * alternating rounds. Then the no-op reload at 100,000 files: every file already imported and
+ * unchanged, timed in-process with the longest event-loop stall.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { buildConfig } from '../lib/config.js';
+import { createEnv } from '../lib/env.js';
+import { reload } from '../lib/ingest.js';
+import { createLogger } from '../lib/log.js';
+import { upsertSubmissionStatement } from '../lib/repo/submissions.js';
+import { formatLocal } from '../lib/time.js';
+import { seededRandom } from '../test/helpers/random.js';
+import type { BenchTable } from './run.js';
+
+export const name = 'ingest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'images');
+const CORPUS_DIR = path.join(ROOT, 'outputs', 'bench', 'ingest-corpus', 'v1');
+const CORPUS_SIZE = 120;
+const ROUNDS = 3;
+/** The last build that analysed inside the reload request, one image after another. */
+const PREVIOUS_BUILD = '7202108';
+const NOOP_FILES = 100_000;
+
+async function generateCorpus(): Promise<string[]> {
+  await mkdir(CORPUS_DIR, { recursive: true });
+  const have = (await readdir(CORPUS_DIR)).filter((f) => f.endsWith('.jpg'));
+  if (have.length === CORPUS_SIZE) return have.sort();
+  const photos = (await readdir(FIXTURES)).filter((file) => /\.(png|jpe?g)$/.test(file)).sort();
+  const random = seededRandom(7);
+  for (let i = 0; i < CORPUS_SIZE; i++) {
+    const megapixels = 1 + random();
+    const aspect = [4 / 3, 3 / 2, 16 / 9][Math.floor(random() * 3)];
+    const width = Math.round(Math.sqrt(megapixels * 1e6 * aspect));
+    const height = Math.round(width / aspect);
+    const { data, info } = await sharp(path.join(FIXTURES, photos[i % photos.length]))
+      .resize(width, height, { fit: 'cover', position: Math.floor(random() * 9) })
+      .modulate({ brightness: 0.85 + random() * 0.3, hue: Math.round(random() * 30 - 15) })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    // Sensor-like grain, so a file costs to decode what a photo costs.
+    let state = (i + 1) * 2654435761;
+    for (let p = 0; p < data.length; p++) {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      data[p] = Math.max(0, Math.min(255, data[p] + ((state >>> 24) % 13) - 6));
+    }
+    const jpeg = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+    await writeFile(path.join(CORPUS_DIR, `photo-${String(i).padStart(4, '0')}.jpg`), jpeg);
+  }
+  return (await readdir(CORPUS_DIR)).filter((f) => f.endsWith('.jpg')).sort();
+}
+
+/** A checkout of the previous build beside this one, sharing node_modules; null when git cannot make it. */
+function previousBuild(): string | null {
+  const dir = path.join(ROOT, 'outputs', 'bench', `build-${PREVIOUS_BUILD}`);
+  try {
+    if (!existsSync(path.join(dir, 'server.ts'))) {
+      execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, PREVIOUS_BUILD], { cwd: ROOT, stdio: 'ignore' });
+    }
+    if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+interface IngestRun {
+  answerS: number;
+  analysedS: number;
+}
+
+async function runService(buildDir: string, files: string[], queued: boolean): Promise<IngestRun> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-ingest-'));
+  const imagesDir = path.join(dataDir, 'submissions', 'images');
+  await mkdir(imagesDir, { recursive: true });
+  for (const file of files) await writeFile(path.join(imagesDir, file), await readFile(path.join(CORPUS_DIR, file)));
+  const port = 20000 + Math.floor(Math.random() * 30000);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: buildDir,
+    env: { PATH: process.env.PATH, SVC_DATA_DIR: dataDir, SVC_PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; i < 600; i++) {
+      if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const started = performance.now();
+    const report = (await (await fetch(`${url}/api/submissions/reload`, { method: 'POST' })).json()) as { imported: string[] };
+    const answerS = (performance.now() - started) / 1000;
+    if (report.imported.length !== files.length) throw new Error(`imported ${report.imported.length} of ${files.length}: ${output.slice(-300)}`);
+    if (queued) {
+      for (;;) {
+        const progress = (await (await fetch(`${url}/api/jobs/progress`)).json()) as { types: { type: string; queued: number; running: number; done: number; failed: number }[] };
+        const analyse = progress.types.find((t) => t.type === 'analyse')!;
+        if (analyse.queued + analyse.running === 0) {
+          if (analyse.done !== files.length) throw new Error(`analysed ${analyse.done} of ${files.length} (${analyse.failed} failed)`);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    return { answerS, analysedS: (performance.now() - started) / 1000 };
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function noopReload(): Promise<{ seconds: number[]; maxStallMs: number }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-noop-'));
+  const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
+  const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
+  try {
+    const tiny = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#888' } }).jpeg().toBuffer();
+    const now = new Date().toISOString();
+    for (let start = 0; start < NOOP_FILES; start += 5000) {
+      const statements = [];
+      for (let i = start; i < start + 5000; i++) {
+        const name = `f${String(i).padStart(6, '0')}.jpg`;
+        const file = path.join(env.paths.imagesDir, name);
+        await writeFile(file, tiny);
+        const info = await stat(file);
+        const minute = new Date(Math.floor(info.mtimeMs / 60000) * 60000);
+        statements.push(
+          upsertSubmissionStatement(env.db, {
+            id: `f${String(i).padStart(6, '0')}`, title: name, file: `images/${name}`, origin: 'quick',
+            submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
+            submitted_at_epoch: minute.getTime() / 1000, width: 8, height: 8, format: 'jpeg', bytes: info.size, sha256: 'x',
+            file_mtime_ms: Math.floor(info.mtimeMs), file_inode: info.ino,
+          }, now),
+        );
+      }
+      await env.db.batch(statements);
+    }
+    await env.db.prepare(`UPDATE submissions SET analysis_status = 'done', enrichment_status = 'skipped'`).run();
+    const seconds: number[] = [];
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    for (let round = 0; round < ROUNDS; round++) {
+      const started = performance.now();
+      const report = await reload(env);
+      seconds.push((performance.now() - started) / 1000);
+      if (report.unchanged !== NOOP_FILES) {
+        throw new Error(`the no-op reload was not one: ${report.imported.length} imported, ${report.updated.length} updated, ${report.unchanged} unchanged`);
+      }
+    }
+    delay.disable();
+    return { seconds, maxStallMs: delay.max / 1e6 };
+  } finally {
+    await env.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<BenchTable[]> {
+  const files = await generateCorpus();
+  const sizes = await Promise.all(files.map(async (f) => {
+    const { width, height } = await sharp(path.join(CORPUS_DIR, f)).metadata();
+    return width * height;
+  }));
+  const previous = previousBuild();
+  const current: IngestRun[] = [];
+  const before: IngestRun[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    current.push(await runService(ROOT, files, true));
+    if (previous) before.push(await runService(previous, files, false));
+  }
+  const rate = (runs: IngestRun[]) => (files.length / median(runs.map((r) => r.analysedS))).toFixed(1);
+  const rows: (string | number)[][] = [
+    ['this build (reload records, analyses queued, one per core)', median(current.map((r) => r.answerS)).toFixed(2), median(current.map((r) => r.analysedS)).toFixed(2), rate(current)],
+  ];
+  if (previous) rows.push([`previous build ${PREVIOUS_BUILD} (analysis inside the reload request)`, median(before.map((r) => r.answerS)).toFixed(2), median(before.map((r) => r.analysedS)).toFixed(2), rate(before)]);
+  const noop = await noopReload();
+  return [
+    {
+      title: `Ingest end to end: ${files.length} JPEGs of ${(Math.min(...sizes) / 1e6).toFixed(1)}-${(Math.max(...sizes) / 1e6).toFixed(1)} MP`,
+      columns: ['build', 'reload answered (s)', 'all analysed (s)', 'images/s'],
+      rows,
+      notes: [
+        `median of ${ROUNDS} alternating rounds, each on a fresh data folder, the service as its own process (${os.availableParallelism()} cores)`,
+        'analysed = fingerprints, faces, thumbnail (this build) or derived copy (previous build), internal matching; no provider keys, so enrichment is skipped',
+        previous ? '' : `the previous build could not be checked out with git worktree (${PREVIOUS_BUILD}), so only this build ran`,
+      ].filter(Boolean),
+    },
+    {
+      title: `No-op reload at ${NOOP_FILES.toLocaleString('en')} files`,
+      columns: ['files', 'reload (s, median)', 'rounds (s)', 'longest event-loop stall (ms)'],
+      rows: [[NOOP_FILES, median(noop.seconds).toFixed(2), noop.seconds.map((s) => s.toFixed(2)).join(', '), noop.maxStallMs.toFixed(1)]],
+      notes: ['every file already imported with its size, mtime and inode: nothing is read or hashed; in-process, the database a real SQLite file'],
+    },
+  ];
+}
