@@ -18,7 +18,7 @@ export async function handleProviderUpdate(request: ParamRequest, env: Env): Pro
   const now = env.clock.now().toISOString();
   await env.db.batch([
     setProviderSwitchStatement(env.db, id, body.enabled, 'operator', now),
-    auditStatement(env.db, { action: 'provider.switch', target_type: 'provider', target_id: id, details: { enabled: body.enabled } }, now),
+    auditStatement(env.db, { action: 'provider.switch', target_type: 'provider', target_id: id, details: { enabled: body.enabled } }, now, env.actor),
   ]);
   return json({ provider: await providerRecord(env, id) });
 }

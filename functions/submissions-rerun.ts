@@ -22,6 +22,7 @@ export async function handleSubmissionRerun(request: ParamRequest, env: Env): Pr
     env.db,
     { action: 'submission.rerun', target_type: 'submission', target_id: id, details: { face_crop: faceCrop, status: result.status, evidence_added: result.added.length } },
     env.clock.now().toISOString(),
+    env.actor,
   ).run();
   return json({ submission: await getSubmission(env.db, id), evidence_added: result.added });
 }

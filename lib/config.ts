@@ -46,6 +46,10 @@ export const SECRET_VARIABLES = [
   'GLOBAL_VISION_API_KEY',
   'GLOBAL_CUSTOM_SEARCH_API_KEY',
   'GLOBAL_CUSTOM_SEARCH_CX',
+  'SVC_ADMIN_TOKEN',
+  // A webhook address often carries its own key in the path, so it is kept like one.
+  'SVC_ALERT_WEBHOOK_URL',
+  'SVC_ALERT_WEBHOOK_SECRET',
 ] as const;
 
 export const RULES = {
@@ -101,6 +105,12 @@ export const RULES = {
   LOCALLLM_MODEL: str('qwen2.5:3b-instruct'),
   LOCALLLM_CONNECT_TIMEOUT_MS: int(1500, 100, 60000),
   LOCALLLM_TIMEOUT_MS: int(120000, 1000, 600000),
+
+  // Accounts and alerts (CONTRACT.md section 5).
+  SVC_ADMIN_TOKEN: str(''),
+  SVC_SESSION_HOURS: int(12, 1, 24 * 30),
+  SVC_ALERT_WEBHOOK_URL: str('', (v) => isHttpUrl(v)),
+  SVC_ALERT_WEBHOOK_SECRET: str(''),
 
   SVC_REGIONAL_DAILY_LIMIT: int(25000, 0),
   SVC_GLOBAL_DAILY_LIMIT: int(1000, 0),

@@ -1,4 +1,5 @@
 import { createAnalyzer, runAnalyseJob, type Analyzer } from './analysis.js';
+import { SYSTEM_ACTOR, type Actor } from './auth/actor.js';
 import type { Config } from './config.js';
 import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
@@ -26,6 +27,8 @@ export interface Env {
   startedAt: Date;
   analyzer: Analyzer;
   jobs: JobRunner;
+  /** Who the current work is for: the caller of a request (set by the router), else the service itself. */
+  actor: Actor;
 }
 
 export interface EnvOptions {
@@ -56,6 +59,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     version: options.version ?? '0.1.0',
     startedAt: clock.now(),
     analyzer,
+    actor: SYSTEM_ACTOR,
     jobs: undefined as unknown as JobRunner,
     async close() {
       await env.jobs.stop();

@@ -2,6 +2,8 @@
 
 export const ERROR_STATUS = {
   invalid_request: 400,
+  unauthenticated: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   provider_disabled: 409,

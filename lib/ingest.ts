@@ -303,6 +303,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       details: { imported: report.imported, updated: report.updated, unchanged: report.unchanged, removed: report.removed, rejected: report.rejected.length, queued_jobs: report.queued_jobs },
     },
     now,
+    env.actor,
   ).run();
   return report;
 }

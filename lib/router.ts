@@ -21,6 +21,13 @@ import { handleProviderUpdate } from '../functions/providers-update.js';
 import { handleManualSearch } from '../functions/search-manual.js';
 import { handleSubmissionsReload } from '../functions/submissions-reload.js';
 import { handleSubmissionRerun } from '../functions/submissions-rerun.js';
+import { handleAccountCreate, handleAccountRevokeSessions, handleAccountsList, handleAccountUpdate } from '../functions/accounts.js';
+import { handleLogin } from '../functions/auth-login.js';
+import { handleLogout } from '../functions/auth-logout.js';
+import { handleSession } from '../functions/auth-session.js';
+import { handleSetup } from '../functions/auth-setup.js';
+import { handleTokenCreate, handleTokenRevoke, handleTokensList } from '../functions/tokens.js';
+import { authorize, type Access } from './auth/authenticate.js';
 import type { Env } from './env.js';
 import { errorResponse, invalid, notFound, ServiceError } from './errors.js';
 
@@ -62,33 +69,50 @@ function unexpected(err: unknown, request: Request, env: Env): Response {
 
 function routes() {
   const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
-  const route = (handler: Handler) => handler;
+  // Every route says who may call it; the check runs here, once, before the handler, which then
+  // sees the caller as `env.actor` (handlers called directly, as in tests, act as the service).
+  const route = (access: Access, handler: Handler): Handler => async (request, env, ctx) => {
+    const actor = await authorize(request, env, ctx, access);
+    return handler(request, { ...env, actor }, ctx);
+  };
   router
-    .get('/health', route(handleHealth))
-    .patch('/api/providers/:id', route(handleProviderUpdate))
-    .post('/api/submissions/reload', route(handleSubmissionsReload))
-    .post('/api/submissions/:id/rerun-enrichment', route(handleSubmissionRerun))
-    .post('/api/search/manual', route(handleManualSearch))
-    .get('/api/jobs', route(handleJobs))
-    .get('/api/jobs/progress', route(handleJobsProgress))
-    .get('/api/bootstrap', route(handleBootstrap))
-    .get('/api/review-queue', route(handleReviewQueue))
-    .get('/api/submissions/:id/review', route(handleSubmissionReview))
-    .post('/api/submissions/:id/decision', route(handleSubmissionDecision))
-    .post('/api/evidence/:id/status', route(handleEvidenceStatus))
-    .get('/api/knowledge', route(handleKnowledgeList))
-    .post('/api/knowledge/:id/promote-watchlist', route(handleKnowledgePromote))
-    .post('/api/knowledge/:id/exclude-watchlist', route(handleKnowledgeExclude))
-    .get('/api/providers', route(handleProvidersList))
-    .get('/api/providers/health', route(handleProvidersHealth))
-    .post('/api/providers/emergency-disable', route(handleEmergencyDisable))
-    .get('/api/audit-events', route(handleAuditEvents))
-    .post('/api/retention/run', route(handleRetentionRun))
-    .get('/media/*', route(handleMedia))
+    .get('/health', route('public', handleHealth))
+    .get('/api/auth/session', route('public', handleSession))
+    .post('/api/auth/login', route('public', handleLogin))
+    .post('/api/auth/setup', route('public', handleSetup))
+    .post('/api/auth/logout', route('operator', handleLogout))
+    .get('/api/accounts', route('admin', handleAccountsList))
+    .post('/api/accounts', route('admin', handleAccountCreate))
+    .patch('/api/accounts/:id', route('admin', handleAccountUpdate))
+    .post('/api/accounts/:id/revoke-sessions', route('admin', handleAccountRevokeSessions))
+    .get('/api/tokens', route('admin', handleTokensList))
+    .post('/api/tokens', route('admin', handleTokenCreate))
+    .post('/api/tokens/:id/revoke', route('admin', handleTokenRevoke))
+    .patch('/api/providers/:id', route('admin', handleProviderUpdate))
+    .post('/api/providers/emergency-disable', route('admin', handleEmergencyDisable))
+    .post('/api/retention/run', route('admin', handleRetentionRun))
+    .post('/api/submissions/reload', route('operator', handleSubmissionsReload))
+    .post('/api/submissions/:id/rerun-enrichment', route('operator', handleSubmissionRerun))
+    .post('/api/search/manual', route('operator', handleManualSearch))
+    .get('/api/jobs', route('operator', handleJobs))
+    .get('/api/jobs/progress', route('operator', handleJobsProgress))
+    .get('/api/bootstrap', route('operator', handleBootstrap))
+    .get('/api/review-queue', route('operator', handleReviewQueue))
+    .get('/api/submissions/:id/review', route('operator', handleSubmissionReview))
+    .post('/api/submissions/:id/decision', route('operator', handleSubmissionDecision))
+    .post('/api/evidence/:id/status', route('operator', handleEvidenceStatus))
+    .get('/api/knowledge', route('operator', handleKnowledgeList))
+    .post('/api/knowledge/:id/promote-watchlist', route('operator', handleKnowledgePromote))
+    .post('/api/knowledge/:id/exclude-watchlist', route('operator', handleKnowledgeExclude))
+    .get('/api/providers', route('operator', handleProvidersList))
+    .get('/api/providers/health', route('operator', handleProvidersHealth))
+    .get('/api/audit-events', route('operator', handleAuditEvents))
+    .get('/media/*', route('operator', handleMedia))
     .all('/api/*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     })
-    .get('*', route(handleConsole))
+    // The console's files are the sign-in page too: open to all, and they hold no data.
+    .get('*', route('public', handleConsole))
     .all('*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     });

@@ -10,8 +10,15 @@ export class ApiError extends Error {
   }
 }
 
+// The session's CSRF token, sent with every state-changing request (the cookie itself is HttpOnly).
+let csrfToken = null;
+export function setCsrfToken(token) {
+  csrfToken = token;
+}
+
 async function request(method, path, body) {
   const init = { method, headers: { accept: 'application/json' } };
+  if (method !== 'GET' && csrfToken) init.headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -33,6 +40,8 @@ async function request(method, path, body) {
   }
   if (!response.ok) {
     const error = data && typeof data === 'object' ? data.error : null;
+    // A session that expired or was revoked: the console goes back to its sign-in page.
+    if (response.status === 401 && !path.startsWith('/api/auth/')) window.dispatchEvent(new CustomEvent('svc:signed-out'));
     throw new ApiError(
       typeof error?.code === 'string' ? error.code : 'http_' + response.status,
       typeof error?.message === 'string' ? error.message : `HTTP ${response.status}`,
@@ -71,4 +80,15 @@ export const api = {
   auditEvents: (params) => request('GET', `/api/audit-events${q(params)}`),
   jobs: (params) => request('GET', `/api/jobs${q(params)}`),
   jobsProgress: () => request('GET', '/api/jobs/progress'),
+  session: () => request('GET', '/api/auth/session'),
+  login: (username, password) => request('POST', '/api/auth/login', { username, password }),
+  setup: (username, password) => request('POST', '/api/auth/setup', { username, password }),
+  logout: () => request('POST', '/api/auth/logout'),
+  accounts: () => request('GET', '/api/accounts'),
+  createAccount: (body) => request('POST', '/api/accounts', body),
+  updateAccount: (id, body) => request('PATCH', `/api/accounts/${seg(id)}`, body),
+  revokeSessions: (id) => request('POST', `/api/accounts/${seg(id)}/revoke-sessions`),
+  tokens: () => request('GET', '/api/tokens'),
+  createToken: (body) => request('POST', '/api/tokens', body),
+  revokeToken: (id) => request('POST', `/api/tokens/${seg(id)}/revoke`),
 };

@@ -1,7 +1,7 @@
 // Entry point: loads /api/bootstrap, then routes `#/<screen>/<param>?<query>` to a screen.
 // Each visit renders into a fresh container, so a slow answer for a screen the operator already
 // left lands in a detached node instead of overwriting the current screen.
-import { api } from './api.js';
+import { api, setCsrfToken } from './api.js';
 import { h } from './dom.js';
 import { state, showError, refreshSummary } from './ui.js';
 import { renderQueue } from './queue.js';
@@ -10,6 +10,8 @@ import { renderWatchlist } from './watchlist.js';
 import { renderProviders } from './providers.js';
 import { renderSearch } from './search.js';
 import { renderAudit } from './audit.js';
+import { renderAccounts } from './accounts.js';
+import { renderSignIn } from './signin.js';
 
 const SCREENS = {
   queue: { render: renderQueue, title: '검토 대기열' },
@@ -18,6 +20,7 @@ const SCREENS = {
   providers: { render: renderProviders, title: '제공자' },
   search: { render: renderSearch, title: '수동 검색' },
   audit: { render: renderAudit, title: '감사 로그' },
+  accounts: { render: renderAccounts, title: '계정' },
 };
 
 function parseHash() {
@@ -58,7 +61,37 @@ function route() {
   Promise.resolve(screen.render(view)).catch((error) => showError(error, '화면 표시'));
 }
 
+/** The signed-in caller in the top bar, with sign-out; admin-only links appear for admins. */
+function showAccount(session) {
+  const menu = document.getElementById('account-menu');
+  const signOut = h('button', { type: 'button', id: 'sign-out' }, '로그아웃');
+  signOut.addEventListener('click', async () => {
+    try {
+      await api.logout();
+    } finally {
+      location.reload();
+    }
+  });
+  menu.replaceChildren(h('span', { class: 'account-name' }, `${session.actor.name} (${session.actor.role})`), signOut);
+  for (const link of document.querySelectorAll('[data-admin-only]')) link.hidden = session.actor.role !== 'admin';
+}
+
 async function start() {
+  let session;
+  try {
+    session = await api.session();
+  } catch (error) {
+    showError(error, '로그인 상태 확인');
+    return;
+  }
+  if (!session.signed_in) {
+    renderSignIn(session);
+    return;
+  }
+  state.session = session;
+  setCsrfToken(session.csrf_token);
+  showAccount(session);
+  window.addEventListener('svc:signed-out', async () => renderSignIn(await api.session().catch(() => null)), { once: true });
   try {
     const bootstrap = await api.bootstrap();
     state.bootstrap = bootstrap;

@@ -22,6 +22,8 @@ export const JOB_STATUS_LABEL = { queued: '대기', running: '진행 중', done:
 
 const ERROR_HINT = {
   invalid_request: '요청이 올바르지 않습니다',
+  unauthenticated: '로그인이 필요합니다',
+  forbidden: '권한이 없습니다 (관리자 전용이거나 보안 확인 실패)',
   not_found: '찾을 수 없습니다',
   conflict: '현재 상태에서는 할 수 없는 작업입니다',
   provider_disabled: '제공자가 꺼져 있거나 키가 없습니다',

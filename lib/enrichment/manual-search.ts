@@ -36,6 +36,7 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
     env.db,
     { action: 'search.manual', target_type: 'provider', target_id: provider, details: { type, query, submission_id: submission?.id ?? null, ok: answer.ok, results: answer.ok ? answer.items.length : 0 } },
     now(),
+    env.actor,
   ).run();
   if (!answer.ok) {
     const code = 'refused' in answer ? answer.refused : 'provider_error';

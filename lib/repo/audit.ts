@@ -1,3 +1,4 @@
+import type { Actor } from '../auth/actor.js';
 import type { Database } from '../db/types.js';
 import type { Decision, EvidenceStatus, KnowledgeState } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
@@ -12,7 +13,27 @@ export type AuditAction =
   | 'provider.switch'
   | 'provider.emergency_disable'
   | 'search.manual'
-  | 'retention.run';
+  | 'retention.run'
+  | 'submission.decision_change'
+  | 'auth.login'
+  | 'auth.login_failed'
+  | 'auth.locked'
+  | 'auth.logout'
+  | 'auth.setup'
+  | 'account.create'
+  | 'account.update'
+  | 'account.sessions_revoke'
+  | 'token.create'
+  | 'token.revoke';
+
+/** Who did it: the account or token (id and name, never a secret), its role, and the client address. */
+export interface AuditActor {
+  type: Actor['type'];
+  id: string | null;
+  name: string | null;
+  role: string | null;
+  client: string | null;
+}
 
 export interface AuditEvent {
   id: number;
@@ -21,28 +42,47 @@ export interface AuditEvent {
   target_type: string;
   target_id: string | null;
   details: Record<string, unknown>;
+  actor: AuditActor;
 }
+
+type AuditRow = Omit<AuditEvent, 'details' | 'actor'> & {
+  details: string;
+  actor_type: Actor['type'] | null;
+  actor_id: string | null;
+  actor_name: string | null;
+  actor_role: string | null;
+  client: string | null;
+};
+
+/** The actor columns every audit insert ends with, in this order. */
+const ACTOR_COLUMNS = 'actor_type, actor_id, actor_name, actor_role, client';
+const actorValues = (actor: Actor) => [actor.type, actor.id, actor.name, actor.role, actor.client] as const;
 
 export function auditStatement(
   db: Database,
   event: { action: AuditAction; target_type: string; target_id: string | null; details: Record<string, unknown> },
   now: string,
+  actor: Actor,
 ) {
   return db
-    .prepare('INSERT INTO audit_events (at, action, target_type, target_id, details) VALUES (?, ?, ?, ?, ?)')
-    .bind(now, event.action, event.target_type, event.target_id, toJson(event.details));
+    .prepare(`INSERT INTO audit_events (at, action, target_type, target_id, details, ${ACTOR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .bind(now, event.action, event.target_type, event.target_id, toJson(event.details), ...actorValues(actor));
 }
+
+const toEvent = ({ actor_type, actor_id, actor_name, actor_role, client, details, ...row }: AuditRow): AuditEvent => ({
+  ...row,
+  details: fromJson<Record<string, unknown>>(details, {}),
+  // Events from before accounts existed were the service's own or an anonymous local caller's.
+  actor: { type: actor_type ?? 'anonymous', id: actor_id, name: actor_name, role: actor_role, client },
+});
 
 /** Newest first; `before` pages back from an event id. */
 export async function listAuditEvents(db: Database, limit: number, before?: number): Promise<AuditEvent[]> {
   const rows =
     before === undefined
-      ? await db.prepare('SELECT * FROM audit_events ORDER BY id DESC LIMIT ?').bind(limit).all<AuditEvent & { details: string }>()
-      : await db
-          .prepare('SELECT * FROM audit_events WHERE id < ? ORDER BY id DESC LIMIT ?')
-          .bind(before, limit)
-          .all<AuditEvent & { details: string }>();
-  return rows.results.map((r) => ({ ...r, details: fromJson<Record<string, unknown>>(r.details, {}) }));
+      ? await db.prepare('SELECT * FROM audit_events ORDER BY id DESC LIMIT ?').bind(limit).all<AuditRow>()
+      : await db.prepare('SELECT * FROM audit_events WHERE id < ? ORDER BY id DESC LIMIT ?').bind(before, limit).all<AuditRow>();
+  return rows.results.map(toEvent);
 }
 
 /*
@@ -50,14 +90,14 @@ export async function listAuditEvents(db: Database, limit: number, before?: numb
  * they record the true `from` even when two operators act on the same record at once.
  */
 
-export function auditEvidenceStatusStatement(db: Database, evidenceId: string, to: EvidenceStatus, now: string) {
+export function auditEvidenceStatusStatement(db: Database, evidenceId: string, to: EvidenceStatus, now: string, actor: Actor) {
   return db
     .prepare(
-      `INSERT INTO audit_events (at, action, target_type, target_id, details)
-       SELECT ?, 'evidence.status', 'evidence', id, json_object('submission_id', submission_id, 'from', status, 'to', ?)
+      `INSERT INTO audit_events (at, action, target_type, target_id, details, ${ACTOR_COLUMNS})
+       SELECT ?, 'evidence.status', 'evidence', id, json_object('submission_id', submission_id, 'from', status, 'to', ?), ?, ?, ?, ?, ?
        FROM evidence WHERE id = ?`,
     )
-    .bind(now, to, evidenceId);
+    .bind(now, to, ...actorValues(actor), evidenceId);
 }
 
 /** `knowledge_entry_id` is read after the entry upsert of the same batch, so place this after it. */
@@ -66,16 +106,19 @@ export function auditDecisionStatement(
   submissionId: string,
   decision: { to: Decision; note: string | null; evidence_ids: string[]; knowledge_entry: boolean },
   now: string,
+  actor: Actor,
 ) {
+  // A decision that replaces another is a correction: its own action, with what it replaced.
   return db
     .prepare(
-      `INSERT INTO audit_events (at, action, target_type, target_id, details)
-       SELECT ?, 'submission.decision', 'submission', s.id,
-         json_object('from', s.decision, 'to', ?, 'note', ?, 'evidence_ids', json(?), 'knowledge_entry_id',
-           CASE WHEN ? THEN (SELECT k.id FROM knowledge_entries k WHERE k.submission_id = s.id) END)
+      `INSERT INTO audit_events (at, action, target_type, target_id, details, ${ACTOR_COLUMNS})
+       SELECT ?, CASE WHEN s.decision IS NULL THEN 'submission.decision' ELSE 'submission.decision_change' END, 'submission', s.id,
+         json_object('from', s.decision, 'from_note', s.decision_note, 'from_decided_at', s.decided_at, 'to', ?, 'note', ?,
+           'evidence_ids', json(?), 'knowledge_entry_id',
+           CASE WHEN ? THEN (SELECT k.id FROM knowledge_entries k WHERE k.submission_id = s.id) END), ?, ?, ?, ?, ?
        FROM submissions s WHERE s.id = ?`,
     )
-    .bind(now, decision.to, decision.note, toJson(decision.evidence_ids), decision.knowledge_entry ? 1 : 0, submissionId);
+    .bind(now, decision.to, decision.note, toJson(decision.evidence_ids), decision.knowledge_entry ? 1 : 0, ...actorValues(actor), submissionId);
 }
 
 /** Written only when the entry is not already in the target state: a repeated move records nothing. */
@@ -85,12 +128,13 @@ export function auditKnowledgeMoveStatement(
   action: 'knowledge.promote' | 'knowledge.exclude',
   to: KnowledgeState,
   now: string,
+  actor: Actor,
 ) {
   return db
     .prepare(
-      `INSERT INTO audit_events (at, action, target_type, target_id, details)
-       SELECT ?, ?, 'knowledge_entry', id, json_object('submission_id', submission_id, 'from', state, 'to', ?)
+      `INSERT INTO audit_events (at, action, target_type, target_id, details, ${ACTOR_COLUMNS})
+       SELECT ?, ?, 'knowledge_entry', id, json_object('submission_id', submission_id, 'from', state, 'to', ?), ?, ?, ?, ?, ?
        FROM knowledge_entries WHERE id = ? AND state <> ?`,
     )
-    .bind(now, action, to, entryId, to);
+    .bind(now, action, to, ...actorValues(actor), entryId, to);
 }

@@ -55,7 +55,7 @@ export async function decideSubmission(
     );
   }
   statements.push(
-    auditDecisionStatement(db, submissionId, { to: input.decision, note, evidence_ids: selected, knowledge_entry: createsEntry }, now),
+    auditDecisionStatement(db, submissionId, { to: input.decision, note, evidence_ids: selected, knowledge_entry: createsEntry }, now, env.actor),
     saveDecisionStatement(db, submissionId, input.decision, note, now),
   );
   await db.batch(statements);

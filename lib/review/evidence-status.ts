@@ -26,7 +26,7 @@ export async function setEvidenceStatus(
     });
     const now = env.clock.now().toISOString();
     await db.batch([
-      auditEvidenceStatusStatement(db, evidenceId, status, now),
+      auditEvidenceStatusStatement(db, evidenceId, status, now, env.actor),
       setEvidenceStatusStatement(db, evidenceId, status),
       saveRiskStatement(db, target.submission_id, computeRisk(marked), now),
     ]);

@@ -21,7 +21,7 @@ export async function moveKnowledgeEntry(env: Env, entryId: string, move: Knowle
   if (!(await getKnowledgeEntry(db, entryId))) throw notFound(`unknown knowledge entry: ${entryId}`);
   const { to, action } = MOVES[move];
   const now = env.clock.now().toISOString();
-  await db.batch([auditKnowledgeMoveStatement(db, entryId, action, to, now), moveKnowledgeStateStatement(db, entryId, to, now)]);
+  await db.batch([auditKnowledgeMoveStatement(db, entryId, action, to, now, env.actor), moveKnowledgeStateStatement(db, entryId, to, now)]);
   const entry = await getKnowledgeEntry(db, entryId);
   if (!entry) throw notFound(`unknown knowledge entry: ${entryId}`);
   return entry;

@@ -43,6 +43,7 @@ export async function emergencyDisable(env: Env): Promise<{ disabled: ProviderId
         details: { disabled, previously_switched_on: before.filter((p) => p.switched_on).map((p) => p.id) },
       },
       now,
+      env.actor,
     ),
   ]);
   return { disabled, providers: await providerRecords(env) };

@@ -111,6 +111,6 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
     unreferenced_files: unreferenced,
     failed_files: failed.length,
   };
-  await auditStatement(db, { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report } }, now).run();
+  await auditStatement(db, { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report } }, now, env.actor).run();
   return report;
 }

@@ -16,6 +16,13 @@ import { copyFixture } from '../helpers/fixtures.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
+/** The accounts every service starts with; the console signs in as one of them. */
+export const ACCOUNTS = {
+  admin: { username: 'admin-kim', password: 'correct horse battery', role: 'admin' },
+  operator: { username: 'operator-lee', password: 'staple battery horse', role: 'operator' },
+} as const;
+const SERVICE_TOKEN = 'e2e-admin-token-3f9a1c';
+
 export interface Seed {
   /** File name in data/submissions/images -> fixture photo copied there. */
   images?: Record<string, string>;
@@ -50,18 +57,22 @@ export async function startService(seed: Seed = {}, settings: Record<string, str
     SVC_DATA_DIR: dataDir,
     SVC_HOST: '127.0.0.1',
     SVC_PORT: '0',
+    SVC_ADMIN_TOKEN: SERVICE_TOKEN,
   });
   const server = await startServer(config, { log: createLogger(config, { silent: true }) });
   for (const [as, fixture] of Object.entries(seed.images ?? {})) copyFixture(fixture, imagesDir, as);
   if (seed.registry) writeFileSync(join(dataDir, 'submissions', 'submissions.json'), JSON.stringify(seed.registry, null, 2));
   const api = async (method: string, path: string, body?: unknown) => {
-    const init: RequestInit = { method, headers: body === undefined ? {} : { 'content-type': 'application/json' } };
+    const headers: Record<string, string> = { authorization: `Bearer ${SERVICE_TOKEN}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const init: RequestInit = { method, headers };
     if (body !== undefined) init.body = JSON.stringify(body);
     const response = await fetch(`${server.url}${path}`, init);
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
     return JSON.parse(text);
   };
+  for (const account of Object.values(ACCOUNTS)) await api('POST', '/api/accounts', account);
   return {
     url: server.url,
     dataDir,
@@ -89,7 +100,8 @@ export interface ConsolePage {
   errors: string[];
 }
 
-export async function openConsole(browser: Browser, service: Service, hash = '#/queue'): Promise<ConsolePage> {
+/** Opens the console signed in through its sign-in page (as the admin unless told otherwise). */
+export async function openConsole(browser: Browser, service: Service, hash = '#/queue', as: keyof typeof ACCOUNTS = 'admin'): Promise<ConsolePage> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, locale: 'ko-KR', timezoneId: 'Asia/Seoul' });
   const dialogs: string[] = [];
   const errors: string[] = [];
@@ -102,6 +114,10 @@ export async function openConsole(browser: Browser, service: Service, hash = '#/
     if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) errors.push(message.text());
   });
   await page.goto(`${service.url}/${hash}`);
+  await page.locator('#signin-username').fill(ACCOUNTS[as].username);
+  await page.locator('#signin-password').fill(ACCOUNTS[as].password);
+  await page.locator('#signin-submit').click();
+  await page.locator('#sign-out').waitFor();
   return { page, dialogs, errors };
 }
 

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { createTestEnv, TEST_ADMIN_TOKEN, type TestEnv } from '../helpers/env.js';
 
 const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'images');
 const MEDIA_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox";
@@ -40,7 +40,7 @@ describe('bad request bodies', () => {
     });
     const { createRouter } = await import('../../lib/router.js');
     const res = await createRouter().fetch(
-      new Request('http://127.0.0.1/api/providers/regional', { method: 'PATCH', body: stream, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit) as never,
+      new Request('http://127.0.0.1/api/providers/regional', { method: 'PATCH', body: stream, headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, duplex: 'half' } as RequestInit) as never,
       env,
     );
     await expectError(res, 413, 'payload_too_large');

@@ -12,6 +12,7 @@ import { claimNextJob, enqueueJobStatement, finishJob, listJobs, requeueInterrup
 import { getKnowledgeEntryForSubmission, upsertAttentionCandidateStatement } from '../../lib/repo/knowledge.js';
 import { getProviderSwitch, setProviderSwitchStatement } from '../../lib/repo/providers.js';
 import { commitQuota, releaseQuota, reserveQuota, usedToday } from '../../lib/repo/quota.js';
+import { SYSTEM_ACTOR } from '../../lib/auth/actor.js';
 import { getSubmission, listQueue, upsertSubmissionStatement, type SubmissionInput } from '../../lib/repo/submissions.js';
 
 /** The same repository code, proven on better-sqlite3 and on miniflare's D1. */
@@ -190,7 +191,7 @@ describe.each(backends)('repository on $name', (backend) => {
     const [e] = await addEvidence(db, 's1', [{ source: 'internal', kind: 'phash', group: 'internal', matched: true, similarity: 0.95 }], NOW);
     await setEvidenceStatusStatement(db, e.id, '오탐').run();
     expect((await listEvidence(db, 's1'))[0]).toMatchObject({ status: '오탐', counts_toward_score: false, match_transform: 'identity' });
-    for (let i = 0; i < 3; i++) await auditStatement(db, { action: 'search.manual', target_type: 'provider', target_id: `${i}`, details: { i } }, NOW).run();
+    for (let i = 0; i < 3; i++) await auditStatement(db, { action: 'search.manual', target_type: 'provider', target_id: `${i}`, details: { i } }, NOW, SYSTEM_ACTOR).run();
     const events = await listAuditEvents(db, 2);
     expect(events.map((e) => e.target_id)).toEqual(['2', '1']);
     expect((await listAuditEvents(db, 10, events[1].id)).map((e) => e.details)).toEqual([{ i: 0 }]);

@@ -6,9 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/log.js';
 import { startServer, type RunningServer } from '../../server.js';
+import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
 import { copyFixture } from '../helpers/fixtures.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 let dataDir: string;
 let running: RunningServer | undefined;
 
@@ -21,12 +23,12 @@ afterEach(async () => {
 describe('the Node server', () => {
   it('lets an in-flight request finish on stop, then closes the database', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'svc-server-'));
-    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0' });
+    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
     running = await startServer(config, { log: createLogger(config, { silent: true }) });
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(await (await fetch(`${running.url}/health`)).json()).toMatchObject({ status: 'ok' });
     for (const name of ['astronaut.png', 'camera.png', 'coffee.png']) copyFixture(name, running.env.paths.imagesDir);
-    const reload = fetch(`${running.url}/api/submissions/reload`, { method: 'POST' });
+    const reload = fetch(`${running.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
     await new Promise((r) => setTimeout(r, 50));
     const stopped = running.stop();
     const res = await reload;
@@ -39,13 +41,13 @@ describe('the Node server', () => {
 
   it('picks up a job that was running when the process died, and runs it once', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'svc-restart-'));
-    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0' });
+    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
     const log = createLogger(config, { silent: true });
     running = await startServer(config, { log });
     copyFixture('camera.png', running.env.paths.imagesDir);
-    await fetch(`${running.url}/api/submissions/reload`, { method: 'POST' });
+    await fetch(`${running.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
     const enrichJobs = async () =>
-      ((await (await fetch(`${running!.url}/api/jobs`)).json()).jobs as { type: string; status: string; attempts: number }[]).filter((j) => j.type === 'enrich');
+      ((await (await fetch(`${running!.url}/api/jobs`, { headers: ADMIN })).json()).jobs as { type: string; status: string; attempts: number }[]).filter((j) => j.type === 'enrich');
     for (let i = 0; i < 100 && (await enrichJobs()).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     await running.env.jobs.stop();
     // As if the process died mid-job: the row says running, nothing finished it.

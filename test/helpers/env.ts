@@ -20,10 +20,16 @@ export function fakeClock(start = '2026-11-21T03:00:00.000Z'): Clock & { set(iso
   };
 }
 
+/** The admin token every test env accepts; `call` sends it unless the test gives its own authorization. */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-5b1c9e';
+
 export interface TestEnv extends OwnedEnv {
   dataDir: string;
   clock: ReturnType<typeof fakeClock>;
-  /** Calls the router with a plain Request: no server, no port. */
+  /**
+   * Calls the router with a plain Request: no server, no port. It acts as the admin token unless
+   * `headers.authorization` is given (an empty string sends none: an anonymous caller).
+   */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
   dispose(): Promise<void>;
 }
@@ -31,12 +37,14 @@ export interface TestEnv extends OwnedEnv {
 /** A fresh env on a temporary data folder; `overrides` are environment variables as text. */
 export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
-  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, ...overrides });
+  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...overrides });
   const clock = fakeClock();
   const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }) });
   const router = createRouter();
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const init: RequestInit = { method, headers: { ...headers } };
+    const given = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...headers };
+    if (given.authorization === '') delete (given as Record<string, string>).authorization;
+    const init: RequestInit = { method, headers: given };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       if (!('content-type' in headers)) (init.headers as Record<string, string>)['content-type'] = 'application/json';

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision } from '../fakes/index.js';
+import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
 
 /**
@@ -13,6 +14,7 @@ import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
  * every submission ends analysed and enriched, each by exactly one finished enrichment job, with
  * no evidence stored twice. The service runs as its own process, as `npm start` runs it.
  */
+const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 const ROOT = join(import.meta.dirname, '..', '..');
 const fakes = { regional: await startFakeRegional(), vision: await startFakeVision(), search: await startFakeGlobalSearch(), llm: await startFakeLocalLlm() };
 let images: { name: string; bytes: Buffer }[];
@@ -41,7 +43,7 @@ async function start(dataDir: string): Promise<Service> {
   const port = String(20000 + Math.floor(Math.random() * 30000));
   const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_PORT: port, SVC_ENRICH_CONCURRENCY: '2', ...fakeProviderSettings(fakes) },
+    env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_PORT: port, SVC_ENRICH_CONCURRENCY: '2', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...fakeProviderSettings(fakes) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -54,7 +56,7 @@ async function start(dataDir: string): Promise<Service> {
 }
 
 async function progress(service: Service) {
-  const body = (await (await fetch(`${service.url}/api/jobs/progress`)).json()) as { active: boolean; types: { type: string; queued: number; running: number; done: number }[] };
+  const body = (await (await fetch(`${service.url}/api/jobs/progress`, { headers: ADMIN })).json()) as { active: boolean; types: { type: string; queued: number; running: number; done: number }[] };
   return { active: body.active, analyse: body.types.find((t) => t.type === 'analyse')!, enrich: body.types.find((t) => t.type === 'enrich')! };
 }
 
@@ -73,18 +75,18 @@ async function kill(service: Service): Promise<void> {
 
 const KILL_POINTS: [string, (service: Service) => Promise<void>][] = [
   ['while the reload request runs', async (service) => {
-    void fetch(`${service.url}/api/submissions/reload`, { method: 'POST' }).catch(() => undefined);
+    void fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 60));
   }],
   ['right after the reload answered', async (service) => {
-    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST' });
+    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
   }],
   ['after the first analysis finished', async (service) => {
-    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST' });
+    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
     await until(service, (p) => p.analyse.done >= 1);
   }],
   ['while enrichment runs', async (service) => {
-    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST' });
+    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
     await until(service, (p) => p.enrich.running >= 1);
   }],
 ];
@@ -102,10 +104,10 @@ describe('a crash at any moment of a reload', () => {
       await kill(first);
 
       const second = await start(dataDir);
-      const report = (await (await fetch(`${second.url}/api/submissions/reload`, { method: 'POST' })).json()) as { rejected: unknown[] };
+      const report = (await (await fetch(`${second.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN })).json()) as { rejected: unknown[] };
       expect(report.rejected).toEqual([]);
       await until(second, (p) => !p.active);
-      const queue = (await (await fetch(`${second.url}/api/review-queue?limit=200`)).json()) as { items: { id: string; analysis_status: string; enrichment_status: string }[]; total: number };
+      const queue = (await (await fetch(`${second.url}/api/review-queue?limit=200`, { headers: ADMIN })).json()) as { items: { id: string; analysis_status: string; enrichment_status: string }[]; total: number };
       await kill(second);
 
       expect(queue.total).toBe(12);

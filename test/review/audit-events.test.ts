@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditStatement } from '../../lib/repo/audit.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { AuditEventRecord } from './contract.js';
+import { SYSTEM_ACTOR } from '../../lib/auth/actor.js';
 import { body, refusal, seedSubmission, webMatch } from './seed.js';
 
 let env: TestEnv;
@@ -17,11 +18,14 @@ async function seedEvents(count: number) {
       env.db,
       { action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: i % 2 === 0, n: i + 1 } },
       new Date(Date.parse('2026-11-01T00:00:00.000Z') + i * 1000).toISOString(),
+      SYSTEM_ACTOR,
     ),
   );
   await env.db.batch(statements);
 }
 const events = async (query = '') => (await body(env.call('GET', `/api/audit-events${query}`))).events as any[];
+
+const SERVICE = { type: 'system', id: null, name: 'service', role: null, client: null };
 
 describe('GET /api/audit-events', () => {
   it('answers {events}, newest first, in the contract shape', async () => {
@@ -29,9 +33,9 @@ describe('GET /api/audit-events', () => {
     const answer = await body(env.call('GET', '/api/audit-events'));
     expect(Object.keys(answer)).toEqual(['events']);
     expect(answer.events.map((e: unknown) => AuditEventRecord.parse(e))).toEqual([
-      { id: 3, at: '2026-11-01T00:00:02.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: true, n: 3 } },
-      { id: 2, at: '2026-11-01T00:00:01.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: false, n: 2 } },
-      { id: 1, at: '2026-11-01T00:00:00.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: true, n: 1 } },
+      { id: 3, at: '2026-11-01T00:00:02.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: true, n: 3 }, actor: SERVICE },
+      { id: 2, at: '2026-11-01T00:00:01.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: false, n: 2 }, actor: SERVICE },
+      { id: 1, at: '2026-11-01T00:00:00.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: true, n: 1 }, actor: SERVICE },
     ]);
   });
 
@@ -84,8 +88,10 @@ describe('GET /api/audit-events', () => {
       'evidence.status',
     ]);
     expect(all.find((e) => e.action === 'submission.decision').details).toEqual({
-      from: null, to: '반려', note: 'copy', evidence_ids: [match.id], knowledge_entry_id: entry.id,
+      from: null, from_note: null, from_decided_at: null, to: '반려', note: 'copy', evidence_ids: [match.id], knowledge_entry_id: entry.id,
     });
+    // Every event says who acted and from where.
+    expect(all.every((e) => e.actor.type === 'admin_token' && e.actor.role === 'admin')).toBe(true);
     // Reads are not actions: they leave no trace.
     await body(env.call('GET', '/api/review-queue'));
     await body(env.call('GET', '/api/submissions/s1/review'));

@@ -102,6 +102,13 @@ export const AuditEventRecord = z.object({
   target_type: z.string(),
   target_id: z.string().nullable(),
   details: z.record(z.string(), z.unknown()),
+  actor: z.object({
+    type: z.enum(['account', 'token', 'admin_token', 'system', 'anonymous']),
+    id: z.string().nullable(),
+    name: z.string().nullable(),
+    role: z.enum(['operator', 'admin']).nullable(),
+    client: z.string().nullable(),
+  }).strict(),
 });
 
 export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).strict();

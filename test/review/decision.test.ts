@@ -10,8 +10,8 @@ beforeEach(async () => {
 afterEach(async () => env.dispose());
 
 const decide = (id: string, sent: unknown) => env.call('POST', `/api/submissions/${encodeURIComponent(id)}/decision`, sent);
-const audit = async (action: string) =>
-  (await body(env.call('GET', '/api/audit-events'))).events.filter((e: any) => e.action === action);
+const audit = async (...actions: string[]) =>
+  (await body(env.call('GET', '/api/audit-events'))).events.filter((e: any) => actions.includes(e.action));
 
 describe('POST /api/submissions/{id}/decision', () => {
   it('승인: approved, no candidate created, answer {submission, knowledge_entry: null}', async () => {
@@ -87,11 +87,14 @@ describe('POST /api/submissions/{id}/decision', () => {
     const [match] = await seedSubmission(env, 's1', { evidence: [webMatch()] });
     await body(decide('s1', { decision: '승인' }));
     const held = await body(decide('s1', { decision: '보류', note: 'ask the applicant', evidence_ids: [match.id] }));
-    const events = await audit('submission.decision');
-    expect(events.map((e: any) => [e.target_type, e.target_id, e.details])).toEqual([
-      ['submission', 's1', { from: '승인', to: '보류', note: 'ask the applicant', evidence_ids: [match.id], knowledge_entry_id: held.knowledge_entry.id }],
-      ['submission', 's1', { from: null, to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null }],
+    const events = await audit('submission.decision', 'submission.decision_change');
+    const first = events[1].at;
+    // A later decision is a correction: its own action, with the decision it replaced.
+    expect(events.map((e: any) => [e.action, e.target_type, e.target_id, e.details])).toEqual([
+      ['submission.decision_change', 'submission', 's1', { from: '승인', from_note: null, from_decided_at: first, to: '보류', note: 'ask the applicant', evidence_ids: [match.id], knowledge_entry_id: held.knowledge_entry.id }],
+      ['submission.decision', 'submission', 's1', { from: null, from_note: null, from_decided_at: null, to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null }],
     ]);
+    expect(events[0].actor).toEqual({ type: 'admin_token', id: null, name: 'SVC_ADMIN_TOKEN', role: 'admin', client: null });
   });
 
   it('refuses 보류/반려 with 409 while the submission has no fingerprint, but allows 승인', async () => {
@@ -155,8 +158,8 @@ describe('POST /api/submissions/{id}/decision', () => {
     expect(entries[0].decision).toBe(winner.value);
     expect(entries[0].evidence_ids).toEqual(winner.value === '보류' ? [match.id] : [related.id]);
     expect(winner.note).toBe(winner.value === '보류' ? 'operator A' : 'operator B');
-    const events = await audit('submission.decision');
-    expect(events).toHaveLength(2);
+    const events = await audit('submission.decision', 'submission.decision_change');
+    expect(events.map((e: any) => e.action)).toEqual(['submission.decision_change', 'submission.decision']);
     // The later event's `from` is the earlier decision: the trail is a chain, not two "from null".
     expect(events[1].details.from).toBeNull();
     expect(events[0].details.from).toBe(events[1].details.to);

@@ -3,7 +3,7 @@ import { createEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
 import { recordProviderOutcome } from '../../lib/repo/providers.js';
 import { createRouter } from '../../lib/router.js';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { createTestEnv, TEST_ADMIN_TOKEN, type TestEnv } from '../helpers/env.js';
 import { ProviderHealthRecord, ProviderRecord } from './contract.js';
 import { body, refusal, seedSubmission, snapshot, webMatch } from './seed.js';
 
@@ -117,7 +117,7 @@ describe('POST /api/providers/emergency-disable', () => {
       const router = createRouter();
       const call = (method: string, path: string, sent?: unknown) =>
         router.fetch(
-          new Request(`http://127.0.0.1${path}`, { method, headers: { 'content-type': 'application/json' }, body: sent === undefined ? undefined : JSON.stringify(sent) }) as never,
+          new Request(`http://127.0.0.1${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body: sent === undefined ? undefined : JSON.stringify(sent) }) as never,
           restarted,
         );
       expect((await body(call('GET', '/api/providers'))).providers.every((p: any) => p.reason === 'emergency disable')).toBe(true);

@@ -9,6 +9,9 @@ import type { Database } from '../../lib/db/types.js';
 import { auditDecisionStatement, auditEvidenceStatusStatement, auditKnowledgeMoveStatement, listAuditEvents } from '../../lib/repo/audit.js';
 import { addEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
 import { getKnowledgeEntryForSubmission, moveKnowledgeStateStatement, upsertAttentionCandidateStatement } from '../../lib/repo/knowledge.js';
+import type { Actor } from '../../lib/auth/actor.js';
+
+const OPERATOR: Actor = { type: 'account', id: 'acct_1', name: 'kim', role: 'operator', client: '127.0.0.1' };
 import { clearExpiredDerivedStatement, listExpiredDerivedImages, saveAnalysis, saveDecisionStatement, saveDerivedPath, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 
 /**
@@ -61,28 +64,29 @@ describe.each(backends)('review statements on $name', (backend) => {
 
   it('audits the replaced evidence status and decision read inside the batch', async () => {
     const [e] = await addEvidence(db, 's1', [{ source: 'regional', kind: 'image_result', group: 'web_related' }], T1);
-    await db.batch([auditEvidenceStatusStatement(db, e.id, '무관', T1), setEvidenceStatusStatement(db, e.id, '무관')]);
-    await db.batch([auditEvidenceStatusStatement(db, e.id, '오탐', T1), setEvidenceStatusStatement(db, e.id, '오탐')]);
+    await db.batch([auditEvidenceStatusStatement(db, e.id, '무관', T1, OPERATOR), setEvidenceStatusStatement(db, e.id, '무관')]);
+    await db.batch([auditEvidenceStatusStatement(db, e.id, '오탐', T1, OPERATOR), setEvidenceStatusStatement(db, e.id, '오탐')]);
     await db.batch([
       upsertAttentionCandidateStatement(db, { submission_id: 's1', phash: '0123456789abcdef', fingerprints: null, evidence_ids: [e.id], decision: '반려' }, T1),
-      auditDecisionStatement(db, 's1', { to: '반려', note: 'n', evidence_ids: [e.id], knowledge_entry: true }, T1),
+      auditDecisionStatement(db, 's1', { to: '반려', note: 'n', evidence_ids: [e.id], knowledge_entry: true }, T1, OPERATOR),
       saveDecisionStatement(db, 's1', '반려', 'n', T1),
     ]);
-    await db.batch([auditDecisionStatement(db, 's1', { to: '승인', note: null, evidence_ids: [], knowledge_entry: false }, T1), saveDecisionStatement(db, 's1', '승인', null, T1)]);
+    await db.batch([auditDecisionStatement(db, 's1', { to: '승인', note: null, evidence_ids: [], knowledge_entry: false }, T2, OPERATOR), saveDecisionStatement(db, 's1', '승인', null, T2)]);
     const entry = await getKnowledgeEntryForSubmission(db, 's1');
     const events = await listAuditEvents(db, 10);
     expect(events.map((ev) => [ev.action, ev.target_id, ev.details])).toEqual([
-      ['submission.decision', 's1', { from: '반려', to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null }],
-      ['submission.decision', 's1', { from: null, to: '반려', note: 'n', evidence_ids: [e.id], knowledge_entry_id: entry!.id }],
+      ['submission.decision_change', 's1', { from: '반려', from_note: 'n', from_decided_at: T1, to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null }],
+      ['submission.decision', 's1', { from: null, from_note: null, from_decided_at: null, to: '반려', note: 'n', evidence_ids: [e.id], knowledge_entry_id: entry!.id }],
       ['evidence.status', e.id, { submission_id: 's1', from: '무관', to: '오탐' }],
       ['evidence.status', e.id, { submission_id: 's1', from: null, to: '무관' }],
     ]);
+    expect(events.every((ev) => ev.actor.type === 'account' && ev.actor.id === 'acct_1' && ev.actor.name === 'kim' && ev.actor.role === 'operator' && ev.actor.client === '127.0.0.1')).toBe(true);
   });
 
   it('moves a knowledge state once: a repeated move changes and audits nothing', async () => {
     await upsertAttentionCandidateStatement(db, { submission_id: 's1', phash: '0123456789abcdef', fingerprints: null, evidence_ids: [], decision: '보류' }, T1).run();
     const { id } = (await getKnowledgeEntryForSubmission(db, 's1'))!;
-    const move = (now: string) => db.batch([auditKnowledgeMoveStatement(db, id, 'knowledge.promote', '확정 DB 편입', now), moveKnowledgeStateStatement(db, id, '확정 DB 편입', now)]);
+    const move = (now: string) => db.batch([auditKnowledgeMoveStatement(db, id, 'knowledge.promote', '확정 DB 편입', now, OPERATOR), moveKnowledgeStateStatement(db, id, '확정 DB 편입', now)]);
     await move(T1);
     await move(T2);
     expect(await getKnowledgeEntryForSubmission(db, 's1')).toMatchObject({ state: '확정 DB 편입', updated_at: T1 });

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { addAccount, changeAccount, endAccountSessions, Password, RoleSchema, Username } from '../lib/auth/accounts.js';
+import type { Env } from '../lib/env.js';
+import { json, readBody, readJson } from '../lib/http.js';
+import { listAccounts } from '../lib/repo/accounts.js';
+import { pathParam, type ParamRequest } from '../lib/review/request.js';
+
+export const NewAccountBody = z.object({ username: Username, password: Password, role: RoleSchema }).strict();
+export const AccountChangeBody = z
+  .object({ role: RoleSchema.optional(), disabled: z.boolean().optional(), password: Password.optional() })
+  .strict()
+  .refine((b) => b.role !== undefined || b.disabled !== undefined || b.password !== undefined, 'send role, disabled or password');
+
+/** GET /api/accounts (admin): every account, without password hashes. */
+export async function handleAccountsList(_request: Request, env: Env): Promise<Response> {
+  return json({ accounts: await listAccounts(env.db) });
+}
+
+/** POST /api/accounts (admin): a new account; the username ignores case and must be free (else 409). */
+export async function handleAccountCreate(request: Request, env: Env): Promise<Response> {
+  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, NewAccountBody);
+  return json({ account: await addAccount(env, body) }, 201);
+}
+
+/** PATCH /api/accounts/{id} (admin): role, disabled or a new password; the last two end its sessions. */
+export async function handleAccountUpdate(request: ParamRequest, env: Env): Promise<Response> {
+  const id = pathParam(request, 'id', 'account');
+  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, AccountChangeBody);
+  return json({ account: await changeAccount(env, id, body) });
+}
+
+/** POST /api/accounts/{id}/revoke-sessions (admin): signs the account out everywhere. */
+export async function handleAccountRevokeSessions(request: ParamRequest, env: Env): Promise<Response> {
+  const id = pathParam(request, 'id', 'account');
+  await readJson(request, env.config.SVC_MAX_BODY_BYTES);
+  return json({ sessions_revoked: await endAccountSessions(env, id) });
+}

@@ -1,0 +1,13 @@
+import { logout } from '../lib/auth/accounts.js';
+import { readCookie, SESSION_COOKIE, sessionCookie } from '../lib/auth/authenticate.js';
+import type { Env } from '../lib/env.js';
+import { json, readJson } from '../lib/http.js';
+
+/** POST /api/auth/logout: the session ends on the server, and the cookie is cleared. */
+export async function handleLogout(request: Request, env: Env): Promise<Response> {
+  await readJson(request, env.config.SVC_MAX_BODY_BYTES);
+  await logout(env, readCookie(request, SESSION_COOKIE));
+  const response = json({ signed_out: true });
+  response.headers.append('set-cookie', sessionCookie(request, null, 0));
+  return response;
+}
