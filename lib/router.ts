@@ -67,52 +67,67 @@ function unexpected(err: unknown, request: Request, env: Env): Response {
   return errorResponse(err);
 }
 
+type Method = 'get' | 'post' | 'patch';
+
+export interface RouteSpec {
+  method: Method;
+  path: string;
+  /** Who may call it: checked by the router, before the handler, for every route alike. */
+  access: Access;
+  handler: Handler;
+}
+
+/** Every route of the API and the console, with the role it needs. */
+export const ROUTES: readonly RouteSpec[] = [
+  { method: 'get', path: '/health', access: 'public', handler: handleHealth },
+  { method: 'get', path: '/api/auth/session', access: 'public', handler: handleSession },
+  { method: 'post', path: '/api/auth/login', access: 'public', handler: handleLogin },
+  { method: 'post', path: '/api/auth/setup', access: 'public', handler: handleSetup },
+  { method: 'post', path: '/api/auth/logout', access: 'operator', handler: handleLogout },
+  { method: 'get', path: '/api/accounts', access: 'admin', handler: handleAccountsList },
+  { method: 'post', path: '/api/accounts', access: 'admin', handler: handleAccountCreate },
+  { method: 'patch', path: '/api/accounts/:id', access: 'admin', handler: handleAccountUpdate },
+  { method: 'post', path: '/api/accounts/:id/revoke-sessions', access: 'admin', handler: handleAccountRevokeSessions },
+  { method: 'get', path: '/api/tokens', access: 'admin', handler: handleTokensList },
+  { method: 'post', path: '/api/tokens', access: 'admin', handler: handleTokenCreate },
+  { method: 'post', path: '/api/tokens/:id/revoke', access: 'admin', handler: handleTokenRevoke },
+  { method: 'patch', path: '/api/providers/:id', access: 'admin', handler: handleProviderUpdate },
+  { method: 'post', path: '/api/providers/emergency-disable', access: 'admin', handler: handleEmergencyDisable },
+  { method: 'post', path: '/api/retention/run', access: 'admin', handler: handleRetentionRun },
+  { method: 'post', path: '/api/submissions/reload', access: 'operator', handler: handleSubmissionsReload },
+  { method: 'post', path: '/api/submissions/:id/rerun-enrichment', access: 'operator', handler: handleSubmissionRerun },
+  { method: 'post', path: '/api/search/manual', access: 'operator', handler: handleManualSearch },
+  { method: 'get', path: '/api/jobs', access: 'operator', handler: handleJobs },
+  { method: 'get', path: '/api/jobs/progress', access: 'operator', handler: handleJobsProgress },
+  { method: 'get', path: '/api/bootstrap', access: 'operator', handler: handleBootstrap },
+  { method: 'get', path: '/api/review-queue', access: 'operator', handler: handleReviewQueue },
+  { method: 'get', path: '/api/submissions/:id/review', access: 'operator', handler: handleSubmissionReview },
+  { method: 'post', path: '/api/submissions/:id/decision', access: 'operator', handler: handleSubmissionDecision },
+  { method: 'post', path: '/api/evidence/:id/status', access: 'operator', handler: handleEvidenceStatus },
+  { method: 'get', path: '/api/knowledge', access: 'operator', handler: handleKnowledgeList },
+  { method: 'post', path: '/api/knowledge/:id/promote-watchlist', access: 'operator', handler: handleKnowledgePromote },
+  { method: 'post', path: '/api/knowledge/:id/exclude-watchlist', access: 'operator', handler: handleKnowledgeExclude },
+  { method: 'get', path: '/api/providers', access: 'operator', handler: handleProvidersList },
+  { method: 'get', path: '/api/providers/health', access: 'operator', handler: handleProvidersHealth },
+  { method: 'get', path: '/api/audit-events', access: 'operator', handler: handleAuditEvents },
+  { method: 'get', path: '/media/*', access: 'operator', handler: handleMedia },
+];
+
 function routes() {
   const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
-  // Every route says who may call it; the check runs here, once, before the handler, which then
-  // sees the caller as `env.actor` (handlers called directly, as in tests, act as the service).
-  const route = (access: Access, handler: Handler): Handler => async (request, env, ctx) => {
+  // The one access check: the handler then sees the caller as `env.actor` (handlers called
+  // directly, as in tests, act as the service).
+  const guarded = ({ access, handler }: RouteSpec): Handler => async (request, env, ctx) => {
     const actor = await authorize(request, env, ctx, access);
     return handler(request, { ...env, actor }, ctx);
   };
+  for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec));
   router
-    .get('/health', route('public', handleHealth))
-    .get('/api/auth/session', route('public', handleSession))
-    .post('/api/auth/login', route('public', handleLogin))
-    .post('/api/auth/setup', route('public', handleSetup))
-    .post('/api/auth/logout', route('operator', handleLogout))
-    .get('/api/accounts', route('admin', handleAccountsList))
-    .post('/api/accounts', route('admin', handleAccountCreate))
-    .patch('/api/accounts/:id', route('admin', handleAccountUpdate))
-    .post('/api/accounts/:id/revoke-sessions', route('admin', handleAccountRevokeSessions))
-    .get('/api/tokens', route('admin', handleTokensList))
-    .post('/api/tokens', route('admin', handleTokenCreate))
-    .post('/api/tokens/:id/revoke', route('admin', handleTokenRevoke))
-    .patch('/api/providers/:id', route('admin', handleProviderUpdate))
-    .post('/api/providers/emergency-disable', route('admin', handleEmergencyDisable))
-    .post('/api/retention/run', route('admin', handleRetentionRun))
-    .post('/api/submissions/reload', route('operator', handleSubmissionsReload))
-    .post('/api/submissions/:id/rerun-enrichment', route('operator', handleSubmissionRerun))
-    .post('/api/search/manual', route('operator', handleManualSearch))
-    .get('/api/jobs', route('operator', handleJobs))
-    .get('/api/jobs/progress', route('operator', handleJobsProgress))
-    .get('/api/bootstrap', route('operator', handleBootstrap))
-    .get('/api/review-queue', route('operator', handleReviewQueue))
-    .get('/api/submissions/:id/review', route('operator', handleSubmissionReview))
-    .post('/api/submissions/:id/decision', route('operator', handleSubmissionDecision))
-    .post('/api/evidence/:id/status', route('operator', handleEvidenceStatus))
-    .get('/api/knowledge', route('operator', handleKnowledgeList))
-    .post('/api/knowledge/:id/promote-watchlist', route('operator', handleKnowledgePromote))
-    .post('/api/knowledge/:id/exclude-watchlist', route('operator', handleKnowledgeExclude))
-    .get('/api/providers', route('operator', handleProvidersList))
-    .get('/api/providers/health', route('operator', handleProvidersHealth))
-    .get('/api/audit-events', route('operator', handleAuditEvents))
-    .get('/media/*', route('operator', handleMedia))
     .all('/api/*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     })
     // The console's files are the sign-in page too: open to all, and they hold no data.
-    .get('*', route('public', handleConsole))
+    .get('*', guarded({ method: 'get', path: '*', access: 'public', handler: handleConsole }))
     .all('*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     });
