@@ -15,7 +15,29 @@ const ACTION_LABEL = {
   'provider.emergency_disable': '긴급 전체 차단',
   'search.manual': '수동 검색',
   'retention.run': '보존 기한 정리',
+  'submission.decision_change': '결정 변경',
+  'auth.login': '로그인',
+  'auth.login_failed': '로그인 실패',
+  'auth.locked': '계정 잠김',
+  'auth.logout': '로그아웃',
+  'auth.setup': '첫 관리자 생성',
+  'account.create': '계정 생성',
+  'account.update': '계정 변경',
+  'account.sessions_revoke': '세션 종료',
+  'token.create': '토큰 생성',
+  'token.revoke': '토큰 폐기',
 };
+
+const ACTOR_LABEL = { account: '계정', token: 'API 토큰', admin_token: '관리 토큰', system: '서비스', anonymous: '익명' };
+
+/** Who acted, as the event recorded it: the name, what kind of caller, its role and address. */
+function actorCell(actor) {
+  if (!actor) return h('span', { class: 'muted' }, '—');
+  return [
+    h('div', { class: 'audit-actor' }, actor.name ?? ACTOR_LABEL[actor.type] ?? actor.type),
+    h('div', { class: 'muted small' }, [ACTOR_LABEL[actor.type] ?? actor.type, actor.role, actor.client].filter(Boolean).join(' · ')),
+  ];
+}
 
 export async function renderAudit(view) {
   const tab = view.query.get('tab') === 'jobs' ? 'jobs' : 'events';
@@ -61,6 +83,7 @@ async function renderEvents(slot) {
         h('th', { scope: 'col' }, '#'),
         h('th', { scope: 'col' }, '시각'),
         h('th', { scope: 'col' }, '작업 (action)'),
+        h('th', { scope: 'col' }, '누가 (actor)'),
         h('th', { scope: 'col' }, '대상'),
         h('th', { scope: 'col' }, '세부 (details)'),
       )),
@@ -78,6 +101,7 @@ function eventRow(event) {
     h('td', { class: 'mono muted' }, String(event.id)),
     h('td', { class: 'nowrap' }, formatInstant(event.at, state.timeZone)),
     h('td', {}, ACTION_LABEL[event.action] ? [ACTION_LABEL[event.action], h('div', { class: 'muted small mono' }, event.action)] : h('span', { class: 'mono' }, event.action)),
+    h('td', {}, actorCell(event.actor)),
     h('td', {}, h('div', { class: 'muted small' }, event.target_type ?? ''), target),
     h('td', {}, detailsText(event.details)),
   );

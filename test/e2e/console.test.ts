@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openConsole, startService, waitForAnalysis, waitForEnrichment, type ConsolePage, type Service, type Seed } from './harness.js';
+import { ACCOUNTS, launchBrowser, openConsole, startService, waitForAnalysis, waitForEnrichment, type ConsolePage, type Service, type Seed } from './harness.js';
 import { startWebWorld, type WebWorld } from './web-world.js';
 
 /** The same photo twice, so the two submissions match each other internally. */
@@ -207,6 +207,44 @@ describe('operator console in a real browser', () => {
     const actions = await page.locator('.audit-table tbody tr td:nth-child(3) .mono').allTextContents();
     expect(actions[0]).toBe('provider.emergency_disable');
     expect(actions).toContain('provider.switch');
+    // Each line says who did it: the signed-in admin.
+    await expect(page.locator('.audit-table tbody tr').first().locator('.audit-actor').textContent()).resolves.toBe(ACCOUNTS.admin.username);
+  });
+
+  it('an operator signs in, sees no admin screens, and is told in words when an admin action is refused', async () => {
+    service = await startService({});
+    opened = await openConsole(browser, service, '#/providers', 'operator');
+    const { page } = opened;
+    await expect(page.locator('.account-name').textContent()).resolves.toBe(`${ACCOUNTS.operator.username} (operator)`);
+    await expect(page.locator('a[data-route="accounts"]').isHidden()).resolves.toBe(true);
+    await page.locator('[data-provider-id="regional"] [role="switch"]').click();
+    await page.locator('.toast-error', { hasText: '권한이 없습니다' }).waitFor();
+    const providers = (await service.api('GET', '/api/providers')).providers as { id: string; switched_on: boolean }[];
+    expect(providers.find((p) => p.id === 'regional')!.switched_on).toBe(true);
+    // Signing out ends the session: the sign-in page comes back and the API refuses the old cookie.
+    await page.locator('#sign-out').click();
+    await page.locator('#signin-username').waitFor();
+    const status = await page.evaluate(async () => (await fetch('/api/review-queue')).status);
+    expect(status).toBe(401);
+  });
+
+  it('on a fresh data folder offers the first-administrator page, then the desk; a wrong password is refused in words', async () => {
+    service = await startService({}, {}, { accounts: false });
+    const page = await browser.newPage();
+    opened = { page, dialogs: [], errors: [] };
+    await page.goto(`${service.url}/#/queue`);
+    await page.locator('form.signin h1', { hasText: '첫 관리자' }).waitFor();
+    await page.locator('#signin-username').fill('first-admin');
+    await page.locator('#signin-password').fill('a long first password');
+    await page.locator('#signin-confirm').fill('a long first password');
+    await page.locator('#signin-submit').click();
+    await page.locator('#sign-out').waitFor();
+    await expect(page.locator('a[data-route="accounts"]').isVisible()).resolves.toBe(true);
+    await page.locator('#sign-out').click();
+    await page.locator('#signin-username').fill('first-admin');
+    await page.locator('#signin-password').fill('not the password');
+    await page.locator('#signin-submit').click();
+    await page.locator('.signin-message', { hasText: '맞지 않거나' }).waitFor();
   });
 
   it('shows a title made of markup as text and runs nothing', async () => {

@@ -48,7 +48,7 @@ async function closedPort(): Promise<number> {
 }
 
 /** `settings` (environment variable text) override the defaults, e.g. to point at fake providers. */
-export async function startService(seed: Seed = {}, settings: Record<string, string> = {}): Promise<Service> {
+export async function startService(seed: Seed = {}, settings: Record<string, string> = {}, options: { accounts?: boolean } = {}): Promise<Service> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const imagesDir = join(dataDir, 'submissions', 'images');
   const { config } = buildConfig({
@@ -72,7 +72,7 @@ export async function startService(seed: Seed = {}, settings: Record<string, str
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
     return JSON.parse(text);
   };
-  for (const account of Object.values(ACCOUNTS)) await api('POST', '/api/accounts', account);
+  if (options.accounts !== false) for (const account of Object.values(ACCOUNTS)) await api('POST', '/api/accounts', account);
   return {
     url: server.url,
     dataDir,
