@@ -7,7 +7,9 @@ import { loadConfig, type Config } from './lib/config.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
 import { owedWorkStatements, requeueInterruptedJobs } from './lib/repo/jobs.js';
+import { resumeAlertDelivery } from './lib/alerts.js';
 import { runRetention } from './lib/review/retention.js';
+import { dayIn } from './lib/time.js';
 import { clearReservations } from './lib/repo/quota.js';
 import { createRouter } from './lib/router.js';
 
@@ -37,6 +39,7 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
   if (requeued) env.log.info('requeued interrupted jobs', { count: requeued });
   const queued = owed.reduce((n, r) => n + r.meta.changes, 0);
   if (queued) env.log.info('queued work left owed', { count: queued });
+  await resumeAlertDelivery(env, dayIn(env.clock.now(), config.SVC_TIMEZONE));
   env.jobs.start();
   const retention = scheduleRetention(env);
   const address = server.address() as AddressInfo;

@@ -22,6 +22,7 @@ import { handleManualSearch } from '../functions/search-manual.js';
 import { handleSubmissionsReload } from '../functions/submissions-reload.js';
 import { handleSubmissionRerun } from '../functions/submissions-rerun.js';
 import { handleAccountCreate, handleAccountRevokeSessions, handleAccountsList, handleAccountUpdate } from '../functions/accounts.js';
+import { handleAlerts } from '../functions/alerts.js';
 import { handleLogin } from '../functions/auth-login.js';
 import { handleLogout } from '../functions/auth-logout.js';
 import { handleSession } from '../functions/auth-session.js';
@@ -94,6 +95,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'patch', path: '/api/providers/:id', access: 'admin', handler: handleProviderUpdate },
   { method: 'post', path: '/api/providers/emergency-disable', access: 'admin', handler: handleEmergencyDisable },
   { method: 'post', path: '/api/retention/run', access: 'admin', handler: handleRetentionRun },
+  { method: 'get', path: '/api/alerts', access: 'admin', handler: handleAlerts },
   { method: 'post', path: '/api/submissions/reload', access: 'operator', handler: handleSubmissionsReload },
   { method: 'post', path: '/api/submissions/:id/rerun-enrichment', access: 'operator', handler: handleSubmissionRerun },
   { method: 'post', path: '/api/search/manual', access: 'operator', handler: handleManualSearch },

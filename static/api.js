@@ -89,6 +89,7 @@ export const api = {
   updateAccount: (id, body) => request('PATCH', `/api/accounts/${seg(id)}`, body),
   revokeSessions: (id) => request('POST', `/api/accounts/${seg(id)}/revoke-sessions`),
   tokens: () => request('GET', '/api/tokens'),
+  alerts: () => request('GET', '/api/alerts'),
   createToken: (body) => request('POST', '/api/tokens', body),
   revokeToken: (id) => request('POST', `/api/tokens/${seg(id)}/revoke`),
 };

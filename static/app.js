@@ -74,6 +74,28 @@ function showAccount(session) {
   });
   menu.replaceChildren(h('span', { class: 'account-name' }, `${session.actor.name} (${session.actor.role})`), signOut);
   for (const link of document.querySelectorAll('[data-admin-only]')) link.hidden = session.actor.role !== 'admin';
+  if (session.actor.role === 'admin') showAlerts();
+}
+
+const PROVIDER_NAME = { regional: '지역 검색', global_vision: '비전', global_search: '맞춤 검색', local_llm: '언어 모델' };
+
+/** Admins see today's quota alerts as a banner above every screen. */
+async function showAlerts() {
+  let alerts;
+  try {
+    ({ alerts } = await api.alerts());
+  } catch {
+    return;
+  }
+  const banner = document.getElementById('alert-banner');
+  if (!alerts.length) return;
+  const reached = alerts.filter((a) => a.threshold === 100);
+  const text = alerts
+    .filter((a) => a.threshold === 100 || !reached.some((r) => r.provider === a.provider))
+    .map((a) => `${PROVIDER_NAME[a.provider] ?? a.provider} ${a.threshold === 100 ? '한도 도달' : '80% 사용'} (${a.used}/${a.daily_limit})`)
+    .join(' · ');
+  banner.replaceChildren(h('strong', {}, '오늘의 할당량 경고: '), text, ' ', h('a', { href: '#/providers' }, '제공자 보기'));
+  banner.hidden = false;
 }
 
 async function start() {

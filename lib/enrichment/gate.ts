@@ -4,6 +4,7 @@ import type { ProviderResult } from '../providers/call.js';
 import { getProviderSwitch, recordProviderOutcome } from '../repo/providers.js';
 import { commitQuota, releaseQuota, reserveQuota } from '../repo/quota.js';
 import { dayIn } from '../time.js';
+import { checkQuotaAlerts } from '../alerts.js';
 
 /**
  * Every outbound provider call passes here: the provider must be switched on and configured at the
@@ -42,7 +43,8 @@ export async function gatedCall<T extends object>(
   }
   const now = env.clock.now().toISOString();
   if (result.ok) {
-    await commitQuota(env.db, id, day);
+    const used = await commitQuota(env.db, id, day);
+    await checkQuotaAlerts(env, id, day, used, limit);
     await recordProviderOutcome(env.db, id, { ok: true }, now);
   } else {
     await releaseQuota(env.db, id, day);

@@ -15,11 +15,13 @@ export async function reserveQuota(db: Database, provider: string, day: string, 
   return result.meta.changes === 1;
 }
 
-export async function commitQuota(db: Database, provider: string, day: string): Promise<void> {
-  await db
-    .prepare('UPDATE quota_usage SET reserved = MAX(reserved - 1, 0), used = used + 1 WHERE provider = ? AND day = ?')
+/** Returns the day's use after this request. */
+export async function commitQuota(db: Database, provider: string, day: string): Promise<number> {
+  const row = await db
+    .prepare('UPDATE quota_usage SET reserved = MAX(reserved - 1, 0), used = used + 1 WHERE provider = ? AND day = ? RETURNING used')
     .bind(provider, day)
-    .run();
+    .first<{ used: number }>();
+  return Number(row?.used ?? 0);
 }
 
 export async function releaseQuota(db: Database, provider: string, day: string): Promise<void> {

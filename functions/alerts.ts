@@ -1,0 +1,9 @@
+import { listAlerts } from '../lib/alerts.js';
+import type { Env } from '../lib/env.js';
+import { json } from '../lib/http.js';
+import { dayIn } from '../lib/time.js';
+
+/** GET /api/alerts (admin): today's quota alerts, whether the webhook got them, and why not. */
+export async function handleAlerts(_request: Request, env: Env): Promise<Response> {
+  return json({ alerts: await listAlerts(env, dayIn(env.clock.now(), env.config.SVC_TIMEZONE)), webhook_configured: Boolean(env.config.SVC_ALERT_WEBHOOK_URL) });
+}
