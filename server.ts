@@ -6,6 +6,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { loadConfig, type Config } from './lib/config.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
+import { countAccounts } from './lib/repo/accounts.js';
 import { owedWorkStatements, requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { resumeAlertDelivery } from './lib/alerts.js';
 import { runRetention } from './lib/review/retention.js';
@@ -94,6 +95,9 @@ async function main() {
   const running = await startServer(config);
   for (const warning of warnings) running.env.log.warn('configuration corrected', { warning });
   running.env.log.info('listening', { url: running.url, data: running.env.paths.dataDir });
+  if ((await countAccounts(running.env.db)) === 0) {
+    running.env.log.info('no account yet: open the console on this machine to create the first administrator', { url: `${running.url}/` });
+  }
   const shutdown = (signal: string) => {
     running.env.log.info('shutting down', { signal });
     running.stop().then(
