@@ -194,9 +194,10 @@ export async function getEvidence(db: Database, id: string): Promise<Evidence | 
 
 export async function getEvidenceByIds(db: Database, ids: string[]): Promise<Evidence[]> {
   if (ids.length === 0) return [];
+  // One JSON parameter, not one per id: D1 refuses statements with more than 100 bound parameters.
   const rows = await db
-    .prepare(`SELECT * FROM evidence WHERE id IN (${ids.map(() => '?').join(',')})`)
-    .bind(...ids)
+    .prepare('SELECT * FROM evidence WHERE id IN (SELECT value FROM json_each(?))')
+    .bind(toJson(ids))
     .all<EvidenceRow>();
   const byId = new Map(rows.results.map((r) => [r.id, toEvidence(r)]));
   return ids.flatMap((id) => byId.get(id) ?? []);

@@ -83,6 +83,13 @@ describe.each(backends)('review statements on $name', (backend) => {
     expect(events.every((ev) => ev.actor.type === 'account' && ev.actor.id === 'acct_1' && ev.actor.name === 'kim' && ev.actor.role === 'operator' && ev.actor.client === '127.0.0.1')).toBe(true);
   });
 
+  it('stores and reads back 150 evidence items at once (more ids than D1 binds per statement)', async () => {
+    const items = Array.from({ length: 150 }, (_, i) => ({ source: 'regional' as const, kind: 'image_result', group: 'web_related' as const, title: `result ${i}` }));
+    const stored = await addEvidence(db, 's1', items, T1);
+    expect(stored).toHaveLength(150);
+    expect(stored.map((e) => e.title)).toEqual(items.map((e) => e.title));
+  });
+
   it('moves a knowledge state once: a repeated move changes and audits nothing', async () => {
     await upsertAttentionCandidateStatement(db, { submission_id: 's1', phash: '0123456789abcdef', fingerprints: null, evidence_ids: [], decision: '보류' }, T1).run();
     const { id } = (await getKnowledgeEntryForSubmission(db, 's1'))!;
