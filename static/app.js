@@ -2,7 +2,7 @@
 // Each visit renders into a fresh container, so a slow answer for a screen the operator already
 // left lands in a detached node instead of overwriting the current screen.
 import { api, setCsrfToken } from './api.js';
-import { h } from './dom.js';
+import { h, hashLink } from './dom.js';
 import { state, showError, refreshSummary } from './ui.js';
 import { renderQueue } from './queue.js';
 import { renderReview } from './review.js';
@@ -94,7 +94,7 @@ async function showAlerts() {
     .filter((a) => a.threshold === 100 || !reached.some((r) => r.provider === a.provider))
     .map((a) => `${PROVIDER_NAME[a.provider] ?? a.provider} ${a.threshold === 100 ? '한도 도달' : '80% 사용'} (${a.used}/${a.daily_limit})`)
     .join(' · ');
-  banner.replaceChildren(h('strong', {}, '오늘의 할당량 경고: '), text, ' ', h('a', { href: '#/providers' }, '제공자 보기'));
+  banner.replaceChildren(h('strong', {}, '오늘의 할당량 경고: '), text, ' ', hashLink(['providers'], '제공자 보기'));
   banner.hidden = false;
 }
 

@@ -8,6 +8,7 @@ const KIND_LABEL = { search: '검색 (search)', vision: '비전 (vision)', llm: 
 
 export async function renderProviders(view) {
   const list = h('div', { class: 'provider-list' }, loading());
+  const alertsSlot = h('div', { class: 'quota-alerts-slot' });
   const emergency = h('button', { type: 'button', class: 'danger', id: 'emergency-disable' }, '긴급 전체 차단 (emergency disable)');
   emergency.addEventListener('click', () => confirmEmergency(view.root, async () => {
     const result = await attempt('긴급 전체 차단', () => api.emergencyDisable());
@@ -21,8 +22,20 @@ export async function renderProviders(view) {
       h('div', { class: 'toolbar' }, actionButton('새로 고침', () => load()), emergency),
     ),
     h('p', { class: 'muted' }, '스위치는 데이터베이스에 저장됩니다. 켜져 있어도 필요한 환경 변수가 없으면 사용할 수 없습니다. 변수 이름만 표시하며 값은 표시하지 않습니다.'),
+    alertsSlot,
     list,
   );
+  // Admins see today's quota alerts here as well as in the banner, with whether the webhook got them.
+  if (state.session?.actor?.role === 'admin') {
+    api.alerts().then(({ alerts, webhook_configured }) => {
+      if (!alerts.length) return;
+      clear(alertsSlot, h('section', { class: 'panel quota-alerts', 'aria-label': '할당량 경고' },
+        h('h2', {}, '오늘의 할당량 경고'),
+        h('ul', {}, alerts.map((a) => h('li', { dataset: { alertProvider: a.provider, alertThreshold: String(a.threshold) } },
+          `${a.provider}: ${a.threshold === 100 ? '한도 도달' : '80% 사용'} (${a.used}/${a.daily_limit}) · `,
+          !webhook_configured ? '웹훅 없음' : a.delivered_at ? `웹훅 전달 ${formatInstant(a.delivered_at, state.timeZone)}` : `웹훅 미전달 (${a.attempts}회 시도${a.last_error ? `: ${a.last_error}` : ''})`)))));
+    }, () => undefined);
+  }
 
   // /api/providers/health adds last success/failure to the provider records; a switch answer
   // carries only the provider, so the last-known health fields are kept per id.

@@ -228,6 +228,17 @@ describe('operator console in a real browser', () => {
     expect(status).toBe(401);
   });
 
+  it('shows an admin the quota alert as a banner and on the providers page', async () => {
+    world = await startWebWorld();
+    service = await startService({}, { ...world.settings, SVC_REGIONAL_DAILY_LIMIT: '1' });
+    await service.api('POST', '/api/search/manual', { provider: 'regional', query: 'lunar module' });
+    opened = await openConsole(browser, service, '#/providers');
+    const { page } = opened;
+    await page.locator('#alert-banner', { hasText: '한도 도달 (1/1)' }).waitFor();
+    await page.locator('.quota-alerts li[data-alert-provider="regional"][data-alert-threshold="100"]').waitFor();
+    await expect(page.locator('.quota-alerts li[data-alert-threshold="100"]').textContent()).resolves.toContain('웹훅 없음');
+  });
+
   it('on a fresh data folder offers the first-administrator page, then the desk; a wrong password is refused in words', async () => {
     service = await startService({}, {}, { accounts: false });
     const page = await browser.newPage();
