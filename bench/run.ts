@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import * as indexQuery from './index-query.js';
 import * as ingest from './ingest.js';
 import * as phashThroughput from './phash-throughput.js';
+import * as queueLoad from './queue-load.js';
 import * as robustRecall from './robust-recall.js';
 
 export interface BenchTable {
@@ -23,7 +24,7 @@ export interface BenchModule {
   run(): Promise<BenchTable[]>;
 }
 
-const BENCHES: BenchModule[] = [ingest, phashThroughput, indexQuery, robustRecall];
+const BENCHES: BenchModule[] = [ingest, queueLoad, phashThroughput, indexQuery, robustRecall];
 
 function markdown(table: BenchTable): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;

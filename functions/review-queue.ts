@@ -7,15 +7,23 @@ import { DECISIONS, RISK_LEVELS } from '../lib/vocabulary.js';
 
 export const QUEUE_PAGE_DEFAULT = 50;
 export const QUEUE_PAGE_MAX = 200;
+const ENRICHMENT_STATUSES = ['pending', 'running', 'done', 'failed', 'skipped'] as const;
 
 export const ReviewQueueQuery = z.object({
   limit: limitParam(QUEUE_PAGE_DEFAULT, QUEUE_PAGE_MAX),
   offset: offsetParam,
+  cursor: z.string().min(1).max(2048).optional(),
   decision: z.enum([...DECISIONS, 'undecided']).optional(),
   level: z.enum(RISK_LEVELS).optional(),
-});
+  enrichment: z.enum(ENRICHMENT_STATUSES).optional(),
+  attention: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  q: z.string().trim().min(1).max(200).optional(),
+}).refine((query) => !(query.cursor && query.offset), { message: 'offset: not with a cursor', path: ['offset'] });
 
-/** GET /api/review-queue: undecided first, then risk high to low; `total` counts the whole filter. */
+/**
+ * GET /api/review-queue: undecided first, then risk high to low; `total` counts the whole filter;
+ * `next_cursor` reaches the next page at the cost of the first.
+ */
 export async function handleReviewQueue(request: Request, env: Env): Promise<Response> {
   const query = readQuery(request, ReviewQueueQuery);
   return json(await listQueue(env.db, query));

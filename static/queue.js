@@ -5,30 +5,42 @@ import { h, append, hashLink, image, routeHref, actionButton, clear } from './do
 import { progressPanel } from './progress.js';
 import {
   state, riskBadge, decisionBadge, enrichmentBadge, attentionBadge, attempt, loading, errorPanel, emptyState,
-  refreshSummary, toast, RISK_LEVEL_LABEL, ANALYSIS_LABEL,
+  refreshSummary, toast, RISK_LEVEL_LABEL, ANALYSIS_LABEL, ENRICHMENT_LABEL,
 } from './ui.js';
 
 /** The queue's `decision` filter value that selects submissions without a decision. */
 export const UNDECIDED = 'undecided';
 const PAGE_SIZES = [25, 50, 100];
 
+const ENRICHMENT_FILTERS = ['pending', 'running', 'done', 'failed', 'skipped'];
+
+// A page after the first is reached with the server's cursor (`after`), which costs the same at
+// any depth; `offset` is kept beside it only to number the rows and to step back.
 function readFilters(query) {
   const limit = Number(query.get('limit'));
   const offset = Number(query.get('offset'));
   return {
+    q: query.get('q') ?? '',
     decision: query.get('decision') ?? '',
     level: query.get('level') ?? '',
+    enrichment: query.get('enrichment') ?? '',
+    attention: query.get('attention') ?? '',
     limit: PAGE_SIZES.includes(limit) ? limit : 50,
     offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
+    after: query.get('after') ?? '',
   };
 }
 
 function go(filters) {
   location.hash = routeHref(['queue'], {
+    q: filters.q || undefined,
     decision: filters.decision,
     level: filters.level,
+    enrichment: filters.enrichment || undefined,
+    attention: filters.attention || undefined,
     limit: filters.limit === 50 ? undefined : filters.limit,
     offset: filters.offset || undefined,
+    after: filters.after || undefined,
   });
 }
 
@@ -50,10 +62,25 @@ export async function renderQueue(view) {
     ['high', 'medium', 'low'].map((l) => h('option', { value: l }, `${RISK_LEVEL_LABEL[l]} (${l})`)),
   );
   levelSelect.value = filters.level;
+  const enrichmentSelect = h('select', { id: 'filter-enrichment', name: 'enrichment' },
+    h('option', { value: '' }, '전체 (all)'),
+    ENRICHMENT_FILTERS.map((status) => h('option', { value: status }, `${ENRICHMENT_LABEL[status] ?? status} (${status})`)),
+  );
+  enrichmentSelect.value = filters.enrichment;
+  const attentionSelect = h('select', { id: 'filter-attention', name: 'attention' },
+    h('option', { value: '' }, '전체 (all)'),
+    h('option', { value: 'true' }, '주의 후보 일치만'),
+    h('option', { value: 'false' }, '일치 없음만'),
+  );
+  attentionSelect.value = filters.attention;
   const sizeSelect = h('select', { id: 'filter-limit', name: 'limit' }, PAGE_SIZES.map((n) => h('option', { value: String(n) }, `${n}건`)));
   sizeSelect.value = String(filters.limit);
-  const onFilter = () => go({ decision: decisionSelect.value, level: levelSelect.value, limit: Number(sizeSelect.value), offset: 0 });
-  for (const select of [decisionSelect, levelSelect, sizeSelect]) select.addEventListener('change', onFilter);
+  const searchInput = h('input', { id: 'filter-q', name: 'q', type: 'search', maxlength: '200', placeholder: 'ID 또는 제목', value: filters.q });
+  const onFilter = () => go({
+    q: searchInput.value.trim(), decision: decisionSelect.value, level: levelSelect.value, enrichment: enrichmentSelect.value,
+    attention: attentionSelect.value, limit: Number(sizeSelect.value), offset: 0, after: '',
+  });
+  for (const select of [decisionSelect, levelSelect, enrichmentSelect, attentionSelect, sizeSelect]) select.addEventListener('change', onFilter);
 
   const reloadButton = actionButton('제출물 다시 읽기 (reload)', async () => {
     reloadButton.textContent = '읽는 중…';
@@ -75,9 +102,12 @@ export async function renderQueue(view) {
         reloadButton,
       ),
     ),
-    h('form', { class: 'filters', on: { submit: (e) => e.preventDefault() } },
+    h('form', { class: 'filters', role: 'search', on: { submit: (e) => { e.preventDefault(); onFilter(); } } },
+      h('label', { for: 'filter-q' }, '검색 '), searchInput, h('button', { type: 'submit' }, '찾기'),
       h('label', { for: 'filter-decision' }, '결정 '), decisionSelect,
       h('label', { for: 'filter-level' }, '위험도 '), levelSelect,
+      h('label', { for: 'filter-enrichment' }, '보강 '), enrichmentSelect,
+      h('label', { for: 'filter-attention' }, '주의 '), attentionSelect,
       h('label', { for: 'filter-limit' }, '쪽당 '), sizeSelect,
     ),
     progress.panel,
@@ -88,8 +118,11 @@ export async function renderQueue(view) {
 
   async function loadList() {
     try {
-      const data = await api.reviewQueue({ limit: filters.limit, offset: filters.offset, decision: filters.decision, level: filters.level });
-      clear(listSlot, queueTable(data.items ?? []), pager(filters, data.total ?? 0, (data.items ?? []).length));
+      const data = await api.reviewQueue({
+        limit: filters.limit, q: filters.q, decision: filters.decision, level: filters.level, enrichment: filters.enrichment,
+        attention: filters.attention, ...(filters.after ? { cursor: filters.after } : { offset: filters.offset }),
+      });
+      clear(listSlot, queueTable(data.items ?? []), pager(filters, data));
     } catch (error) {
       clear(listSlot, errorPanel(error, loadList));
     }
@@ -129,13 +162,15 @@ function queueRow(s) {
   );
 }
 
-function pager(filters, total, shown) {
-  const from = total === 0 ? 0 : filters.offset + 1;
+function pager(filters, data) {
+  const total = data.total ?? 0;
+  const shown = (data.items ?? []).length;
+  const from = total === 0 || shown === 0 ? 0 : filters.offset + 1;
   const to = filters.offset + shown;
   const prev = h('button', { type: 'button', disabled: filters.offset === 0 }, '← 이전');
-  const next = h('button', { type: 'button', disabled: to >= total }, '다음 →');
-  prev.addEventListener('click', () => go({ ...filters, offset: Math.max(0, filters.offset - filters.limit) }));
-  next.addEventListener('click', () => go({ ...filters, offset: filters.offset + filters.limit }));
+  const next = h('button', { type: 'button', disabled: !data.next_cursor }, '다음 →');
+  prev.addEventListener('click', () => go({ ...filters, offset: Math.max(0, filters.offset - filters.limit), after: '' }));
+  next.addEventListener('click', () => go({ ...filters, offset: filters.offset + filters.limit, after: data.next_cursor }));
   return h('nav', { class: 'pager', 'aria-label': '쪽 이동' }, prev, h('span', { class: 'pager-info' }, `${from}–${to} / 전체 ${total}건`), next);
 }
 

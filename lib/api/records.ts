@@ -238,7 +238,7 @@ export const Answers = {
   progress: JobProgressRecord,
   bootstrap: z.object({
     version: z.string(),
-    queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int() }),
+    queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() }),
     providers: z.array(ProviderRecord),
     knowledge_counts: z.record(z.string(), z.number().int()),
     progress: JobProgressRecord,
@@ -246,7 +246,7 @@ export const Answers = {
     statuses: z.array(z.string()),
     decisions: z.array(z.string()),
   }),
-  queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int() }),
+  queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() }),
   review: z.object({ submission: SubmissionRecord, evidence: z.array(EvidenceRecord), groups: z.array(GroupRecord), knowledge_entry: KnowledgeEntryRecord.nullable() }),
   decision: z.object({ submission: SubmissionRecord, knowledge_entry: KnowledgeEntryRecord.nullable() }),
   evidenceStatus: z.object({ evidence: EvidenceRecord, submission: SubmissionRecord }),

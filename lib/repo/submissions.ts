@@ -1,4 +1,5 @@
 import type { Database, SqlValue } from '../db/types.js';
+import { invalid } from '../errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
 
@@ -85,17 +86,21 @@ export interface SubmissionRow {
   attention_match: number;
 }
 
-const SELECT = `SELECT s.*,
-  (SELECT COUNT(*) FROM evidence e WHERE e.submission_id = s.id) AS evidence_count,
-  EXISTS (SELECT 1 FROM evidence e WHERE e.submission_id = s.id AND e.group_key = 'attention'
-          AND (e.status IS NULL OR e.status = '판단에 사용')) AS attention_match
-  FROM submissions s`;
+const SELECT = 'SELECT s.* FROM submissions s';
+/** What a submission record shows; lists read these and not the wide internal columns (fingerprints). */
+const SHOWN_COLUMNS = [
+  'id', 'title', 'file', 'thumb_path', 'width', 'height', 'submitted_at', 'submitted_at_epoch', 'format', 'bytes', 'sha256',
+  'phash', 'faces', 'analysis_status', 'analysis_error', 'enrichment_status', 'risk_score', 'risk_level', 'risk_signals',
+  'decision', 'decision_note', 'decided_at', 'evidence_count', 'attention_match',
+] as const;
+type ShownRow = Pick<SubmissionRow, (typeof SHOWN_COLUMNS)[number]>;
+const SELECT_SHOWN = `SELECT ${SHOWN_COLUMNS.map((c) => `s.${c}`).join(', ')}, s.queue_rank FROM submissions s`;
 
 export function mediaUrl(path: string): string {
   return `/media/${path.split('/').map(encodeURIComponent).join('/')}`;
 }
 
-export function toSubmission(row: SubmissionRow): Submission {
+export function toSubmission(row: ShownRow): Submission {
   return {
     id: row.id,
     title: row.title,
@@ -137,32 +142,101 @@ export async function listSubmissionRows(db: Database): Promise<SubmissionRow[]>
 export interface QueueFilter {
   limit: number;
   offset: number;
+  /** Where the previous page ended (`next_cursor` of its answer); then `offset` is not used. */
+  cursor?: string;
   decision?: Decision | 'undecided';
   level?: RiskLevel;
+  enrichment?: EnrichmentStatus;
+  attention?: boolean;
+  /** Any part of the id or the title (case-insensitive). */
+  q?: string;
 }
 
-/** Undecided first, then risk score high to low, then newest submission first. */
-export async function listQueue(db: Database, filter: QueueFilter): Promise<{ items: Submission[]; total: number }> {
+export interface QueuePage {
+  items: Submission[];
+  total: number;
+  /** Pass as `cursor` for the page after this one; null on the last page. */
+  next_cursor: string | null;
+}
+
+// FTS5's trigram index answers parts of three characters or more; shorter ones are read row by row.
+const TRIGRAM = 3;
+// Above this many matches, reading the queue in its order and keeping the matching rows fills a
+// page sooner than sorting every match.
+const COMMON_TERM = 2000;
+
+/**
+ * Undecided first, then risk score high to low, then newest submission first (`queue_rank`, one
+ * indexed key, so that a page costs the same at any depth). `total` counts the whole filter: from
+ * the counters kept per filter combination, or with a search, from the search index.
+ */
+export async function listQueue(db: Database, filter: QueueFilter): Promise<QueuePage> {
   const where: string[] = [];
   const params: SqlValue[] = [];
-  if (filter.decision === 'undecided') where.push('s.decision IS NULL');
-  else if (filter.decision) {
-    where.push('s.decision = ?');
-    params.push(filter.decision);
+  const add = (condition: string, ...values: SqlValue[]) => {
+    where.push(condition);
+    params.push(...values);
+  };
+  if (filter.decision === 'undecided') add("s.decision IS NULL");
+  else if (filter.decision) add('s.decision = ?', filter.decision);
+  if (filter.level) add('s.risk_level = ?', filter.level);
+  if (filter.enrichment) add('s.enrichment_status = ?', filter.enrichment);
+  if (filter.attention !== undefined) add('s.attention_match = ?', filter.attention ? 1 : 0);
+
+  let total: number;
+  if (!filter.q) {
+    const counters = where.map((c) => c.replace('s.decision IS NULL', "decision = ''").replaceAll('s.', ''));
+    const counted = await db
+      .prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM queue_counts${counters.length ? ` WHERE ${counters.join(' AND ')}` : ''}`)
+      .bind(...params)
+      .first<{ n: number }>();
+    total = Number(counted?.n ?? 0);
+  } else if ([...filter.q].length >= TRIGRAM) {
+    const match = `"${filter.q.replaceAll('"', '""')}"`;
+    const filtered = where.length ? ` AND ${where.join(' AND ')}` : '';
+    const counted = await db
+      .prepare(
+        where.length
+          ? `SELECT COUNT(*) AS n FROM submissions_search f JOIN submissions s ON s.rowid = f.rowid WHERE submissions_search MATCH ?${filtered}`
+          : 'SELECT COUNT(*) AS n FROM submissions_search WHERE submissions_search MATCH ?',
+      )
+      .bind(match, ...params)
+      .first<{ n: number }>();
+    total = Number(counted?.n ?? 0);
+    if (total > COMMON_TERM) add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
+    else add('s.rowid IN (SELECT rowid FROM submissions_search WHERE submissions_search MATCH ?)', match);
+  } else {
+    add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
+    const counted = await db.prepare(`SELECT COUNT(*) AS n FROM submissions s WHERE ${where.join(' AND ')}`).bind(...params).first<{ n: number }>();
+    total = Number(counted?.n ?? 0);
   }
-  if (filter.level) {
-    where.push('s.risk_level = ?');
-    params.push(filter.level);
-  }
+
+  const after = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
+  if (after !== null) add('s.queue_rank > ?', after);
   const clause = where.length ? ` WHERE ${where.join(' AND ')}` : '';
-  const total = await db.prepare(`SELECT COUNT(*) AS n FROM submissions s${clause}`).bind(...params).first<{ n: number }>();
+  // One row beyond the page tells whether there is a next one.
   const rows = await db
-    .prepare(
-      `${SELECT}${clause} ORDER BY (s.decision IS NOT NULL), s.risk_score DESC, s.submitted_at_epoch DESC, s.id LIMIT ? OFFSET ?`,
-    )
-    .bind(...params, filter.limit, filter.offset)
-    .all<SubmissionRow>();
-  return { items: rows.results.map(toSubmission), total: Number(total?.n ?? 0) };
+    .prepare(`${SELECT_SHOWN}${clause} ORDER BY s.queue_rank LIMIT ? OFFSET ?`)
+    .bind(...params, filter.limit + 1, after === null ? filter.offset : 0)
+    .all<ShownRow & { queue_rank: string }>();
+  const page = rows.results.slice(0, filter.limit);
+  return {
+    items: page.map(toSubmission),
+    total,
+    next_cursor: rows.results.length > filter.limit ? encodeCursor(page[page.length - 1].queue_rank) : null,
+  };
+}
+
+/** A LIKE pattern for any part of a text, its own `%`, `_` and `\\` taken literally. */
+const likeAny = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+
+const encodeCursor = (rank: string) => Buffer.from(rank, 'utf8').toString('base64url');
+
+/** A cursor is opaque to callers; one that was not made here is refused as a bad parameter. */
+function decodeCursor(cursor: string): string {
+  const rank = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[01]\d{16}./s.test(rank) || encodeCursor(rank) !== cursor) throw invalid('cursor: not one this service gave out');
+  return rank;
 }
 
 export interface SubmissionInput {

@@ -74,6 +74,27 @@ describe('operator console in a real browser', () => {
     await page.waitForFunction(() => location.hash.includes('decision=') && document.querySelector('.queue-list .empty') !== null);
     await page.locator('#filter-decision').selectOption('undecided');
     await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 3);
+
+    // Search by a part of the id or title, then the enrichment and attention filters.
+    await page.locator('#filter-q').fill('CHELS');
+    await page.locator('#filter-q').press('Enter');
+    await page.waitForFunction(() => location.hash.includes('q=CHELS') && document.querySelectorAll('.queue-row').length === 1);
+    await expect(page.locator('.queue-row').getAttribute('data-submission-id')).resolves.toBe('chelsea');
+    await page.locator('#filter-q').fill('');
+    await page.locator('#filter-q').press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 3);
+    await page.locator('#filter-attention').selectOption('true');
+    await page.waitForFunction(() => location.hash.includes('attention=true') && document.querySelector('.queue-list .empty') !== null);
+    await page.locator('#filter-attention').selectOption('');
+    await waitForEnrichment(service!, ['astronaut', 'astronaut-copy', 'chelsea']);
+    const settled = (await service!.api('GET', '/api/review-queue')).items as { id: string; enrichment_status: string }[];
+    const status = settled.find((s) => s.id === 'chelsea')!.enrichment_status;
+    const sameStatus = settled.filter((s) => s.enrichment_status === status).map((s) => s.id).sort();
+    await page.locator('#filter-enrichment').selectOption(status);
+    await page.waitForFunction((n) => location.hash.includes('enrichment=') && document.querySelectorAll('.queue-row').length === n, sameStatus.length);
+    await expect(page.locator('.queue-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-submission-id')).sort())).resolves.toEqual(sameStatus);
+    await page.locator('#filter-enrichment').selectOption('running');
+    await page.waitForFunction(() => location.hash.includes('enrichment=running') && document.querySelector('.queue-list .empty') !== null);
   });
 
   it('opens a review with the face box over the image, the fingerprint and the evidence', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { ProviderRecord, SubmissionRecord } from './contract.js';
-import { body, refusal, seedSubmission, webMatch, webRelated } from './seed.js';
+import { attentionMatch, body, refusal, seedSubmission, webMatch, webRelated } from './seed.js';
 
 let env: TestEnv;
 beforeEach(async () => {
@@ -21,10 +21,11 @@ async function seedQueue() {
 const ids = (answer: { items: { id: string }[] }) => answer.items.map((s) => s.id);
 
 describe('GET /api/review-queue', () => {
-  it('answers {items, total}: undecided first, then risk high to low', async () => {
+  it('answers {items, total, next_cursor}: undecided first, then risk high to low', async () => {
     await seedQueue();
     const answer = await body(env.call('GET', '/api/review-queue'));
-    expect(Object.keys(answer).sort()).toEqual(['items', 'total']);
+    expect(Object.keys(answer).sort()).toEqual(['items', 'next_cursor', 'total']);
+    expect(answer.next_cursor).toBeNull();
     for (const s of answer.items) SubmissionRecord.parse(s);
     expect(ids(answer)).toEqual(['both', 'match', 'related', 'none', 'decided']);
     expect(answer.items.map((s: any) => s.risk.score)).toEqual([55, 45, 10, 0, 55]);
@@ -36,7 +37,7 @@ describe('GET /api/review-queue', () => {
     const q = async (query: string) => body(env.call('GET', `/api/review-queue?${query}`));
     expect(await q('decision=undecided')).toMatchObject({ total: 4 });
     expect(ids(await q(`decision=${encodeURIComponent('승인')}`))).toEqual(['decided']);
-    expect(await q(`decision=${encodeURIComponent('반려')}`)).toEqual({ items: [], total: 0 });
+    expect(await q(`decision=${encodeURIComponent('반려')}`)).toEqual({ items: [], total: 0, next_cursor: null });
     expect(ids(await q('level=medium'))).toEqual(['both', 'match', 'decided']);
     expect(ids(await q('level=medium&decision=undecided'))).toEqual(['both', 'match']);
     expect(ids(await q('level=low'))).toEqual(['related', 'none']);
@@ -49,12 +50,75 @@ describe('GET /api/review-queue', () => {
     expect(ids(await page('limit=2'))).toEqual(['both', 'match']);
     expect(ids(await page('limit=2&offset=2'))).toEqual(['related', 'none']);
     expect(ids(await page('limit=2&offset=4'))).toEqual(['decided']);
-    expect(await page('offset=10')).toEqual({ items: [], total: 5 });
+    expect(await page('offset=10')).toEqual({ items: [], total: 5, next_cursor: null });
     expect(ids(await page('limit=100000'))).toHaveLength(5);
   });
 
+  it('pages with a cursor: each page starts where the last ended, to the end, whatever the filter', async () => {
+    await seedQueue();
+    const page = async (query: string) => body(env.call('GET', `/api/review-queue?${query}`));
+    const seen: string[] = [];
+    let answer = await page('limit=2');
+    for (;;) {
+      seen.push(...ids(answer));
+      expect(answer.total).toBe(5);
+      if (!answer.next_cursor) break;
+      answer = await page(`limit=2&cursor=${answer.next_cursor}`);
+    }
+    expect(seen).toEqual(['both', 'match', 'related', 'none', 'decided']);
+    const first = await page('limit=1&decision=undecided');
+    expect(ids(await page(`limit=3&decision=undecided&cursor=${first.next_cursor}`))).toEqual(['match', 'related', 'none']);
+  });
+
+  it('a cursor stays right when rows change between pages: a row decided meanwhile moves to the decided part, no undecided row is skipped', async () => {
+    await seedQueue();
+    const first = await body(env.call('GET', '/api/review-queue?limit=2'));
+    expect(ids(first)).toEqual(['both', 'match']);
+    await body(env.call('POST', '/api/submissions/both/decision', { decision: '반려' }));
+    const rest = await body(env.call('GET', `/api/review-queue?limit=10&cursor=${first.next_cursor}`));
+    expect(ids(rest)).toEqual(['related', 'none', 'both', 'decided']);
+  });
+
+  it('searches any part of the id or the title, case-insensitive, with filters and paging', async () => {
+    await seedQueue();
+    const q = async (query: string) => body(env.call('GET', `/api/review-queue?${query}`));
+    expect(ids(await q('q=match'))).toEqual(['match']);
+    expect(ids(await q('q=TITLE%20OF%20RELATED'))).toEqual(['related']);
+    expect(ids(await q('q=of%20'))).toEqual(['both', 'match', 'related', 'none', 'decided']);
+    expect(await q('q=of%20&limit=2')).toMatchObject({ total: 5 });
+    expect(ids(await q('q=of%20&decision=undecided&level=low'))).toEqual(['related', 'none']);
+    // Two characters are below the trigram index and still found.
+    expect(ids(await q('q=ch'))).toEqual(['match']);
+    expect(ids(await q('q=%25'))).toEqual([]);
+    expect(ids(await q('q=%22'))).toEqual([]);
+    expect(await q('q=nothing%20like%20it')).toEqual({ items: [], total: 0, next_cursor: null });
+    // A retitled submission is found by its new title only.
+    await env.db.prepare("UPDATE submissions SET title = '새 제목의 사진' WHERE id = 'none'").run();
+    expect(ids(await q(`q=${encodeURIComponent('제목의')}`))).toEqual(['none']);
+    expect(ids(await q('q=title%20of%20none'))).toEqual([]);
+  });
+
+  it('filters by enrichment status and by attention match, kept up to date as evidence changes', async () => {
+    await seedSubmission(env, 'plain');
+    const [attention] = await seedSubmission(env, 'flagged', { evidence: [attentionMatch('ke_1')] });
+    await env.db.prepare("UPDATE submissions SET enrichment_status = 'failed' WHERE id = 'plain'").run();
+    const q = async (query: string) => body(env.call('GET', `/api/review-queue?${query}`));
+    expect(ids(await q('attention=true'))).toEqual(['flagged']);
+    expect(ids(await q('attention=false'))).toEqual(['plain']);
+    expect(ids(await q('enrichment=failed'))).toEqual(['plain']);
+    expect(ids(await q('enrichment=pending'))).toEqual(['flagged']);
+    expect((await q('attention=true')).items[0]).toMatchObject({ attention_match: true, evidence_count: 1 });
+    await body(env.call('POST', `/api/evidence/${attention.id}/status`, { status: '오탐' }));
+    expect(ids(await q('attention=true'))).toEqual([]);
+    expect((await q('q=flagged')).items[0]).toMatchObject({ attention_match: false, evidence_count: 1 });
+  });
+
   it('refuses malformed paging and filters with 400', async () => {
-    for (const query of ['limit=-1', 'limit=0', 'limit=abc', 'limit=1.5', 'limit=', 'offset=-3', 'offset=x', 'decision=approved', 'level=critical']) {
+    for (const query of [
+      'limit=-1', 'limit=0', 'limit=abc', 'limit=1.5', 'limit=', 'offset=-3', 'offset=x', 'decision=approved', 'level=critical',
+      'enrichment=finished', 'attention=yes', 'cursor=', 'cursor=abc', `cursor=${Buffer.from('1099x').toString('base64url')}`,
+      'q=', `q=${'x'.repeat(201)}`,
+    ]) {
       await refusal(env.call('GET', `/api/review-queue?${query}`), 400, 'invalid_request');
     }
   });

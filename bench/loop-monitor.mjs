@@ -1,0 +1,12 @@
+// Loaded into the service process by the queue load benchmark (`node --import`): it measures how
+// long the event loop is held. SIGUSR2 starts a measurement (start-up is not counted); SIGWINCH
+// writes the longest stall since then to BENCH_LOOP_FILE. (SIGUSR1 is Node's debugger signal.)
+import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+const histogram = monitorEventLoopDelay({ resolution: 1 });
+histogram.enable();
+process.on('SIGUSR2', () => histogram.reset());
+process.on('SIGWINCH', () => {
+  writeFileSync(process.env.BENCH_LOOP_FILE, JSON.stringify({ max_ms: histogram.max / 1e6 }));
+});
