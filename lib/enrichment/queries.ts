@@ -42,7 +42,35 @@ const CP1252_SPECIALS: Record<string, number> = {
 const MISREAD_RUN = new RegExp(`[\\u0080-\\u00ff${Object.keys(CP1252_SPECIALS).join('')}]{2,}`, 'g');
 /** UTF-8 replacement bytes read as CP949, the usual form of broken Korean text. */
 const BROKEN_KOREAN = /占쏙옙|�/;
-const PLACEHOLDERS = [/\{\{.*?\}\}/, /\$\{[^}]*\}/, /%(\d+\$)?[sdif](?![a-z])/i, /%\([a-z_]+\)[sd]/i, /\{\d+\}/, /<%.*?%>/, /\[object Object\]/];
+// Patterns whose every attempt stops at the first character that does not fit: linear in the text.
+const PLACEHOLDERS = [/%(\d+\$)?[sdif](?![a-z])/i, /%\([a-z_]+\)[sd]/i, /\{\d+\}/, /\[object Object\]/];
+
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/g;
+
+/**
+ * True when `open` is followed later by `close`, on the same line when `sameLine` (a line ends
+ * where `.` stops matching). The patterns `\{\{.*?\}\}`, `<%.*?%>` and `\$\{[^}]*\}` mean this, but
+ * a regular expression retries them from every `{{` and costs the square of the text's length;
+ * this reads each character a bounded number of times.
+ */
+function opensThenCloses(text: string, open: string, close: string, sameLine: boolean): boolean {
+  let from = 0;
+  // The first `close` after the latest opening; it stays the first for any later opening before it.
+  let end = -1;
+  for (;;) {
+    const start = text.indexOf(open, from);
+    if (start < 0) return false;
+    if (end < start + open.length) {
+      end = text.indexOf(close, start + open.length);
+      if (end < 0) return false;
+    }
+    if (!sameLine) return true;
+    LINE_TERMINATOR.lastIndex = start;
+    const lineEnd = LINE_TERMINATOR.exec(text)?.index ?? -1;
+    if (lineEnd < 0 || end < lineEnd) return true;
+    from = lineEnd + 1;
+  }
+}
 
 const isContinuation = (byte: number | undefined) => byte !== undefined && byte >= 0x80 && byte <= 0xbf;
 
@@ -76,7 +104,11 @@ export function hasBrokenEncoding(text: string): boolean {
   return false;
 }
 
-export const hasTemplatePlaceholder = (text: string) => PLACEHOLDERS.some((pattern) => pattern.test(text));
+export const hasTemplatePlaceholder = (text: string) =>
+  opensThenCloses(text, '{{', '}}', true) ||
+  opensThenCloses(text, '<%', '%>', true) ||
+  opensThenCloses(text, '${', '}', false) ||
+  PLACEHOLDERS.some((pattern) => pattern.test(text));
 
 /** Plain, single-spaced query text, or null when it is empty or must never be sent. */
 export function cleanQueryText(raw: string | null | undefined): string | null {

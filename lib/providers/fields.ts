@@ -16,9 +16,22 @@ export function textQuery(query: unknown): string | null {
   return text.length > MAX_QUERY_CHARS ? text.slice(0, MAX_QUERY_CHARS).trim() : text;
 }
 
-/** An http(s) URL as given, or null for anything else (javascript:, data:, relative, garbage). */
+/**
+ * Lengths at which text from a provider is cut where it enters: far beyond any real title, snippet,
+ * entity or label, and small enough that every later step (HTML clean-up, query derivation, the
+ * review desk) runs on a bounded text whatever a web page or an answer holds.
+ */
+export const MAX_TITLE_CHARS = 500;
+export const MAX_SNIPPET_CHARS = 2000;
+export const MAX_LABEL_CHARS = 200;
+/** Longer addresses are refused: browsers and servers give up on them, and they would be stored. */
+export const MAX_URL_CHARS = 2048;
+// Markup a provider wraps around a title (<b>, entities) is counted in before the cut to plain text.
+const MARKUP_ALLOWANCE = 4;
+
+/** An http(s) URL as given, or null for anything else (javascript:, data:, relative, too long, garbage). */
 export function httpUrlOrNull(value: string | null | undefined): string | null {
-  if (!value) return null;
+  if (!value || value.length > MAX_URL_CHARS) return null;
   try {
     const url = new URL(value.trim());
     return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
@@ -27,8 +40,16 @@ export function httpUrlOrNull(value: string | null | undefined): string | null {
   }
 }
 
-/** Providers mark matches with `<b>` and escape entities; evidence keeps the plain text. */
-export const cleanTitle = (value: string | null | undefined) => (value ? plainText(value) : '');
+/** At most `max` characters, cut at a character boundary (a surrogate pair is never split). */
+export function capText(value: string, max: number): string {
+  if (value.length <= max) return value;
+  const cut = value.slice(0, max);
+  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+/** Providers mark matches with `<b>` and escape entities; evidence keeps the plain text, capped. */
+export const cleanTitle = (value: string | null | undefined, max = MAX_TITLE_CHARS) =>
+  value ? capText(plainText(capText(value, max * MARKUP_ALLOWANCE)), max) : '';
 
 /** Joins a path to an operator-given base URL, keeping any path the base already has. */
 export function endpoint(baseUrl: string, path: string): URL {

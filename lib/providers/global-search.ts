@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
-import { cleanTitle, httpUrlOrNull, textQuery } from './fields.js';
+import { cleanTitle, httpUrlOrNull, MAX_SNIPPET_CHARS, textQuery } from './fields.js';
 
 /**
  * The global custom search engine (a JSON search API with a key and a search-engine id). It
@@ -103,7 +103,7 @@ function toItem(item: RawItem, imageSearch: boolean): GlobalSearchItem {
     pageUrl: imageSearch ? httpUrlOrNull(item.image?.contextLink) : link,
     imageUrl: imageSearch ? link : null,
     thumbnailUrl: httpUrlOrNull(item.image?.thumbnailLink ?? item.pagemap?.cse_thumbnail?.[0]?.src),
-    snippet: cleanTitle(item.snippet),
+    snippet: cleanTitle(item.snippet, MAX_SNIPPET_CHARS),
     pageImageUrls: imageSearch ? [] : pageImages(item),
   };
 }

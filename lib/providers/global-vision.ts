@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import type { ApprovedImage } from './derived-image.js';
-import { cleanTitle, endpoint, httpUrlOrNull } from './fields.js';
+import { capText, cleanTitle, endpoint, httpUrlOrNull, MAX_LABEL_CHARS } from './fields.js';
 
 /**
  * The global web-detection (vision) service. It receives approved derived images only: the send
@@ -126,7 +126,7 @@ function toDetection(raw: z.infer<typeof detectionSchema> | null | undefined): W
     webEntities: (raw?.webEntities ?? []).map((entity) => ({
       entityId: entity.entityId ?? null,
       score: entity.score ?? null,
-      description: entity.description ?? '',
+      description: capText(entity.description ?? '', MAX_LABEL_CHARS),
     })),
     fullMatchingImages: images(raw?.fullMatchingImages),
     partialMatchingImages: images(raw?.partialMatchingImages),
@@ -134,7 +134,7 @@ function toDetection(raw: z.infer<typeof detectionSchema> | null | undefined): W
     visuallySimilarImages: images(raw?.visuallySimilarImages),
     bestGuessLabels: (raw?.bestGuessLabels ?? [])
       .filter((label) => label.label)
-      .map((label) => ({ label: label.label ?? '', languageCode: label.languageCode ?? null })),
+      .map((label) => ({ label: capText(label.label ?? '', MAX_LABEL_CHARS), languageCode: label.languageCode ?? null })),
   };
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Evidence } from '../repo/evidence.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
-import { endpoint } from './fields.js';
+import { capText, endpoint } from './fields.js';
 
 /**
  * The locally hosted language model. It receives only a prompt built from stored evidence, and
@@ -41,6 +41,8 @@ export interface BuiltPrompt {
 /** Keeps the prompt within a small model's context window. */
 const MAX_PROMPT_EVIDENCE = 40;
 const MAX_FIELD_CHARS = 300;
+/** A summary of at most 40 pieces of evidence needs far less. */
+const MAX_ANSWER_CHARS = 20_000;
 
 const INSTRUCTIONS = [
   'You write notes for an operator who reviews an image submission for copyright and image-rights risk.',
@@ -113,7 +115,8 @@ export function createLocalLlmClient(settings: LocalLlmSettings): LocalLlmClient
       });
       if (!answer.ok) return answer;
       if (answer.data.done === false) return providerFailure('malformed_response', 'language model: the answer is incomplete', []);
-      const text = answer.data.response.trim();
+      // Only cited sentences are kept from it; a longer answer is a model run away, cut here.
+      const text = capText(answer.data.response, MAX_ANSWER_CHARS).trim();
       if (text === '') return providerFailure('malformed_response', 'language model: the answer is empty', []);
       return { ok: true, text, model: answer.data.model ?? settings.model };
     },

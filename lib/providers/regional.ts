@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
-import { cleanTitle, endpoint, httpUrlOrNull, textQuery } from './fields.js';
+import { cleanTitle, endpoint, httpUrlOrNull, MAX_SNIPPET_CHARS, textQuery } from './fields.js';
 
 /**
  * The regional web-search provider: image, blog and web-document search. It receives text
@@ -156,5 +156,5 @@ export function createRegionalClient(settings: RegionalSettings): RegionalClient
 }
 
 function toDocument(item: { title: string; link: string; description?: string | null }): RegionalDocumentResult {
-  return { title: cleanTitle(item.title), pageUrl: httpUrlOrNull(item.link), description: cleanTitle(item.description) };
+  return { title: cleanTitle(item.title), pageUrl: httpUrlOrNull(item.link), description: cleanTitle(item.description, MAX_SNIPPET_CHARS) };
 }

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { cleanQueryText, deriveQueryCandidates, hasBrokenEncoding, hasTemplatePlaceholder, isSpecific } from '../../lib/enrichment/queries.js';
+import { keepCitedClaims } from '../../lib/enrichment/summary.js';
+import { quickId, quickTitle } from '../../lib/ingest.js';
+import { extractPageImages, plainText } from '../../lib/net/html.js';
+import { capText, cleanTitle, httpUrlOrNull, MAX_TITLE_CHARS, MAX_URL_CHARS, textQuery } from '../../lib/providers/fields.js';
+import { seededRandom } from '../helpers/random.js';
+
+const MB = 1 << 20;
+const fill = (unit: string, tail = '') => unit.repeat(Math.ceil((MB - tail.length) / unit.length)) + tail;
+
+/**
+ * Runs `work` on a megabyte of hostile text and returns its result with the time it took. A step
+ * that is quadratic in the text takes minutes on a megabyte (120 KB of `{{` held the service for
+ * 8.7 s), so one second is a bound only linear work meets, even on a busy machine.
+ */
+function timed<T>(work: () => T): T {
+  const started = performance.now();
+  const result = work();
+  expect(performance.now() - started).toBeLessThan(1000);
+  return result;
+}
+
+// The placeholder patterns as they were, to check that the linear checks mean the same thing.
+const OLD_PLACEHOLDERS = [/\{\{.*?\}\}/, /\$\{[^}]*\}/, /%(\d+\$)?[sdif](?![a-z])/i, /%\([a-z_]+\)[sd]/i, /\{\d+\}/, /<%.*?%>/, /\[object Object\]/];
+const oldHasPlaceholder = (text: string) => OLD_PLACEHOLDERS.some((pattern) => pattern.test(text));
+
+describe('template placeholders in text from the web', () => {
+  it('decide exactly as the old patterns did, on 20,000 random short texts', () => {
+    const random = seededRandom(3);
+    const alphabet = ['{', '}', '{{', '}}', '<', '%', '>', '<%', '%>', '$', '${', '\n', '\r', '\u2028', 'a', ' ', '1', 's'];
+    let placeholders = 0;
+    for (let i = 0; i < 20000; i++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      expect(hasTemplatePlaceholder(text), JSON.stringify(text)).toBe(oldHasPlaceholder(text));
+      if (oldHasPlaceholder(text)) placeholders++;
+    }
+    // Both answers occur often enough for the comparison to mean something.
+    expect(placeholders).toBeGreaterThan(2000);
+    expect(placeholders).toBeLessThan(18000);
+  });
+
+  it('take linear time on a megabyte of each worst case', () => {
+    const cases: [string, boolean][] = [
+      [fill('{{'), false],
+      [fill('{{', '}}'), true],
+      [fill('{{\n', '}}'), false],
+      [fill('<%'), false],
+      [fill('<%\r', '%>'), false],
+      [fill('${'), false],
+      [fill('${', '}'), true],
+      [fill('{'), false],
+      [fill('%1'), false],
+      [fill('%('), false],
+      [fill('{1'), false],
+      [fill('[object '), false],
+      [fill('a {{ b\n', 'x {{ y }}'), true],
+    ];
+    for (const [text, expected] of cases) {
+      expect(text.length).toBeGreaterThanOrEqual(MB);
+      expect(timed(() => hasTemplatePlaceholder(text)), JSON.stringify(text.slice(0, 12))).toBe(expected);
+    }
+  });
+});
+
+describe('every other step that reads outside text, on a megabyte of its worst case', () => {
+  it('query clean-up and derivation', () => {
+    expect(timed(() => hasBrokenEncoding(fill('Ã')))).toBe(false);
+    expect(timed(() => hasBrokenEncoding(fill('Ã', 'ì´ë¯¸ì§€')))).toBe(true);
+    expect(timed(() => cleanQueryText(fill('{{ ', '}}')))).toBeNull();
+    expect(timed(() => isSpecific(fill('- ')))).toBe(false);
+    const hostile = fill('{{');
+    const candidates = timed(() => deriveQueryCandidates({
+      webEntities: [{ entityId: null, score: 1, description: hostile }, { entityId: null, score: 0.5, description: 'Namsan Tower' }],
+      fullMatchingImages: [], partialMatchingImages: [], visuallySimilarImages: [],
+      pagesWithMatchingImages: [{ url: 'https://pages.example/a', pageTitle: fill('${'), score: 1, fullMatchingImages: [], partialMatchingImages: [] }],
+      bestGuessLabels: [{ label: fill('<%'), languageCode: 'en' }],
+    }));
+    expect(candidates.map((c) => c.text)).toEqual(['Namsan Tower']);
+  });
+
+  it('HTML text, page images, titles and URLs from providers', () => {
+    expect(timed(() => plainText(fill('<')))).toBe('<'.repeat(MB));
+    expect(timed(() => plainText(fill('<b>&amp;')))).toBe('&'.repeat(MB / 8));
+    expect(timed(() => plainText(fill('<script>')))).toBe('');
+    expect(timed(() => extractPageImages(fill('<b>'), 'https://pages.example/', 5))).toEqual([]);
+    expect(timed(() => extractPageImages(fill('<img src="/a.jpg">'), 'https://pages.example/', 5))).toEqual(['https://pages.example/a.jpg']);
+    expect(timed(() => extractPageImages(fill('<meta property="og:image" content="'), 'https://pages.example/', 5))).toEqual([]);
+    // A provider's title is cut where it enters, before any of the above runs on it.
+    const title = timed(() => cleanTitle(fill('<b>{{</b>')));
+    expect(title).toMatch(/^\{+$/);
+    expect(title.length).toBeGreaterThan(MAX_TITLE_CHARS * 0.8);
+    expect(title.length).toBeLessThanOrEqual(MAX_TITLE_CHARS);
+    expect(cleanTitle(fill('가'))).toHaveLength(MAX_TITLE_CHARS);
+    expect(timed(() => textQuery(fill(' \t')))).toBeNull();
+    expect(httpUrlOrNull(`https://pages.example/${'a'.repeat(MAX_URL_CHARS)}`)).toBeNull();
+    expect(httpUrlOrNull(`https://pages.example/${'a'.repeat(100)}`)).toBe(`https://pages.example/${'a'.repeat(100)}`);
+    // A cut never leaves half of a surrogate pair.
+    expect(capText('a😀b', 2)).toBe('a');
+  });
+
+  it("the language model's answer and file names", () => {
+    expect(timed(() => keepCitedClaims(fill('['), ['ev_1']))).toEqual({ text: '', cited: [] });
+    expect(timed(() => keepCitedClaims(fill('. ', 'It is here [ev_1].'), ['ev_1']))).toEqual({ text: 'It is here [ev_1].', cited: ['ev_1'] });
+    expect(timed(() => keepCitedClaims(fill('[ev_1'), ['ev_1'])).text).toBe('');
+    const name = `${fill('-_ ').slice(0, 200_000)}x.jpg`;
+    expect(timed(() => quickTitle(name))).toBe('x');
+    expect(timed(() => quickId(name))).toMatch(/^(x|image-[0-9a-f]{8})$/);
+  });
+});
