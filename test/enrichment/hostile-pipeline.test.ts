@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildConfig } from '../../lib/config.js';
+import { createLogger } from '../../lib/log.js';
+import { MAX_LABEL_CHARS, MAX_TITLE_CHARS } from '../../lib/providers/fields.js';
+import { startServer, type RunningServer } from '../../server.js';
+import {
+  fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb,
+  type FakeGlobalSearch, type FakeLocalLlm, type FakeRegional, type FakeVision, type FakeWeb,
+} from '../fakes/index.js';
+import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
+import { copyFixture } from '../helpers/fixtures.js';
+
+let regional: FakeRegional;
+let vision: FakeVision;
+let search: FakeGlobalSearch;
+let llm: FakeLocalLlm;
+let web: FakeWeb;
+let dataDir: string;
+let running: RunningServer;
+
+const HOSTILE = 1 << 20;
+
+beforeAll(async () => {
+  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  // Every text of the answer is a megabyte of what once made the service quadratic.
+  vision.detection = {
+    pagesWithMatchingImages: [
+      { url: web.urlFor('/a'), pageTitle: '{{'.repeat(HOSTILE / 2) },
+      { url: web.urlFor('/b'), pageTitle: '<b>'.repeat(HOSTILE / 3) },
+      { url: web.urlFor('/c'), pageTitle: 'Namsan tower at night' },
+    ],
+    webEntities: [{ description: '${'.repeat(HOSTILE / 2), score: 0.9 }, { description: '<%'.repeat(HOSTILE / 2), score: 0.8 }],
+    bestGuessLabels: [{ label: '{{\n'.repeat(HOSTILE / 3) }],
+  };
+  llm.answer = () => `${'['.repeat(HOSTILE)} no citation`;
+  dataDir = mkdtempSync(join(tmpdir(), 'svc-hostile-pipeline-'));
+  const { config } = buildConfig({
+    SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
+    ...fakeProviderSettings({ regional, vision, search, llm }),
+  });
+  running = await startServer(config, { log: createLogger(config, { silent: true }) });
+});
+
+afterAll(async () => {
+  await running?.stop();
+  await Promise.all([regional, vision, search, llm, web].map((fake) => fake?.close()));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const api = async (path: string, method = 'GET') =>
+  (await fetch(`${running.url}${path}`, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json();
+
+it('/health answers within 100 ms while enrichment reads a vision answer made of megabytes of hostile text', async () => {
+  copyFixture('camera.png', join(dataDir, 'submissions', 'images'));
+  const report = await api('/api/submissions/reload', 'POST');
+  expect(report.imported).toEqual(['camera']);
+  const waits: number[] = [];
+  let status = '';
+  for (let i = 0; i < 3000; i++) {
+    const started = performance.now();
+    const health = await fetch(`${running.url}/health`);
+    expect(health.status).toBe(200);
+    await health.arrayBuffer();
+    waits.push(performance.now() - started);
+    status = (await api('/api/submissions/camera/review')).submission.enrichment_status;
+    if (status === 'done' || status === 'failed') break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  expect(status).toBe('done');
+  // The vision answer was received and read: its pages are evidence, with their titles cut.
+  expect(vision.requests.length).toBe(1);
+  expect(waits.length).toBeGreaterThan(3);
+  expect(Math.max(...waits)).toBeLessThan(100);
+  const review = await api('/api/submissions/camera/review');
+  const titles = review.evidence.map((e: { title: string | null }) => e.title ?? '');
+  expect(titles).toContain('Namsan tower at night');
+  expect(Math.max(...titles.map((t: string) => t.length))).toBeLessThanOrEqual(MAX_TITLE_CHARS);
+  // Only the specific, unbroken title became a search query; no placeholder text left the service.
+  const queries = [...regional.requests, ...search.requests].map((r) => r.query.query ?? r.query.q ?? '');
+  expect(queries.length).toBeGreaterThan(0);
+  for (const query of queries) {
+    expect(query).toMatch(/Namsan tower at night/);
+    expect(query.length).toBeLessThanOrEqual(MAX_LABEL_CHARS);
+  }
+  // The model's answer cited nothing, so its summary is a failure record and not a claim.
+  expect(review.evidence.some((e: { kind: string; group: string }) => e.group === 'failures')).toBe(true);
+});
