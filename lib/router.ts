@@ -1,33 +1,35 @@
 import { Router } from 'itty-router';
-import { handleAuditEvents } from '../functions/audit-events.js';
+import { AuditEventsQuery, handleAuditEvents } from '../functions/audit-events.js';
 import { handleBootstrap } from '../functions/bootstrap.js';
-import { handleEvidenceStatus } from '../functions/evidence-status.js';
+import { EvidenceStatusBody, handleEvidenceStatus } from '../functions/evidence-status.js';
 import { handleKnowledgeExclude } from '../functions/knowledge-exclude.js';
-import { handleKnowledgeList } from '../functions/knowledge-list.js';
+import { handleKnowledgeList, KnowledgeQuery } from '../functions/knowledge-list.js';
 import { handleKnowledgePromote } from '../functions/knowledge-promote.js';
 import { handleEmergencyDisable } from '../functions/providers-emergency-disable.js';
 import { handleProvidersHealth } from '../functions/providers-health.js';
 import { handleProvidersList } from '../functions/providers-list.js';
 import { handleRetentionRun } from '../functions/retention-run.js';
-import { handleReviewQueue } from '../functions/review-queue.js';
-import { handleSubmissionDecision } from '../functions/submission-decision.js';
+import { handleReviewQueue, ReviewQueueQuery } from '../functions/review-queue.js';
+import { DecisionBody, handleSubmissionDecision } from '../functions/submission-decision.js';
 import { handleSubmissionReview } from '../functions/submission-review.js';
 import { handleConsole } from '../functions/console.js';
 import { handleHealth } from '../functions/health.js';
-import { handleJobs } from '../functions/jobs.js';
+import { handleJobs, JobsQuery } from '../functions/jobs.js';
 import { handleJobsProgress } from '../functions/jobs-progress.js';
 import { handleMedia } from '../functions/media.js';
-import { handleProviderUpdate } from '../functions/providers-update.js';
-import { handleManualSearch } from '../functions/search-manual.js';
+import { handleProviderUpdate, ProviderUpdateBody } from '../functions/providers-update.js';
+import { handleManualSearch, ManualSearchBody } from '../functions/search-manual.js';
 import { handleSubmissionsReload } from '../functions/submissions-reload.js';
-import { handleSubmissionRerun } from '../functions/submissions-rerun.js';
-import { handleAccountCreate, handleAccountRevokeSessions, handleAccountsList, handleAccountUpdate } from '../functions/accounts.js';
+import { handleSubmissionRerun, RerunBody } from '../functions/submissions-rerun.js';
+import { AccountChangeBody, NewAccountBody, handleAccountCreate, handleAccountRevokeSessions, handleAccountsList, handleAccountUpdate } from '../functions/accounts.js';
 import { handleAlerts } from '../functions/alerts.js';
-import { handleLogin } from '../functions/auth-login.js';
+import { handleLogin, LoginBody, SetupBody } from '../functions/auth-login.js';
 import { handleLogout } from '../functions/auth-logout.js';
 import { handleSession } from '../functions/auth-session.js';
 import { handleSetup } from '../functions/auth-setup.js';
-import { handleTokenCreate, handleTokenRevoke, handleTokensList } from '../functions/tokens.js';
+import { handleTokenCreate, handleTokenRevoke, handleTokensList, NewTokenBody } from '../functions/tokens.js';
+import { handleOpenApi } from '../functions/openapi.js';
+import type { DescribedRoute } from './api/openapi.js';
 import { authorize, type Access } from './auth/authenticate.js';
 import type { Env } from './env.js';
 import { errorResponse, invalid, notFound, ServiceError } from './errors.js';
@@ -70,9 +72,9 @@ function unexpected(err: unknown, request: Request, env: Env): Response {
 
 type Method = 'get' | 'post' | 'patch';
 
-export interface RouteSpec {
+/** A route: its handler, the role it needs and what it reads and answers (the OpenAPI document). */
+export interface RouteSpec extends DescribedRoute {
   method: Method;
-  path: string;
   /** Who may call it: checked by the router, before the handler, for every route alike. */
   access: Access;
   handler: Handler;
@@ -80,39 +82,40 @@ export interface RouteSpec {
 
 /** Every route of the API and the console, with the role it needs. */
 export const ROUTES: readonly RouteSpec[] = [
-  { method: 'get', path: '/health', access: 'public', handler: handleHealth },
-  { method: 'get', path: '/api/auth/session', access: 'public', handler: handleSession },
-  { method: 'post', path: '/api/auth/login', access: 'public', handler: handleLogin },
-  { method: 'post', path: '/api/auth/setup', access: 'public', handler: handleSetup },
-  { method: 'post', path: '/api/auth/logout', access: 'operator', handler: handleLogout },
-  { method: 'get', path: '/api/accounts', access: 'admin', handler: handleAccountsList },
-  { method: 'post', path: '/api/accounts', access: 'admin', handler: handleAccountCreate },
-  { method: 'patch', path: '/api/accounts/:id', access: 'admin', handler: handleAccountUpdate },
-  { method: 'post', path: '/api/accounts/:id/revoke-sessions', access: 'admin', handler: handleAccountRevokeSessions },
-  { method: 'get', path: '/api/tokens', access: 'admin', handler: handleTokensList },
-  { method: 'post', path: '/api/tokens', access: 'admin', handler: handleTokenCreate },
-  { method: 'post', path: '/api/tokens/:id/revoke', access: 'admin', handler: handleTokenRevoke },
-  { method: 'patch', path: '/api/providers/:id', access: 'admin', handler: handleProviderUpdate },
-  { method: 'post', path: '/api/providers/emergency-disable', access: 'admin', handler: handleEmergencyDisable },
-  { method: 'post', path: '/api/retention/run', access: 'admin', handler: handleRetentionRun },
-  { method: 'get', path: '/api/alerts', access: 'admin', handler: handleAlerts },
-  { method: 'post', path: '/api/submissions/reload', access: 'operator', handler: handleSubmissionsReload },
-  { method: 'post', path: '/api/submissions/:id/rerun-enrichment', access: 'operator', handler: handleSubmissionRerun },
-  { method: 'post', path: '/api/search/manual', access: 'operator', handler: handleManualSearch },
-  { method: 'get', path: '/api/jobs', access: 'operator', handler: handleJobs },
-  { method: 'get', path: '/api/jobs/progress', access: 'operator', handler: handleJobsProgress },
-  { method: 'get', path: '/api/bootstrap', access: 'operator', handler: handleBootstrap },
-  { method: 'get', path: '/api/review-queue', access: 'operator', handler: handleReviewQueue },
-  { method: 'get', path: '/api/submissions/:id/review', access: 'operator', handler: handleSubmissionReview },
-  { method: 'post', path: '/api/submissions/:id/decision', access: 'operator', handler: handleSubmissionDecision },
-  { method: 'post', path: '/api/evidence/:id/status', access: 'operator', handler: handleEvidenceStatus },
-  { method: 'get', path: '/api/knowledge', access: 'operator', handler: handleKnowledgeList },
-  { method: 'post', path: '/api/knowledge/:id/promote-watchlist', access: 'operator', handler: handleKnowledgePromote },
-  { method: 'post', path: '/api/knowledge/:id/exclude-watchlist', access: 'operator', handler: handleKnowledgeExclude },
-  { method: 'get', path: '/api/providers', access: 'operator', handler: handleProvidersList },
-  { method: 'get', path: '/api/providers/health', access: 'operator', handler: handleProvidersHealth },
-  { method: 'get', path: '/api/audit-events', access: 'operator', handler: handleAuditEvents },
-  { method: 'get', path: '/media/*', access: 'operator', handler: handleMedia },
+  { method: 'get', path: '/health', access: 'public', handler: handleHealth, summary: 'Liveness and database check', answer: 'health', otherAnswers: { 503: 'health' } },
+  { method: 'get', path: '/api/auth/session', access: 'public', handler: handleSession, summary: 'Who is signed in, and whether the first administrator is still to be created', answer: 'session' },
+  { method: 'post', path: '/api/auth/login', access: 'public', handler: handleLogin, summary: 'Sign in: sets the session cookie', answer: 'signedIn', body: LoginBody },
+  { method: 'post', path: '/api/auth/setup', access: 'public', handler: handleSetup, summary: 'Create the first administrator (loopback only, once)', answer: 'signedIn', body: SetupBody },
+  { method: 'post', path: '/api/auth/logout', access: 'operator', handler: handleLogout, summary: 'Sign out: ends the session', answer: 'signedOut' },
+  { method: 'get', path: '/api/accounts', access: 'admin', handler: handleAccountsList, summary: 'Accounts', answer: 'accounts' },
+  { method: 'post', path: '/api/accounts', access: 'admin', handler: handleAccountCreate, summary: 'Create an account', answer: 'account', status: 201, body: NewAccountBody },
+  { method: 'patch', path: '/api/accounts/:id', access: 'admin', handler: handleAccountUpdate, summary: 'Change a role, a password or disable an account', answer: 'account', body: AccountChangeBody },
+  { method: 'post', path: '/api/accounts/:id/revoke-sessions', access: 'admin', handler: handleAccountRevokeSessions, summary: "End every session of an account", answer: 'sessionsRevoked' },
+  { method: 'get', path: '/api/tokens', access: 'admin', handler: handleTokensList, summary: 'Personal API tokens (never their secrets)', answer: 'tokens' },
+  { method: 'post', path: '/api/tokens', access: 'admin', handler: handleTokenCreate, summary: 'Create a token: its secret is in this answer only', answer: 'newToken', status: 201, body: NewTokenBody },
+  { method: 'post', path: '/api/tokens/:id/revoke', access: 'admin', handler: handleTokenRevoke, summary: 'Revoke a token', answer: 'token' },
+  { method: 'patch', path: '/api/providers/:id', access: 'admin', handler: handleProviderUpdate, summary: 'Switch a provider on or off', answer: 'provider', body: ProviderUpdateBody },
+  { method: 'post', path: '/api/providers/emergency-disable', access: 'admin', handler: handleEmergencyDisable, summary: 'Switch every provider off at once', answer: 'emergencyDisable' },
+  { method: 'post', path: '/api/retention/run', access: 'admin', handler: handleRetentionRun, summary: 'Delete downloaded and derived images older than the retention period now', answer: 'retention' },
+  { method: 'get', path: '/api/alerts', access: 'admin', handler: handleAlerts, summary: "Today's quota alerts and their webhook delivery", answer: 'alerts' },
+  { method: 'post', path: '/api/submissions/reload', access: 'operator', handler: handleSubmissionsReload, summary: 'Index the submissions folder and queue the analyses it owes', answer: 'reload' },
+  { method: 'post', path: '/api/submissions/:id/rerun-enrichment', access: 'operator', handler: handleSubmissionRerun, summary: 'Run enrichment again', answer: 'rerun', body: RerunBody },
+  { method: 'post', path: '/api/search/manual', access: 'operator', handler: handleManualSearch, summary: 'Search a provider by hand, optionally keeping the results as evidence', answer: 'manualSearch', body: ManualSearchBody },
+  { method: 'get', path: '/api/jobs', access: 'operator', handler: handleJobs, summary: 'Analysis and enrichment jobs', answer: 'jobs', query: JobsQuery },
+  { method: 'get', path: '/api/jobs/progress', access: 'operator', handler: handleJobsProgress, summary: 'Work in flight per job type: counts, rate, time left, failures', answer: 'progress' },
+  { method: 'get', path: '/api/bootstrap', access: 'operator', handler: handleBootstrap, summary: "Everything the console's first screen needs", answer: 'bootstrap' },
+  { method: 'get', path: '/api/review-queue', access: 'operator', handler: handleReviewQueue, summary: 'The review queue: undecided first, then risk high to low', answer: 'queue', query: ReviewQueueQuery },
+  { method: 'get', path: '/api/submissions/:id/review', access: 'operator', handler: handleSubmissionReview, summary: 'A submission with its evidence by group and its watchlist entry', answer: 'review' },
+  { method: 'post', path: '/api/submissions/:id/decision', access: 'operator', handler: handleSubmissionDecision, summary: 'Decide: 승인, 보류 or 반려', answer: 'decision', body: DecisionBody },
+  { method: 'post', path: '/api/evidence/:id/status', access: 'operator', handler: handleEvidenceStatus, summary: 'Mark evidence: 판단에 사용, 무관, 오탐 or 보류', answer: 'evidenceStatus', body: EvidenceStatusBody },
+  { method: 'get', path: '/api/knowledge', access: 'operator', handler: handleKnowledgeList, summary: 'Attention candidates and the watchlist', answer: 'knowledge', query: KnowledgeQuery },
+  { method: 'post', path: '/api/knowledge/:id/promote-watchlist', access: 'operator', handler: handleKnowledgePromote, summary: 'Promote an entry to the watchlist (확정 DB 편입)', answer: 'entry' },
+  { method: 'post', path: '/api/knowledge/:id/exclude-watchlist', access: 'operator', handler: handleKnowledgeExclude, summary: 'Exclude an entry as a false match (오탐 제외)', answer: 'entry' },
+  { method: 'get', path: '/api/providers', access: 'operator', handler: handleProvidersList, summary: 'Providers with their switches, settings and quota', answer: 'providers' },
+  { method: 'get', path: '/api/providers/health', access: 'operator', handler: handleProvidersHealth, summary: 'Providers with their last success and failure', answer: 'providersHealth' },
+  { method: 'get', path: '/api/audit-events', access: 'operator', handler: handleAuditEvents, summary: 'The audit log, newest first, with who acted', answer: 'auditEvents', query: AuditEventsQuery },
+  { method: 'get', path: '/api/openapi.json', access: 'public', handler: handleOpenApi, summary: 'This document', answer: 'openapi' },
+  { method: 'get', path: '/media/*', access: 'operator', handler: handleMedia, summary: 'A stored image: submission, thumbnail, derived copy or downloaded evidence' },
 ];
 
 function routes() {
@@ -129,7 +132,7 @@ function routes() {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     })
     // The console's files are the sign-in page too: open to all, and they hold no data.
-    .get('*', guarded({ method: 'get', path: '*', access: 'public', handler: handleConsole }))
+    .get('*', guarded({ method: 'get', path: '*', access: 'public', handler: handleConsole, summary: 'The console' }))
     .all('*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     });

@@ -11,6 +11,7 @@ import { renderProviders } from './providers.js';
 import { renderSearch } from './search.js';
 import { renderAudit } from './audit.js';
 import { renderAccounts } from './accounts.js';
+import { renderApiDocs } from './apidocs.js';
 import { renderSignIn } from './signin.js';
 
 const SCREENS = {
@@ -21,6 +22,7 @@ const SCREENS = {
   search: { render: renderSearch, title: '수동 검색' },
   audit: { render: renderAudit, title: '감사 로그' },
   accounts: { render: renderAccounts, title: '계정' },
+  api: { render: renderApiDocs, title: 'API 문서' },
 };
 
 function parseHash() {

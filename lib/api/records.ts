@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 /**
  * The records the API answers with (CONTRACT.md section 3 and the additions the README lists),
@@ -116,7 +117,7 @@ export const AuditEventRecord = z.object({
   }).strict(),
 });
 
-export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).strict();
+export const ErrorBody = z.object({ error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }) }).strict();
 
 const role = z.enum(['operator', 'admin']);
 const jobType = z.enum(['analyse', 'enrich']);
@@ -130,6 +131,7 @@ export const JobRecord = z.object({
   submission_id: z.string().nullable(),
   status: jobStatus,
   attempts: z.number().int(),
+  payload: z.record(z.string(), z.unknown()),
   error: z.string().nullable(),
   created_at: iso,
   started_at: iso.nullable(),
@@ -189,6 +191,7 @@ const signedIn = z.object({ account: AccountRecord, csrf_token: z.string(), expi
 
 /** The answer of each JSON route, by name; the router's table points at these. */
 export const Answers = {
+  openapi: z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }),
   health: z.object({ status: z.enum(['ok', 'degraded']), version: z.string(), uptime_s: z.number(), db: z.string() }),
   session: z.object({
     signed_in: z.boolean(),
@@ -243,8 +246,10 @@ export const Answers = {
     knowledge_counts: z.record(z.string(), z.number().int()),
     progress: JobProgressRecord,
     limits: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
-    statuses: z.array(z.string()),
-    decisions: z.array(z.string()),
+    statuses: z.array(z.enum(['판단에 사용', '무관', '오탐', '보류'])),
+    decisions: z.array(decision),
+    knowledge_states: z.array(z.enum(['주의 후보', '확정 DB 편입', '오탐 제외'])),
+    groups: z.array(z.object({ key: z.string(), label: z.string() })),
   }),
   queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() }),
   review: z.object({ submission: SubmissionRecord, evidence: z.array(EvidenceRecord), groups: z.array(GroupRecord), knowledge_entry: KnowledgeEntryRecord.nullable() }),

@@ -409,4 +409,18 @@ describe('operator console in a real browser', () => {
     await expect(stored.locator('.query').textContent()).resolves.toBe('로켓 발사');
     await expect(stored.locator('.similarity').textContent()).resolves.toBe('100.0%');
   });
+  it('shows the API reference from the served OpenAPI document: every route, its role, parameters and fields', async () => {
+    const { page, service } = await open({ images: {} }, '#/api', false);
+    const served = await service.api('GET', '/api/openapi.json');
+    const count = Object.values(served.paths).reduce((n: number, methods) => n + Object.keys(methods as object).length, 0);
+    await page.waitForFunction((n) => document.querySelectorAll('.api-operation').length === n, count);
+    const queue = page.locator('.api-operation[data-operation="get /api/review-queue"]');
+    await queue.locator('summary').click();
+    await expect(queue.locator('summary').textContent()).resolves.toContain('운영자');
+    await expect(queue.locator('.api-fields').first().textContent()).resolves.toContain('cursor');
+    await expect(queue.textContent()).resolves.toContain('next_cursor');
+    const decision = page.locator('.api-operation[data-operation="post /api/submissions/{id}/decision"]');
+    await decision.locator('summary').click();
+    await expect(decision.textContent()).resolves.toContain('"승인" | "보류" | "반려"');
+  });
 });

@@ -5,6 +5,7 @@ import { buildConfig, type Config } from '../../lib/config.js';
 import { createEnv, type Clock, type OwnedEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
 import { createRouter } from '../../lib/router.js';
+import { checkAnswer } from './openapi-check.js';
 
 /** A clock the test moves by hand. */
 export function fakeClock(start = '2026-11-21T03:00:00.000Z'): Clock & { set(iso: string): void; advance(ms: number): void } {
@@ -49,7 +50,10 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       if (!('content-type' in headers)) (init.headers as Record<string, string>)['content-type'] = 'application/json';
     }
-    return router.fetch(new Request(`http://127.0.0.1${path}`, init) as never, env);
+    return router.fetch(new Request(`http://127.0.0.1${path}`, init) as never, env).then(async (response) => {
+      await checkAnswer(method, path, response);
+      return response;
+    });
   };
   return Object.assign(env, {
     dataDir,
