@@ -9,15 +9,20 @@ export const QUEUE_PAGE_DEFAULT = 50;
 export const QUEUE_PAGE_MAX = 200;
 const ENRICHMENT_STATUSES = ['pending', 'running', 'done', 'failed', 'skipped'] as const;
 
-export const ReviewQueueQuery = z.object({
-  limit: limitParam(QUEUE_PAGE_DEFAULT, QUEUE_PAGE_MAX),
-  offset: offsetParam,
-  cursor: z.string().min(1).max(2048).optional(),
+/** The queue's filters, shared by the queue and its export. */
+export const queueFilterParams = {
   decision: z.enum([...DECISIONS, 'undecided']).optional(),
   level: z.enum(RISK_LEVELS).optional(),
   enrichment: z.enum(ENRICHMENT_STATUSES).optional(),
   attention: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   q: z.string().trim().min(1).max(200).optional(),
+};
+
+export const ReviewQueueQuery = z.object({
+  limit: limitParam(QUEUE_PAGE_DEFAULT, QUEUE_PAGE_MAX),
+  offset: offsetParam,
+  cursor: z.string().min(1).max(2048).optional(),
+  ...queueFilterParams,
 }).refine((query) => !(query.cursor && query.offset), { message: 'offset: not with a cursor', path: ['offset'] });
 
 /**

@@ -29,6 +29,7 @@ import { handleSession } from '../functions/auth-session.js';
 import { handleSetup } from '../functions/auth-setup.js';
 import { handleTokenCreate, handleTokenRevoke, handleTokensList, NewTokenBody } from '../functions/tokens.js';
 import { handleOpenApi } from '../functions/openapi.js';
+import { DecisionsExportQuery, handleDecisionsExport, handleQueueExport, handleWatchlistExport, QueueExportQuery, WatchlistExportQuery } from '../functions/exports.js';
 import type { DescribedRoute } from './api/openapi.js';
 import { authorize, type Access } from './auth/authenticate.js';
 import type { Env } from './env.js';
@@ -80,6 +81,8 @@ export interface RouteSpec extends DescribedRoute {
   handler: Handler;
 }
 
+const EXPORT_FILE = { types: ['text/csv', 'application/x-ndjson'], description: 'UTF-8; CSV starts with a byte-order mark (format=csv, the default) or one JSON object per line (format=jsonl)' };
+
 /** Every route of the API and the console, with the role it needs. */
 export const ROUTES: readonly RouteSpec[] = [
   { method: 'get', path: '/health', access: 'public', handler: handleHealth, summary: 'Liveness and database check', answer: 'health', otherAnswers: { 503: 'health' } },
@@ -115,7 +118,10 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'get', path: '/api/providers/health', access: 'operator', handler: handleProvidersHealth, summary: 'Providers with their last success and failure', answer: 'providersHealth' },
   { method: 'get', path: '/api/audit-events', access: 'operator', handler: handleAuditEvents, summary: 'The audit log, newest first, with who acted', answer: 'auditEvents', query: AuditEventsQuery },
   { method: 'get', path: '/api/openapi.json', access: 'public', handler: handleOpenApi, summary: 'This document', answer: 'openapi' },
-  { method: 'get', path: '/media/*', access: 'operator', handler: handleMedia, summary: 'A stored image: submission, thumbnail, derived copy or downloaded evidence' },
+  { method: 'get', path: '/media/*', access: 'operator', handler: handleMedia, summary: 'A stored image: submission, thumbnail, derived copy or downloaded evidence', file: { types: ['application/octet-stream'], description: 'The stored file, with a restrictive Content-Security-Policy and nosniff' } },
+  { method: 'get', path: '/api/exports/queue', access: 'operator', handler: handleQueueExport, summary: 'The filtered queue in its order as CSV or JSON Lines, streamed', query: QueueExportQuery, file: EXPORT_FILE },
+  { method: 'get', path: '/api/exports/decisions', access: 'operator', handler: handleDecisionsExport, summary: 'Every decision with its evidence counts, latest first, streamed', query: DecisionsExportQuery, file: EXPORT_FILE },
+  { method: 'get', path: '/api/exports/watchlist', access: 'operator', handler: handleWatchlistExport, summary: 'Attention candidates and the watchlist, streamed', query: WatchlistExportQuery, file: EXPORT_FILE },
 ];
 
 function routes() {

@@ -67,6 +67,14 @@ export function externalLink(url, label, props = {}) {
   return a;
 }
 
+/** A download from the service's own API (`/api/exports/...`): same origin, so the session goes with it. */
+export function downloadLink(path, query, label, props = {}) {
+  const a = h('a', { class: 'button', download: '', ...props }, label);
+  const search = new URLSearchParams(Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null && v !== '')).toString();
+  a.href = `/api/exports/${encodeURIComponent(path)}${search ? `?${search}` : ''}`;
+  return a;
+}
+
 /** A link inside the console (`#/review/<id>` ...); path parts are encoded here. */
 export function hashLink(parts, label, props = {}, query) {
   const a = h('a', props, label);

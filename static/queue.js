@@ -1,7 +1,7 @@
 // Review queue: undecided first, then by risk (the server's order), with filters and paging kept in
 // the hash so a filtered page is linkable and survives a reload of the browser tab.
 import { api } from './api.js';
-import { h, append, hashLink, image, routeHref, actionButton, clear } from './dom.js';
+import { h, append, hashLink, image, routeHref, actionButton, clear, downloadLink } from './dom.js';
 import { progressPanel } from './progress.js';
 import {
   state, riskBadge, decisionBadge, enrichmentBadge, attentionBadge, attempt, loading, errorPanel, emptyState,
@@ -99,6 +99,9 @@ export async function renderQueue(view) {
       h('h1', {}, '검토 대기열 ', h('span', { class: 'en' }, 'Review queue')),
       h('div', { class: 'toolbar' },
         actionButton('새로 고침', () => loadList(), { id: 'refresh-queue' }),
+        // The export takes the filters shown; the whole filtered queue, not just this page.
+        downloadLink('queue', { q: filters.q, decision: filters.decision, level: filters.level, enrichment: filters.enrichment, attention: filters.attention }, 'CSV 내보내기', { id: 'export-queue' }),
+        downloadLink('decisions', {}, '결정 내보내기', { id: 'export-decisions' }),
         reloadButton,
       ),
     ),

@@ -1,7 +1,7 @@
 // Watchlist: knowledge entries by state, each with its submission image and the evidence that made
 // it, and the two operator moves (확정 DB 편입 / 오탐 제외).
 import { api } from './api.js';
-import { h, append, hashLink, externalLink, image, actionButton, clear, percent, formatInstant, routeHref } from './dom.js';
+import { h, append, hashLink, externalLink, image, actionButton, clear, percent, formatInstant, routeHref, downloadLink } from './dom.js';
 import {
   state, knowledgeStateBadge, attempt, loading, errorPanel, emptyState, toast, refreshSummary, knowledgeCount,
   describeError, KNOWLEDGE_STATES, KNOWLEDGE_STATE_CLASS, SOURCE_LABEL, statusBadge,
@@ -24,7 +24,10 @@ export async function renderWatchlist(view) {
   paintTabs();
   const list = h('div', { class: 'watchlist' }, loading());
   append(view.root, 
-    h('div', { class: 'screen-head' }, h('h1', {}, '주의 목록 ', h('span', { class: 'en' }, 'Watchlist / knowledge entries'))),
+    h('div', { class: 'screen-head' },
+      h('h1', {}, '주의 목록 ', h('span', { class: 'en' }, 'Watchlist / knowledge entries')),
+      h('div', { class: 'toolbar' }, downloadLink('watchlist', {}, 'CSV 내보내기', { id: 'export-watchlist' })),
+    ),
     h('p', { class: 'muted' }, '보류·반려 결정이 만든 주의 후보입니다. 확정하면 이후 유사도 분석의 확정 기준이 되고, 오탐으로 제외하면 내부 유사도 분석에서 빠집니다.'),
     tabs,
     list,

@@ -8,8 +8,10 @@ export interface DescribedRoute {
   path: string;
   access: 'public' | 'operator' | 'admin';
   summary: string;
-  /** The JSON answer's record (lib/api/records.ts); absent for media, which answers bytes. */
+  /** The JSON answer's record (lib/api/records.ts); absent for answers that are files. */
   answer?: keyof typeof Answers;
+  /** What a route that answers a file sends instead: its media types and what it is. */
+  file?: { types: string[]; description: string };
   /** The status of a successful answer (200 unless the route creates something). */
   status?: number;
   /** Answers other than errors that a status other than success carries (health's 503). */
@@ -47,7 +49,10 @@ function operation(route: DescribedRoute) {
   }
   const success = route.answer
     ? { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.answer}` } } } }
-    : { description: 'The stored file, with a restrictive Content-Security-Policy and nosniff', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } };
+    : {
+      description: route.file?.description ?? 'a file',
+      content: Object.fromEntries((route.file?.types ?? ['application/octet-stream']).map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+    };
   const responses: Record<string, unknown> = { [String(route.status ?? 200)]: success };
   for (const [status, name] of Object.entries(route.otherAnswers ?? {})) {
     responses[status] = { description: 'A degraded answer', content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } };

@@ -95,6 +95,23 @@ describe('operator console in a real browser', () => {
     await expect(page.locator('.queue-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-submission-id')).sort())).resolves.toEqual(sameStatus);
     await page.locator('#filter-enrichment').selectOption('running');
     await page.waitForFunction(() => location.hash.includes('enrichment=running') && document.querySelector('.queue-list .empty') !== null);
+
+    // The export link carries the filters shown, and downloads with the operator's session.
+    await page.locator('#filter-enrichment').selectOption('');
+    await page.locator('#filter-q').fill('astro');
+    await page.locator('#filter-q').press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 2);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#export-queue').click()]);
+    expect(download.suggestedFilename()).toBe('review-queue.csv');
+    const csv = await new Promise<string>((resolve, reject) => {
+      download.createReadStream().then((stream) => {
+        let text = '';
+        stream.on('data', (chunk) => (text += chunk));
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+      }, reject);
+    });
+    expect(csv.split('\r\n').filter(Boolean).map((line) => line.replace(/^\ufeff/, '').split(',')[0]).sort()).toEqual(['astronaut', 'astronaut-copy', 'id']);
   });
 
   it('opens a review with the face box over the image, the fingerprint and the evidence', async () => {

@@ -17,6 +17,8 @@ CREATE INDEX submissions_queue_decision ON submissions (decision, queue_rank);
 CREATE INDEX submissions_queue_level ON submissions (risk_level, queue_rank);
 CREATE INDEX submissions_queue_enrichment ON submissions (enrichment_status, queue_rank);
 CREATE INDEX submissions_queue_attention ON submissions (attention_match, queue_rank);
+-- The decisions export reads decided submissions latest first, page by page.
+CREATE INDEX submissions_decided ON submissions (decided_at, id) WHERE decision IS NOT NULL;
 -- Exact totals for any combination of the queue's filters without counting rows: one counter per
 -- combination of decision ('' when undecided), level, enrichment status and attention match.
 CREATE TABLE queue_counts (decision TEXT NOT NULL, risk_level TEXT NOT NULL, enrichment_status TEXT NOT NULL, attention_match INTEGER NOT NULL, n INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (decision, risk_level, enrichment_status, attention_match));

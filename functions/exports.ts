@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import type { Env } from '../lib/env.js';
+import { readQuery } from '../lib/http.js';
+import {
+  decisionPages, DECISION_COLUMNS, EXPORT_FORMATS, exportResponse, queuePages, QUEUE_COLUMNS, watchlistPages, WATCHLIST_COLUMNS,
+} from '../lib/review/exports.js';
+import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
+import { queueFilterParams } from './review-queue.js';
+
+const format = z.enum(EXPORT_FORMATS).default('csv');
+
+export const QueueExportQuery = z.object({ format, ...queueFilterParams });
+export const DecisionsExportQuery = z.object({ format });
+export const WatchlistExportQuery = z.object({ format, state: z.enum(KNOWLEDGE_STATES).optional() });
+
+/** GET /api/exports/queue: the whole filtered queue in its order, streamed. */
+export async function handleQueueExport(request: Request, env: Env): Promise<Response> {
+  const { format: as, ...filter } = readQuery(request, QueueExportQuery);
+  return exportResponse('review-queue', as, QUEUE_COLUMNS, queuePages(env.db, filter));
+}
+
+/** GET /api/exports/decisions: every decision with its evidence counts, streamed. */
+export async function handleDecisionsExport(request: Request, env: Env): Promise<Response> {
+  const { format: as } = readQuery(request, DecisionsExportQuery);
+  return exportResponse('decisions', as, DECISION_COLUMNS, decisionPages(env.db));
+}
+
+/** GET /api/exports/watchlist: attention candidates and the confirmed watchlist, streamed. */
+export async function handleWatchlistExport(request: Request, env: Env): Promise<Response> {
+  const { format: as, state } = readQuery(request, WatchlistExportQuery);
+  return exportResponse('watchlist', as, WATCHLIST_COLUMNS, watchlistPages(env.db, state));
+}
