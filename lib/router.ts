@@ -30,6 +30,8 @@ import { handleSetup } from '../functions/auth-setup.js';
 import { handleTokenCreate, handleTokenRevoke, handleTokensList, NewTokenBody } from '../functions/tokens.js';
 import { handleOpenApi } from '../functions/openapi.js';
 import { DecisionsExportQuery, handleDecisionsExport, handleQueueExport, handleWatchlistExport, QueueExportQuery, WatchlistExportQuery } from '../functions/exports.js';
+import { handleCaptureFile, handleEvidenceCapture } from '../functions/evidence-capture.js';
+import { handleSubmissionBundle } from '../functions/submission-bundle.js';
 import type { DescribedRoute } from './api/openapi.js';
 import { authorize, type Access } from './auth/authenticate.js';
 import type { Env } from './env.js';
@@ -122,6 +124,9 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'get', path: '/api/exports/queue', access: 'operator', handler: handleQueueExport, summary: 'The filtered queue in its order as CSV or JSON Lines, streamed', query: QueueExportQuery, file: EXPORT_FILE },
   { method: 'get', path: '/api/exports/decisions', access: 'operator', handler: handleDecisionsExport, summary: 'Every decision with its evidence counts, latest first, streamed', query: DecisionsExportQuery, file: EXPORT_FILE },
   { method: 'get', path: '/api/exports/watchlist', access: 'operator', handler: handleWatchlistExport, summary: 'Attention candidates and the watchlist, streamed', query: WatchlistExportQuery, file: EXPORT_FILE },
+  { method: 'post', path: '/api/evidence/:id/capture', access: 'operator', handler: handleEvidenceCapture, summary: 'Fetch and keep the page of a web evidence item now (a failure is stored as failure evidence)', answer: 'pageCapture' },
+  { method: 'get', path: '/api/captures/:id', access: 'operator', handler: handleCaptureFile, summary: 'A page capture as stored, as plain text (never rendered as a page)', file: { types: ['text/plain'], description: 'The page bytes as fetched, with the same Content-Security-Policy and nosniff as /media' } },
+  { method: 'get', path: '/api/submissions/:id/bundle', access: 'operator', handler: handleSubmissionBundle, summary: 'The case as a ZIP: images, page captures, cited summary, audit events and manifest.json with SHA-256s', file: { types: ['application/zip'], description: 'A ZIP whose manifest.json lists every file with its SHA-256, source URL, fetch time and evidence' } },
 ];
 
 function routes() {

@@ -62,6 +62,7 @@ class ReviewPage {
           this.slots.risk,
           this.slots.decision,
           this.rerunPanel(),
+          h('p', {}, h('a', { class: 'button', id: 'case-bundle', download: '', href: `/api/submissions/${encodeURIComponent(s.id)}/bundle` }, '증거 묶음 내려받기 (case bundle ZIP)')),
           h('p', { class: 'small' }, hashLink(['search'], '이 제출물로 수동 검색 →', {}, { submission: s.id })),
         ),
         this.slots.evidence,

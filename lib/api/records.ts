@@ -117,6 +117,24 @@ export const AuditEventRecord = z.object({
   }).strict(),
 });
 
+/** A web page as the service fetched it (lib/repo/captures.ts). */
+export const PageCaptureRecord = z.object({
+  id: z.string(),
+  evidence_id: z.string(),
+  submission_id: z.string(),
+  page_url: z.string(),
+  final_url: z.string(),
+  http_status: z.number().int(),
+  content_type: z.string().nullable(),
+  date: z.string().nullable(),
+  last_modified: z.string().nullable(),
+  bytes: z.number().int(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  media_url: z.string().startsWith('/api/captures/').nullable(),
+  image_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  fetched_at: iso,
+});
+
 export const ErrorBody = z.object({ error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }) }).strict();
 
 const role = z.enum(['operator', 'admin']);
@@ -258,4 +276,5 @@ export const Answers = {
   knowledge: z.object({ entries: z.array(KnowledgeEntryRecord) }),
   entry: z.object({ entry: KnowledgeEntryRecord }),
   auditEvents: z.object({ events: z.array(AuditEventRecord) }),
+  pageCapture: z.object({ capture: PageCaptureRecord.nullable(), evidence_added: z.array(EvidenceRecord) }),
 } as const;

@@ -12,6 +12,7 @@ import { fromJson } from '../repo/json.js';
 import { getSubmissionRow, saveDerivedPath, setEnrichmentStatus, type EnrichmentStatus, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk } from '../risk.js';
 import { serialized } from '../serial.js';
+import { captureMatchedPages } from './capture.js';
 import { gatedCall } from './gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
@@ -76,7 +77,9 @@ class Run {
       return true;
     });
     if (fresh.length === 0) return;
-    this.added.push(...(await addEvidence(this.env.db, this.submission.id, fresh, this.env.clock.now().toISOString())));
+    const stored = await addEvidence(this.env.db, this.submission.id, fresh, this.env.clock.now().toISOString());
+    this.added.push(...stored);
+    await this.add(await captureMatchedPages(this.env, stored));
   }
 
   /** One gated provider call; a refusal or failure is stored as failure evidence and gives null. */

@@ -1,4 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns';
+import type { IncomingHttpHeaders } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config.js';
 import { ImageRejected, probeImage, type ImageFormat } from '../images/decode.js';
@@ -53,6 +54,9 @@ export interface FetchedDocument {
   ok: true;
   /** Where the bytes came from after redirects. */
   url: string;
+  /** The final answer's status (2xx) and headers, as evidence of what the server said. */
+  status: number;
+  headers: IncomingHttpHeaders;
   contentType: string | null;
   body: Buffer;
 }
@@ -158,7 +162,7 @@ export async function fetchSafely(rawUrl: string, settings: DownloadSettings, ac
     }
     if (outcome.status < 200 || outcome.status > 299) return failure('http_error', `the server answered HTTP ${outcome.status}`);
     const contentType = outcome.headers['content-type'] ?? null;
-    return { ok: true, url: target.href, contentType, body: outcome.body };
+    return { ok: true, url: target.href, status: outcome.status, headers: outcome.headers, contentType, body: outcome.body };
   }
 }
 

@@ -24,7 +24,8 @@ export type AuditAction =
   | 'account.update'
   | 'account.sessions_revoke'
   | 'token.create'
-  | 'token.revoke';
+  | 'token.revoke'
+  | 'evidence.capture';
 
 /** Who did it: the account or token (id and name, never a secret), its role, and the client address. */
 export interface AuditActor {

@@ -3,6 +3,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import type { Env } from '../env.js';
 import type { DataPaths } from '../paths.js';
 import { auditStatement } from '../repo/audit.js';
+import { clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths } from '../repo/captures.js';
 import { clearEvidenceMediaStatement, listEvidenceMediaPaths, listExpiredEvidenceMedia } from '../repo/evidence.js';
 import { clearExpiredDerivedStatement, listDerivedPaths, listExpiredDerivedImages } from '../repo/submissions.js';
 
@@ -61,9 +62,12 @@ async function* filesUnder(dir: string): AsyncGenerator<string> {
 const changedRows = (results: unknown[]) => results.map((r) => ((r as { meta?: { changes?: number } }).meta?.changes ?? 0) > 0);
 
 /**
- * Deletes downloaded evidence images and derived images older than SVC_EVIDENCE_RETENTION_DAYS.
- * Records are kept; their media pointer is cleared first and the file deleted after, so a crash in
- * between leaves only an unreferenced file, which a later run removes by its age.
+ * Deletes downloaded evidence images, page captures and derived images older than
+ * SVC_EVIDENCE_RETENTION_DAYS. A decided case, or one whose entry is an attention candidate or on
+ * the watchlist, keeps its page captures: they are the proof a rights team acts on. Records are
+ * kept; their media pointer is cleared first and the file deleted after, so a crash in between
+ * leaves only an unreferenced file, which a later run removes by its age. The count of captures
+ * deleted is in the audit event (the answer's record predates captures).
  */
 export async function runRetention(env: Env): Promise<RetentionReport> {
   const { db, paths } = env;
@@ -75,21 +79,24 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
 
   const expiredEvidence = await listExpiredEvidenceMedia(db, cutoff);
   const expiredDerived = await listExpiredDerivedImages(db, cutoff);
+  const expiredCaptures = await listExpiredPageCaptures(db, cutoff);
   const clearing = [
     ...expiredEvidence.map((e) => clearEvidenceMediaStatement(db, e.id)),
     ...expiredDerived.map((s) => clearExpiredDerivedStatement(db, s.id, s.derived_path, cutoff)),
+    ...expiredCaptures.map((c) => clearPageCaptureMediaStatement(db, c.id)),
   ];
   const cleared = clearing.length ? changedRows(await db.batch(clearing)) : [];
   const clearedEvidence = expiredEvidence.filter((_, i) => cleared[i]);
   const clearedDerived = expiredDerived.filter((_, i) => cleared[expiredEvidence.length + i]);
+  const clearedCaptures = expiredCaptures.filter((_, i) => cleared[expiredEvidence.length + expiredDerived.length + i]);
   const failed: string[] = [];
-  for (const stored of [...clearedEvidence.map((e) => e.local_media_path), ...clearedDerived.map((s) => s.derived_path)]) {
+  for (const stored of [...clearedEvidence.map((e) => e.local_media_path), ...clearedDerived.map((s) => s.derived_path), ...clearedCaptures.map((c) => c.media_path)]) {
     const file = retainedFile(paths, stored);
     if (file && !(await removeFile(file))) failed.push(stored);
   }
 
   const referenced = new Set(
-    [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db))].flatMap((p) => retainedFile(paths, p) ?? []),
+    [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db)), ...(await listPageCaptureMediaPaths(db))].flatMap((p) => retainedFile(paths, p) ?? []),
   );
   let unreferenced = 0;
   for (const root of [paths.evidenceDir, paths.derivedDir]) {
@@ -111,6 +118,6 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
     unreferenced_files: unreferenced,
     failed_files: failed.length,
   };
-  await auditStatement(db, { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report } }, now, env.actor).run();
+  await auditStatement(db, { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report, page_captures: clearedCaptures.length } }, now, env.actor).run();
   return report;
 }

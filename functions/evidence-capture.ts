@@ -1,0 +1,49 @@
+import { readFile } from 'node:fs/promises';
+import { captureEvidencePage } from '../lib/enrichment/capture.js';
+import type { Env } from '../lib/env.js';
+import { errorBody } from '../lib/errors.js';
+import { json } from '../lib/http.js';
+import { MEDIA_HEADERS, resolveMediaFile } from '../lib/media.js';
+import { getPageCaptureRow } from '../lib/repo/captures.js';
+import { pathParam, type ParamRequest } from '../lib/review/request.js';
+
+/** POST /api/evidence/{id}/capture: fetch and keep the page of a web evidence item now. */
+export async function handleEvidenceCapture(request: ParamRequest, env: Env): Promise<Response> {
+  const id = pathParam(request, 'id', 'evidence');
+  return json(await captureEvidencePage(env, id));
+}
+
+function refuse(): Response {
+  return new Response(JSON.stringify(errorBody('not_found', 'no such page capture')), {
+    status: 404,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...MEDIA_HEADERS },
+  });
+}
+
+/**
+ * GET /api/captures/{id}: the stored bytes of a page capture as plain text, never as a page: the
+ * same sandboxing CSP and nosniff as /media, so no browser runs what the page held.
+ */
+export async function handleCaptureFile(request: ParamRequest, env: Env): Promise<Response> {
+  let id = '';
+  try {
+    id = pathParam(request, 'id', 'page capture');
+  } catch {
+    return refuse();
+  }
+  const row = await getPageCaptureRow(env.db, id);
+  const file = row?.media_path ? await resolveMediaFile(env.paths, row.media_path) : null;
+  const bytes = file ? await readFile(file).catch(() => null) : null;
+  if (!row || !bytes) return refuse();
+  // The page's own charset, when it named a plain one, so the text reads as it did.
+  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(row.content_type ?? '')?.[1];
+  return new Response(new Uint8Array(bytes), {
+    headers: {
+      'content-type': `text/plain; charset=${charset ?? 'utf-8'}`,
+      'content-length': String(bytes.length),
+      'content-disposition': `inline; filename="${row.id}.txt"`,
+      'cache-control': 'private, max-age=300',
+      ...MEDIA_HEADERS,
+    },
+  });
+}

@@ -1,0 +1,21 @@
+import { caseBundle } from '../lib/bundle/case.js';
+import { zipStream } from '../lib/bundle/zip.js';
+import type { Env } from '../lib/env.js';
+import { pathParam, type ParamRequest } from '../lib/review/request.js';
+
+/**
+ * GET /api/submissions/{id}/bundle: the case as a ZIP (images, page captures, summary, audit
+ * events, manifest.json with every file's SHA-256), streamed one file at a time.
+ */
+export async function handleSubmissionBundle(request: ParamRequest, env: Env): Promise<Response> {
+  const id = pathParam(request, 'id', 'submission');
+  const bundle = await caseBundle(env, id, env.actor);
+  return new Response(zipStream(bundle.files), {
+    headers: {
+      'content-type': 'application/zip',
+      'content-disposition': `attachment; filename="case-${bundle.submission.id.replace(/[^A-Za-z0-9._-]/g, '_')}.zip"`,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
+  });
+}

@@ -1,0 +1,115 @@
+import type { Database } from '../db/types.js';
+import { newId } from './json.js';
+
+/** A page as the service fetched it, tied to the web evidence it was found for. */
+export interface PageCapture {
+  id: string;
+  evidence_id: string;
+  submission_id: string;
+  /** The address asked for: the evidence's page URL. */
+  page_url: string;
+  /** Where the fetch ended after redirects. */
+  final_url: string;
+  http_status: number;
+  content_type: string | null;
+  /** The server's `Date` and `Last-Modified` headers, as sent. */
+  date: string | null;
+  last_modified: string | null;
+  bytes: number;
+  /** SHA-256 (hex) of the stored bytes. */
+  sha256: string;
+  /** The stored HTML, served as text under /api/captures/{id}; null once retention deleted it. */
+  media_url: string | null;
+  /** SHA-256 of the evidence's downloaded image at capture time, when one was stored. */
+  image_sha256: string | null;
+  fetched_at: string;
+}
+
+export interface PageCaptureRow {
+  id: string;
+  evidence_id: string;
+  submission_id: string;
+  page_url: string;
+  final_url: string;
+  http_status: number;
+  content_type: string | null;
+  date_header: string | null;
+  last_modified: string | null;
+  bytes: number;
+  sha256: string;
+  media_path: string | null;
+  image_sha256: string | null;
+  fetched_at: string;
+}
+
+export type NewPageCapture = Omit<PageCaptureRow, 'id'>;
+
+export const captureUrl = (id: string) => `/api/captures/${encodeURIComponent(id)}`;
+
+export function toPageCapture(row: PageCaptureRow): PageCapture {
+  return {
+    id: row.id,
+    evidence_id: row.evidence_id,
+    submission_id: row.submission_id,
+    page_url: row.page_url,
+    final_url: row.final_url,
+    http_status: row.http_status,
+    content_type: row.content_type,
+    date: row.date_header,
+    last_modified: row.last_modified,
+    bytes: row.bytes,
+    sha256: row.sha256,
+    media_url: row.media_path ? captureUrl(row.id) : null,
+    image_sha256: row.image_sha256,
+    fetched_at: row.fetched_at,
+  };
+}
+
+export async function addPageCapture(db: Database, capture: NewPageCapture): Promise<PageCaptureRow> {
+  const row = { id: newId('pc'), ...capture };
+  await db
+    .prepare(
+      `INSERT INTO page_captures (id, evidence_id, submission_id, page_url, final_url, http_status, content_type, date_header,
+         last_modified, bytes, sha256, media_path, image_sha256, fetched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(row.id, row.evidence_id, row.submission_id, row.page_url, row.final_url, row.http_status, row.content_type, row.date_header,
+      row.last_modified, row.bytes, row.sha256, row.media_path, row.image_sha256, row.fetched_at)
+    .run();
+  return row;
+}
+
+export async function getPageCaptureRow(db: Database, id: string): Promise<PageCaptureRow | null> {
+  return db.prepare('SELECT * FROM page_captures WHERE id = ?').bind(id).first<PageCaptureRow>();
+}
+
+/** Every capture of a case, oldest first. */
+export async function listPageCaptureRows(db: Database, submissionId: string): Promise<PageCaptureRow[]> {
+  return (await db.prepare('SELECT * FROM page_captures WHERE submission_id = ? ORDER BY fetched_at, id').bind(submissionId).all<PageCaptureRow>()).results;
+}
+
+/**
+ * Stored captures older than the cutoff, except those of a decided case or of an entry still on the
+ * watchlist or its candidate list: a case someone acted on keeps its proof until it is deleted.
+ */
+export async function listExpiredPageCaptures(db: Database, cutoff: string): Promise<{ id: string; media_path: string }[]> {
+  return (
+    await db
+      .prepare(
+        `SELECT c.id, c.media_path FROM page_captures c
+         WHERE c.media_path IS NOT NULL AND c.fetched_at < ?
+           AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.id = c.submission_id AND s.decision IS NOT NULL)
+           AND NOT EXISTS (SELECT 1 FROM knowledge_entries k WHERE k.submission_id = c.submission_id AND k.state IN ('주의 후보', '확정 DB 편입'))`,
+      )
+      .bind(cutoff)
+      .all<{ id: string; media_path: string }>()
+  ).results;
+}
+
+export function clearPageCaptureMediaStatement(db: Database, id: string) {
+  return db.prepare('UPDATE page_captures SET media_path = NULL WHERE id = ? AND media_path IS NOT NULL').bind(id);
+}
+
+/** Every stored capture file a record still points to (the retention sweep keeps these). */
+export async function listPageCaptureMediaPaths(db: Database): Promise<string[]> {
+  return (await db.prepare('SELECT media_path FROM page_captures WHERE media_path IS NOT NULL').all<{ media_path: string }>()).results.map((r) => r.media_path);
+}
