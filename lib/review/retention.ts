@@ -89,15 +89,17 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
   const clearedEvidence = expiredEvidence.filter((_, i) => cleared[i]);
   const clearedDerived = expiredDerived.filter((_, i) => cleared[expiredEvidence.length + i]);
   const clearedCaptures = expiredCaptures.filter((_, i) => cleared[expiredEvidence.length + expiredDerived.length + i]);
-  const failed: string[] = [];
-  for (const stored of [...clearedEvidence.map((e) => e.local_media_path), ...clearedDerived.map((s) => s.derived_path), ...clearedCaptures.map((c) => c.media_path)]) {
-    const file = retainedFile(paths, stored);
-    if (file && !(await removeFile(file))) failed.push(stored);
-  }
-
+  // Files are named by their hash, so one file can back several records (the same page captured
+  // twice, the same image found by two searches): it goes only when no record points to it.
   const referenced = new Set(
     [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db)), ...(await listPageCaptureMediaPaths(db))].flatMap((p) => retainedFile(paths, p) ?? []),
   );
+  const failed: string[] = [];
+  for (const stored of [...clearedEvidence.map((e) => e.local_media_path), ...clearedDerived.map((s) => s.derived_path), ...clearedCaptures.map((c) => c.media_path)]) {
+    const file = retainedFile(paths, stored);
+    if (file && !referenced.has(file) && !(await removeFile(file))) failed.push(stored);
+  }
+
   let unreferenced = 0;
   for (const root of [paths.evidenceDir, paths.derivedDir]) {
     for await (const file of filesUnder(root)) {
