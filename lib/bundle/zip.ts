@@ -62,7 +62,8 @@ function localHeader(e: Written): Buffer {
 function centralHeader(e: Written): Buffer {
   const h = Buffer.alloc(46);
   h.writeUInt32LE(0x02014b50, 0);
-  h.writeUInt16LE(VERSION, 4);
+  // Made by Unix, so unzip gives the files mode 0644 rather than its FAT defaults.
+  h.writeUInt16LE((3 << 8) | VERSION, 4);
   h.writeUInt16LE(VERSION, 6);
   h.writeUInt16LE(UTF8_NAMES, 8);
   h.writeUInt16LE(e.method, 10);
@@ -72,7 +73,8 @@ function centralHeader(e: Written): Buffer {
   h.writeUInt32LE(e.compressedSize, 20);
   h.writeUInt32LE(e.size, 24);
   h.writeUInt16LE(e.name.length, 28);
-  // Extra field, comment, disk number, internal and external attributes: all zero.
+  // Extra field, comment, disk number and internal attributes: zero.
+  h.writeUInt32LE((0o100644 << 16) >>> 0, 38);
   h.writeUInt32LE(e.offset, 42);
   return Buffer.concat([h, e.name]);
 }
