@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Actor } from '../auth/actor.js';
 import type { Database } from '../db/types.js';
 import type { Env } from '../env.js';
@@ -11,7 +12,7 @@ import { listEvidence, type Evidence } from '../repo/evidence.js';
 import { fromJson } from '../repo/json.js';
 import { getKnowledgeEntryForSubmission } from '../repo/knowledge.js';
 import { getSubmission, type Submission } from '../repo/submissions.js';
-import type { ZipFile } from './zip.js';
+import { SLICE_BYTES, type ZipFile } from './zip.js';
 
 /**
  * A case as one file a rights team can hand on: the submission image, every downloaded matched
@@ -82,7 +83,15 @@ export async function listCaseAuditEvents(db: Database, submissionId: string): P
   }));
 }
 
-const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+/** SHA-256 of the bytes, a slice per turn of the event loop, like the archive's CRC-32. */
+async function sha256(bytes: Buffer): Promise<string> {
+  const hash = createHash('sha256');
+  for (let at = 0; at < bytes.length; at += SLICE_BYTES) {
+    if (at > 0) await nextTurn();
+    hash.update(bytes.subarray(at, at + SLICE_BYTES));
+  }
+  return hash.digest('hex');
+}
 
 /** File names inside the archive: ids are letters, digits, `.`, `_`, `-`; anything else becomes `_`. */
 const safeName = (name: string) => name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_') || '_';
@@ -134,14 +143,14 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   const files: ManifestFile[] = [];
   const missing: { evidence_id: string | null; what: string; reason: string }[] = [];
   const byId = new Map(c.evidence.map((e) => [e.id, e]));
-  const file = (path: string, bytes: Buffer, compress: boolean, modified: Date, listed: Omit<ManifestFile, 'path' | 'sha256' | 'bytes'>): ZipFile => {
-    files.push({ path, sha256: sha256(bytes), bytes: bytes.length, ...listed });
+  const file = async (path: string, bytes: Buffer, compress: boolean, modified: Date, listed: Omit<ManifestFile, 'path' | 'sha256' | 'bytes'>): Promise<ZipFile> => {
+    files.push({ path, sha256: await sha256(bytes), bytes: bytes.length, ...listed });
     return { name: path, bytes, compress, modified };
   };
 
   const image = await readFile(join(env.paths.submissionsDir, c.submission.file)).catch(() => null);
   if (image) {
-    yield file(`submission/${safeName(basename(c.submission.file))}`, image, false, new Date(c.submission.submitted_at_epoch * 1000), {
+    yield await file(`submission/${safeName(basename(c.submission.file))}`, image, false, new Date(c.submission.submitted_at_epoch * 1000), {
       role: 'submission_image', evidence_id: null, evidence_status: null, source_url: null, fetched_at: new Date(c.submission.submitted_at_epoch * 1000).toISOString(),
     });
   } else missing.push({ evidence_id: null, what: 'submission_image', reason: 'the submitted file is no longer in the submissions folder' });
@@ -153,7 +162,7 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
       missing.push({ evidence_id: e.id, what: 'matched_image', reason: 'the downloaded image file is gone' });
       continue;
     }
-    yield file(`matches/${safeName(e.id)}${extname(stored!)}`, bytes, false, new Date(e.created_at), {
+    yield await file(`matches/${safeName(e.id)}${extname(stored!)}`, bytes, false, new Date(e.created_at), {
       role: 'matched_image', evidence_id: e.id, evidence_status: e.status, source_url: e.image_url, fetched_at: e.created_at,
     });
   }
@@ -168,7 +177,7 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
       missing.push({ evidence_id: capture.evidence_id, what: 'page_capture', reason: capture.media_path ? 'the stored page file is gone' : 'deleted by the retention policy' });
       continue;
     }
-    yield file(`pages/${safeName(capture.id)}${extname(capture.media_path!)}`, bytes, true, new Date(capture.fetched_at), {
+    yield await file(`pages/${safeName(capture.id)}${extname(capture.media_path!)}`, bytes, true, new Date(capture.fetched_at), {
       role: 'page_capture',
       evidence_id: capture.evidence_id,
       evidence_status: byId.get(capture.evidence_id)?.status ?? null,
@@ -185,11 +194,11 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
 
   const summary = c.evidence.filter((e) => e.kind === 'summary' && e.supporting).sort((a, b) => b.created_at.localeCompare(a.created_at))[0];
   if (summary) {
-    yield file('summary.md', Buffer.from(summaryMarkdown(summary, c.evidence), 'utf8'), true, c.generatedAt, {
+    yield await file('summary.md', Buffer.from(summaryMarkdown(summary, c.evidence), 'utf8'), true, c.generatedAt, {
       role: 'summary', evidence_id: summary.id, evidence_status: summary.status, source_url: null, fetched_at: summary.created_at,
     });
   }
-  yield file('audit-events.json', Buffer.from(JSON.stringify(c.audit, null, 2), 'utf8'), true, c.generatedAt, {
+  yield await file('audit-events.json', Buffer.from(JSON.stringify(c.audit, null, 2), 'utf8'), true, c.generatedAt, {
     role: 'audit_events', evidence_id: null, evidence_status: null, source_url: null, fetched_at: c.generatedAt.toISOString(),
   });
 

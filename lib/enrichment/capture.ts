@@ -3,6 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeDataFile } from '../analysis.js';
 import type { Env } from '../env.js';
+import { resolveMediaFile } from '../media.js';
 import { downloadSettings, fetchSafely } from '../net/download.js';
 import { conflict, notFound } from '../errors.js';
 import { auditStatement } from '../repo/audit.js';
@@ -31,14 +32,6 @@ export function capturablePage(e: Evidence): string | null {
   if (!WEB_SOURCES.has(e.source) || e.group === 'failures' || e.supporting || !e.url) return null;
   if (!/^https?:\/\//i.test(e.url) || e.url === e.image_url) return null;
   return e.url;
-}
-
-/** The stored file behind a `/media/evidence/...` address, when it is one. */
-function evidenceMediaFile(env: Env, localMediaUrl: string | null): string | null {
-  if (!localMediaUrl?.startsWith('/media/evidence/')) return null;
-  const segments = localMediaUrl.slice('/media/evidence/'.length).split('/').map(decodeURIComponent);
-  if (segments.some((s) => s === '' || s === '.' || s === '..' || s.includes('\\'))) return null;
-  return join(env.paths.evidenceDir, ...segments);
 }
 
 export type CaptureOutcome = { ok: true; capture: PageCaptureRow } | { ok: false; failure: NewEvidence };
@@ -70,7 +63,7 @@ export async function capturePage(env: Env, evidence: Evidence): Promise<Capture
     const mediaPath = `evidence/${evidence.submission_id}/pages/${hash.slice(0, 24)}.${HTML_TYPES.has(mediaType) ? 'html' : 'bin'}`;
     await mkdir(join(env.paths.evidenceDir, evidence.submission_id, 'pages'), { recursive: true });
     await writeDataFile(env, mediaPath, fetched.body);
-    const imageFile = evidenceMediaFile(env, evidence.local_media_url);
+    const imageFile = evidence.local_media_url?.startsWith('/media/evidence/') ? await resolveMediaFile(env.paths, evidence.local_media_url.slice('/media/'.length)) : null;
     const imageBytes = imageFile ? await readFile(imageFile).catch(() => null) : null;
     const header = (name: string) => {
       const value = fetched.headers[name];
