@@ -41,6 +41,8 @@ beforeAll(async () => {
   web.addImage('/rocket.jpg', await sharp(fixturePath('rocket.jpg')).jpeg().toBuffer(), 'image/jpeg');
   web.addPage('/blog-with-copy', `<html><head><meta property="og:image" content="${web.urlFor('/copy.jpg')}"></head><body>post</body></html>`);
   web.addPage('/page-without-copy', `<html><body><img src="/rocket.jpg"></body></html>`);
+  // The page a verified match was found on: page capture keeps it as evidence.
+  web.addPage('/article', '<html><body>article</body></html>');
 });
 afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
 
