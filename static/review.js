@@ -62,7 +62,7 @@ class ReviewPage {
           this.slots.risk,
           this.slots.decision,
           this.rerunPanel(),
-          h('p', {}, h('a', { class: 'button', id: 'case-bundle', download: '', href: `/api/submissions/${encodeURIComponent(s.id)}/bundle` }, '증거 묶음 내려받기 (case bundle ZIP)')),
+          h('p', {}, bundleLink(s.id)),
           h('p', { class: 'small' }, hashLink(['search'], '이 제출물로 수동 검색 →', {}, { submission: s.id })),
         ),
         this.slots.evidence,
@@ -432,4 +432,11 @@ function meterFill(score) {
   const fill = h('div', { class: 'risk-meter-fill' });
   fill.style.width = `${Math.max(0, Math.min(100, Number(score) || 0))}%`;
   return fill;
+}
+
+/** The case bundle (ZIP) of a submission: a same-origin download, set as a property like every link. */
+function bundleLink(id) {
+  const a = h('a', { class: 'button', id: 'case-bundle', download: '' }, '증거 묶음 내려받기 (case bundle ZIP)');
+  a.href = `/api/submissions/${encodeURIComponent(id)}/bundle`;
+  return a;
 }

@@ -142,6 +142,10 @@ describe('operator console in a real browser', () => {
     await expect(card.locator('.similarity').textContent()).resolves.toBe('100.0%');
     await expect(card.textContent()).resolves.toContain('identity');
     await expect(card.locator('a[href="#/review/astronaut-copy"]').count()).resolves.toBe(1);
+
+    // The case bundle downloads as a ZIP with the operator's session.
+    const [bundle] = await Promise.all([page.waitForEvent('download'), page.locator('#case-bundle').click()]);
+    expect(bundle.suggestedFilename()).toBe('case-astronaut.zip');
   });
 
   it('marks evidence and shows the new status and risk', async () => {
