@@ -43,8 +43,8 @@ export function httpUrlOrNull(value: string | null | undefined): string | null {
 /** At most `max` characters, cut at a character boundary (a surrogate pair is never split). */
 export function capText(value: string, max: number): string {
   if (value.length <= max) return value;
-  const cut = value.slice(0, max);
-  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
+  const last = value.charCodeAt(max - 1);
+  return value.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
 /** Providers mark matches with `<b>` and escape entities; evidence keeps the plain text, capped. */

@@ -100,41 +100,51 @@ const answerSchema = z.object({
 
 type RawImages = z.infer<typeof webImages>;
 
-function images(raw: RawImages): WebImage[] {
+/**
+ * An answer is cut to the entries asked for (`maxResults` per list): each page, entity and label
+ * becomes stored evidence, so an answer padded with many thousands of them would otherwise fill the
+ * review desk and hold the pipeline.
+ */
+const firstOf = <T>(list: readonly T[] | null | undefined, max: number): T[] => (list ?? []).slice(0, max);
+
+function images(raw: RawImages, max: number): WebImage[] {
   const out: WebImage[] = [];
-  for (const image of raw ?? []) {
+  for (const image of firstOf(raw, max)) {
     const url = httpUrlOrNull(image.url);
     if (url) out.push({ url, score: image.score ?? null });
   }
   return out;
 }
 
-function toDetection(raw: z.infer<typeof detectionSchema> | null | undefined): WebDetection {
+function toDetection(raw: z.infer<typeof detectionSchema> | null | undefined, max: number): WebDetection {
   const pages: WebPage[] = [];
-  for (const page of raw?.pagesWithMatchingImages ?? []) {
+  for (const page of firstOf(raw?.pagesWithMatchingImages, max)) {
     const url = httpUrlOrNull(page.url);
     if (!url) continue;
     pages.push({
       url,
       pageTitle: cleanTitle(page.pageTitle),
       score: page.score ?? null,
-      fullMatchingImages: images(page.fullMatchingImages),
-      partialMatchingImages: images(page.partialMatchingImages),
+      fullMatchingImages: images(page.fullMatchingImages, max),
+      partialMatchingImages: images(page.partialMatchingImages, max),
     });
   }
   return {
-    webEntities: (raw?.webEntities ?? []).map((entity) => ({
-      entityId: entity.entityId ?? null,
+    webEntities: firstOf(raw?.webEntities, max).map((entity) => ({
+      entityId: entity.entityId == null ? null : capText(entity.entityId, MAX_LABEL_CHARS),
       score: entity.score ?? null,
       description: capText(entity.description ?? '', MAX_LABEL_CHARS),
     })),
-    fullMatchingImages: images(raw?.fullMatchingImages),
-    partialMatchingImages: images(raw?.partialMatchingImages),
+    fullMatchingImages: images(raw?.fullMatchingImages, max),
+    partialMatchingImages: images(raw?.partialMatchingImages, max),
     pagesWithMatchingImages: pages,
-    visuallySimilarImages: images(raw?.visuallySimilarImages),
-    bestGuessLabels: (raw?.bestGuessLabels ?? [])
+    visuallySimilarImages: images(raw?.visuallySimilarImages, max),
+    bestGuessLabels: firstOf(raw?.bestGuessLabels, max)
       .filter((label) => label.label)
-      .map((label) => ({ label: capText(label.label ?? '', MAX_LABEL_CHARS), languageCode: label.languageCode ?? null })),
+      .map((label) => ({
+        label: capText(label.label ?? '', MAX_LABEL_CHARS),
+        languageCode: label.languageCode == null ? null : capText(label.languageCode, MAX_LABEL_CHARS),
+      })),
   };
 }
 
@@ -170,7 +180,7 @@ export function createGlobalVisionClient(settings: GlobalVisionSettings): Global
         const detail = (first.error.message ?? '').replace(/\s+/g, ' ').slice(0, 200);
         return providerFailure('provider_error', `web detection: the provider refused the image (${detail || `code ${first.error.code}`})`, secrets);
       }
-      return { ok: true, detection: toDetection(first.webDetection) };
+      return { ok: true, detection: toDetection(first.webDetection, settings.maxResults) };
     },
   };
 }
