@@ -140,7 +140,8 @@ export function createGlobalSearchClient(settings: GlobalSearchSettings): Global
     return {
       ok: true,
       total,
-      items: (answer.data.items ?? []).map((item) => toItem(item, imageSearch)),
+      // No more than the `num` asked for: each item becomes stored evidence.
+      items: (answer.data.items ?? []).slice(0, num).map((item) => toItem(item, imageSearch)),
     };
   }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Evidence } from '../repo/evidence.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
-import { capText, endpoint } from './fields.js';
+import { capText, endpoint, MAX_LABEL_CHARS } from './fields.js';
 
 /**
  * The locally hosted language model. It receives only a prompt built from stored evidence, and
@@ -118,7 +118,7 @@ export function createLocalLlmClient(settings: LocalLlmSettings): LocalLlmClient
       // Only cited sentences are kept from it; a longer answer is a model run away, cut here.
       const text = capText(answer.data.response, MAX_ANSWER_CHARS).trim();
       if (text === '') return providerFailure('malformed_response', 'language model: the answer is empty', []);
-      return { ok: true, text, model: answer.data.model ?? settings.model };
+      return { ok: true, text, model: capText(answer.data.model ?? settings.model, MAX_LABEL_CHARS) };
     },
   };
 }

@@ -99,6 +99,9 @@ const documentAnswer = envelope(
   }),
 );
 
+/** No more than the `display` asked for: each item becomes stored evidence. */
+const firstItems = <T>(items: readonly T[], display: number): T[] => items.slice(0, display);
+
 /** The provider refuses a start beyond this. */
 const MAX_START = 1000;
 
@@ -135,7 +138,7 @@ export function createRegionalClient(settings: RegionalSettings): RegionalClient
       return {
         ok: true,
         total: answer.data.total,
-        items: answer.data.items.map((item) => ({
+        items: firstItems(answer.data.items, settings.image.display).map((item) => ({
           title: cleanTitle(item.title),
           imageUrl: httpUrlOrNull(item.link),
           thumbnailUrl: httpUrlOrNull(item.thumbnail),
@@ -146,11 +149,11 @@ export function createRegionalClient(settings: RegionalSettings): RegionalClient
     },
     async searchBlogs(query, page = 0) {
       const answer = await search('/v1/search/blog', documentAnswer, query, page, settings.blog.display, settings.blog.sort);
-      return answer.ok ? { ok: true, total: answer.data.total, items: answer.data.items.map(toDocument) } : answer;
+      return answer.ok ? { ok: true, total: answer.data.total, items: firstItems(answer.data.items, settings.blog.display).map(toDocument) } : answer;
     },
     async searchWebDocuments(query, page = 0) {
       const answer = await search('/v1/search/webkr', documentAnswer, query, page, settings.web.display);
-      return answer.ok ? { ok: true, total: answer.data.total, items: answer.data.items.map(toDocument) } : answer;
+      return answer.ok ? { ok: true, total: answer.data.total, items: firstItems(answer.data.items, settings.web.display).map(toDocument) } : answer;
     },
   };
 }
