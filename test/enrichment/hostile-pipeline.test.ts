@@ -22,6 +22,9 @@ let dataDir: string;
 let running: RunningServer;
 
 const HOSTILE = 1 << 20;
+const PADDING = 2000;
+/** The entries per list the service asks web detection for. */
+const ASKED = 20;
 
 beforeAll(async () => {
   [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
@@ -31,8 +34,14 @@ beforeAll(async () => {
       { url: web.urlFor('/a'), pageTitle: '{{'.repeat(HOSTILE / 2) },
       { url: web.urlFor('/b'), pageTitle: '<b>'.repeat(HOSTILE / 3) },
       { url: web.urlFor('/c'), pageTitle: 'Namsan tower at night' },
+      // Far more pages and entities than the 20 asked for, each of which would become evidence.
+      ...Array.from({ length: PADDING }, (_, i) => ({ url: web.urlFor(`/padding/${i}`), pageTitle: `{{ padding ${i} }}` })),
     ],
-    webEntities: [{ description: '${'.repeat(HOSTILE / 2), score: 0.9 }, { description: '<%'.repeat(HOSTILE / 2), score: 0.8 }],
+    webEntities: [
+      { description: '${'.repeat(HOSTILE / 2), score: 0.9 },
+      { description: '<%'.repeat(HOSTILE / 2), score: 0.8 },
+      ...Array.from({ length: PADDING }, (_, i) => ({ entityId: '{{'.repeat(150), description: `<% padding ${i} %>`, score: 0.1 })),
+    ],
     bestGuessLabels: [{ label: '{{\n'.repeat(HOSTILE / 3) }],
   };
   llm.answer = () => `${'['.repeat(HOSTILE)} no citation`;
@@ -78,6 +87,10 @@ it('/health answers within 100 ms while enrichment reads a vision answer made of
   const titles = review.evidence.map((e: { title: string | null }) => e.title ?? '');
   expect(titles).toContain('Namsan tower at night');
   expect(Math.max(...titles.map((t: string) => t.length))).toBeLessThanOrEqual(MAX_TITLE_CHARS);
+  // Only the entries asked for became evidence, however many the answer held.
+  const ofKind = (kind: string) => review.evidence.filter((e: { kind: string }) => e.kind === kind).length;
+  expect(ofKind('page_with_matching_image')).toBe(ASKED);
+  expect(ofKind('web_entity')).toBe(ASKED);
   // Only the specific, unbroken title became a search query; no placeholder text left the service.
   const queries = [...regional.requests, ...search.requests].map((r) => r.query.query ?? r.query.q ?? '');
   expect(queries.length).toBeGreaterThan(0);
