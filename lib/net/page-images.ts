@@ -12,6 +12,14 @@ export interface PageImages {
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 
+/**
+ * Only the start of a page is read for its images. `og:image` and `twitter:image` sit in the head
+ * and the first `<img>` come early, while reading is synchronous on the main thread: a page of the
+ * whole download limit (10 MiB by default) of hostile markup would hold every other request for
+ * about a second; half a megabyte of the worst markup reads in well under 100 ms.
+ */
+export const MAX_PAGE_HTML_BYTES = 512 * 1024;
+
 function decodeHtml(body: Buffer, contentType: string | null): string {
   const charset = /charset\s*=\s*"?([\w-]+)/i.exec(contentType ?? '')?.[1];
   if (charset) {
@@ -39,6 +47,7 @@ export async function findPageImages(
   if (mediaType !== '' && !HTML_TYPES.has(mediaType)) {
     return { ok: false, error: { code: 'not_html', message: `the page is ${mediaType}, not HTML` } };
   }
-  const html = decodeHtml(fetched.body, fetched.contentType);
+  // A character cut in two at the end decodes as a replacement character, which no URL needs.
+  const html = decodeHtml(fetched.body.subarray(0, MAX_PAGE_HTML_BYTES), fetched.contentType);
   return { ok: true, pageUrl: fetched.url, candidates: extractPageImages(html, fetched.url, limit) };
 }

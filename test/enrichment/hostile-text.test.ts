@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../lib/config.js';
 import { cleanQueryText, deriveQueryCandidates, hasBrokenEncoding, hasTemplatePlaceholder, isSpecific } from '../../lib/enrichment/queries.js';
 import { keepCitedClaims } from '../../lib/enrichment/summary.js';
 import { quickId, quickTitle } from '../../lib/ingest.js';
+import { downloadSettings } from '../../lib/net/download.js';
 import { extractPageImages, plainText } from '../../lib/net/html.js';
+import { findPageImages, MAX_PAGE_HTML_BYTES } from '../../lib/net/page-images.js';
 import { capText, cleanTitle, httpUrlOrNull, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS, textQuery } from '../../lib/providers/fields.js';
 import { createGlobalSearchClient } from '../../lib/providers/global-search.js';
 import { createRegionalClient } from '../../lib/providers/regional.js';
 import {
   FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET,
-  startFakeGlobalSearch, startFakeRegional, type FakeGlobalSearch, type FakeRegional,
+  startFakeGlobalSearch, startFakeRegional, startFakeWeb, type FakeGlobalSearch, type FakeRegional, type FakeWeb,
 } from '../fakes/index.js';
 import { seededRandom } from '../helpers/random.js';
 
@@ -165,5 +168,26 @@ describe('search answers padded beyond what was asked', () => {
       expect(item.title.length).toBeLessThanOrEqual(MAX_TITLE_CHARS);
       expect(item.snippet.length).toBe(MAX_SNIPPET_CHARS);
     }
+  });
+});
+
+describe('a fetched page of the whole download limit', () => {
+  let web: FakeWeb;
+  beforeAll(async () => {
+    web = await startFakeWeb();
+  });
+  afterAll(() => web?.close());
+  const settings = downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config);
+
+  it('is read for images only as far as its start, so hostile markup after it costs nothing', async () => {
+    const early = '<meta property="og:image" content="/og.jpg"><img src="/first.jpg">';
+    const late = '<img src="/late.jpg">';
+    const filler = '&#1<a b c>'.repeat(Math.ceil(settings.maxBytes / 2 / 10));
+    expect(early.length + filler.length).toBeGreaterThan(MAX_PAGE_HTML_BYTES * 8);
+    web.addPage('/long', `<html><head>${early}</head><body>${filler}${late}</body></html>`);
+    const started = performance.now();
+    const found = await findPageImages(web.urlFor('/long'), settings, 5);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(found.ok && found.candidates).toEqual([web.urlFor('/og.jpg'), web.urlFor('/first.jpg')]);
   });
 });
