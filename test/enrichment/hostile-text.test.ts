@@ -76,6 +76,8 @@ describe('every other step that reads outside text, on a megabyte of its worst c
   it('query clean-up and derivation', () => {
     expect(timed(() => hasBrokenEncoding(fill('Ã')))).toBe(false);
     expect(timed(() => hasBrokenEncoding(fill('Ã', 'ì´ë¯¸ì§€')))).toBe(true);
+    expect(timed(() => hasBrokenEncoding(fill('占쏙')))).toBe(false);
+    expect(timed(() => hasBrokenEncoding(fill('占쏙', '占쏙옙')))).toBe(true);
     expect(timed(() => cleanQueryText(fill('{{ ', '}}')))).toBeNull();
     expect(timed(() => isSpecific(fill('- ')))).toBe(false);
     const hostile = fill('{{');
