@@ -22,7 +22,7 @@ let dataDir: string;
 let running: RunningServer;
 
 const HOSTILE = 1 << 20;
-const PADDING = 2000;
+const PADDING = 200;
 /** The entries per list the service asks web detection for. */
 const ASKED = 20;
 
