@@ -6,6 +6,7 @@
 import os from 'node:os';
 import sharp from 'sharp';
 import * as bundle from './bundle.js';
+import * as faces from './faces.js';
 import * as indexQuery from './index-query.js';
 import * as ingest from './ingest.js';
 import * as phashThroughput from './phash-throughput.js';
@@ -25,7 +26,7 @@ export interface BenchModule {
   run(): Promise<BenchTable[]>;
 }
 
-const BENCHES: BenchModule[] = [ingest, queueLoad, bundle, phashThroughput, indexQuery, robustRecall];
+const BENCHES: BenchModule[] = [ingest, queueLoad, bundle, phashThroughput, indexQuery, robustRecall, faces];
 
 function markdown(table: BenchTable): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;

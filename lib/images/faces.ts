@@ -32,7 +32,7 @@ export interface FaceDetectorOptions {
 }
 
 // The detector sees at most this many pixels on the longest side: enough for the model's own
-// 416px input, and it bounds the memory a huge upload can take in the worker.
+// 320px input, and it bounds the memory a huge upload can take in the worker.
 const DETECTION_MAX_SIDE = 1024;
 const DEFAULT_MIN_SCORE = 0.5;
 const DEFAULT_IOU_THRESHOLD = 0.5;
