@@ -109,6 +109,8 @@ export async function run(): Promise<BenchTable[]> {
       rows,
       notes: [
         `tfjs wasm backend, one thread, SIMD ${simd ? 'on' : 'off'}; min score ${MIN_SCORE}; ${RUNS} runs per image on a raster decoded once (longest side as listed), IoU 0.5.`,
+        'Labels (test/fixtures/faces/labels.json): the fixture photos and the six demo photos of the installed @vladmandic/face-api package, boxes checked by eye; boxes on the demo photos were taken from the 416 px detector where they sat on a face, so box shapes favour that setting.',
+        'The product runs 416 px on a 416 px raster (lib/images/faces.ts, face-worker.mjs).',
         ...missing.map(({ file, source }) => `not found, skipped: ${file} (${source})`),
       ],
     },

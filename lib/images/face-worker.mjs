@@ -15,10 +15,10 @@ const faceapi = require('@vladmandic/face-api/dist/face-api.node-wasm.js');
 const { setWasmPaths } = require('@tensorflow/tfjs-backend-wasm');
 const tf = faceapi.tf;
 
-// The tiny detector's input size: 320 finds every labelled face that 416 finds (bench/faces.ts) in
-// about 60 % of the time; 224 and below miss the face in camera.png. SSD MobileNet was not used: it
-// is slower and took the cat in chelsea.png for a face at 0.93.
-const INPUT_SIZE = 320;
+// The tiny detector's input size, the same as DETECTION_MAX_SIDE in faces.ts. bench/faces.ts: 416
+// finds 21 of 24 labelled faces; 320 only 16, 224 and below almost none. SSD MobileNet was not used:
+// it is slower and took the cat in chelsea.png for a face at 0.93.
+const INPUT_SIZE = 416;
 // Candidates below this never reach the main thread, which applies the caller's minScore.
 const FLOOR_SCORE = 0.05;
 
