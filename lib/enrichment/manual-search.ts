@@ -7,6 +7,7 @@ import { addEvidence, type Evidence, type NewEvidence } from '../repo/evidence.j
 import { getSubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk } from '../risk.js';
 import { storedFingerprints } from '../analysis.js';
+import { captureMatchedPages } from './capture.js';
 import { gatedCall } from './gate.js';
 import { verifyImage } from './verify.js';
 
@@ -65,6 +66,9 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
       });
     }
     evidence = await addEvidence(env.db, submission.id, items, now());
+    // A verified match found by hand is kept like one found by enrichment: its page is captured.
+    const failures = await captureMatchedPages(env, evidence);
+    if (failures.length > 0) evidence.push(...(await addEvidence(env.db, submission.id, failures, now())));
     await recomputeRisk(env.db, submission.id, now());
   }
   return { provider, query, type, results: answer.items, evidence };

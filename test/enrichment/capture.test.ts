@@ -7,6 +7,7 @@ import type { PageCaptureRow } from '../../lib/repo/captures.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import {
   fakeProviderSettings,
+  imageSearchItem,
   startFakeGlobalSearch,
   startFakeLocalLlm,
   startFakeRegional,
@@ -169,6 +170,21 @@ describe('page capture on request', () => {
     expect(readFileSync(join(env.dataDir, before[0].media_path!), 'utf8')).toBe(ARTICLE);
     const after = (await (await env.call('GET', '/api/submissions/camera/review')).json()) as { evidence: Evidence[] };
     expect(after.evidence).toHaveLength(review.evidence.length + 1);
+  });
+
+  it('captures the page of a match an operator found by manual search, and records a failed one', async () => {
+    await enrichCamera();
+    const before = (await captures()).length;
+    search.results.image = [imageSearchItem('hand found', web.urlFor('/copy.jpg'), web.urlFor('/article')), imageSearchItem('gone', web.urlFor('/copy.jpg?gone'), web.urlFor('/gone'))];
+    const body = await (await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'cameraman', type: 'image', submission_id: 'camera' })).json();
+    const found = body.evidence.find((e: Evidence) => e.title === 'hand found');
+    expect(found).toMatchObject({ group: 'web_match', url: web.urlFor('/article') });
+    const kept = (await captures()).filter((c) => c.evidence_id === found.id);
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatchObject({ final_url: web.urlFor('/article-final'), http_status: 200, sha256: sha256(ARTICLE) });
+    expect(await captures()).toHaveLength(before + 1);
+    const gone = body.evidence.find((e: Evidence) => e.title === 'gone');
+    expect(body.evidence).toContainEqual(expect.objectContaining({ kind: 'page_capture_failed', group: 'failures', source_evidence_ids: [gone.id] }));
   });
 
   it('keeps the download rules: private addresses refused, the size cap enforced', async () => {
