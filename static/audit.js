@@ -26,6 +26,8 @@ const ACTION_LABEL = {
   'account.sessions_revoke': '세션 종료',
   'token.create': '토큰 생성',
   'token.revoke': '토큰 폐기',
+  'evidence.capture': '페이지 보존',
+  'submission.bundle': '증거 묶음 내려받기',
 };
 
 const ACTOR_LABEL = { account: '계정', token: 'API 토큰', admin_token: '관리 토큰', system: '서비스', anonymous: '익명' };

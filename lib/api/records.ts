@@ -270,7 +270,7 @@ export const Answers = {
     groups: z.array(z.object({ key: z.string(), label: z.string() })),
   }),
   queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() }),
-  review: z.object({ submission: SubmissionRecord, evidence: z.array(EvidenceRecord), groups: z.array(GroupRecord), knowledge_entry: KnowledgeEntryRecord.nullable() }),
+  review: z.object({ submission: SubmissionRecord, evidence: z.array(EvidenceRecord), groups: z.array(GroupRecord), knowledge_entry: KnowledgeEntryRecord.nullable(), captures: z.array(PageCaptureRecord) }),
   decision: z.object({ submission: SubmissionRecord, knowledge_entry: KnowledgeEntryRecord.nullable() }),
   evidenceStatus: z.object({ evidence: EvidenceRecord, submission: SubmissionRecord }),
   knowledge: z.object({ entries: z.array(KnowledgeEntryRecord) }),

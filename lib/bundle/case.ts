@@ -7,6 +7,7 @@ import type { Database } from '../db/types.js';
 import type { Env } from '../env.js';
 import { notFound } from '../errors.js';
 import { resolveMediaFile } from '../media.js';
+import { auditStatement } from '../repo/audit.js';
 import { listPageCaptureRows, type PageCaptureRow } from '../repo/captures.js';
 import { listEvidence, type Evidence } from '../repo/evidence.js';
 import { fromJson } from '../repo/json.js';
@@ -126,6 +127,13 @@ export async function caseBundle(env: Env, submissionId: string, actor: Actor): 
     listCaseAuditEvents(env.db, submissionId),
   ]);
   const generatedAt = env.clock.now();
+  // Evidence leaving the service is itself part of the case's history.
+  await auditStatement(
+    env.db,
+    { action: 'submission.bundle', target_type: 'submission', target_id: submission.id, details: { evidence: evidence.length, page_captures: captures.length } },
+    generatedAt.toISOString(),
+    actor,
+  ).run();
   return { submission, files: bundleFiles(env, { submission, evidence, captures, entry, audit, actor, generatedAt }) };
 }
 

@@ -25,7 +25,8 @@ export type AuditAction =
   | 'account.sessions_revoke'
   | 'token.create'
   | 'token.revoke'
-  | 'evidence.capture';
+  | 'evidence.capture'
+  | 'submission.bundle';
 
 /** Who did it: the account or token (id and name, never a secret), its role, and the client address. */
 export interface AuditActor {

@@ -1,5 +1,6 @@
 import type { Database } from '../db/types.js';
 import { notFound } from '../errors.js';
+import { listPageCaptureRows, toPageCapture, type PageCapture } from '../repo/captures.js';
 import { listEvidence, type Evidence } from '../repo/evidence.js';
 import { getKnowledgeEntryForSubmission, type KnowledgeEntry } from '../repo/knowledge.js';
 import { getSubmission, type Submission } from '../repo/submissions.js';
@@ -16,6 +17,8 @@ export interface SubmissionReview {
   evidence: Evidence[];
   groups: ReviewGroup[];
   knowledge_entry: KnowledgeEntry | null;
+  /** Every page capture of the case, oldest first; each names its evidence. */
+  captures: PageCapture[];
 }
 
 /** Groups in the contract's order (attention candidates first, set apart); empty groups are left out. */
@@ -29,9 +32,10 @@ export function groupEvidence(evidence: Evidence[]): ReviewGroup[] {
 export async function submissionReview(db: Database, submissionId: string): Promise<SubmissionReview> {
   const submission = await getSubmission(db, submissionId);
   if (!submission) throw notFound(`unknown submission: ${submissionId}`);
-  const [evidence, knowledgeEntry] = await Promise.all([
+  const [evidence, knowledgeEntry, captures] = await Promise.all([
     listEvidence(db, submissionId),
     getKnowledgeEntryForSubmission(db, submissionId),
+    listPageCaptureRows(db, submissionId),
   ]);
-  return { submission, evidence, groups: groupEvidence(evidence), knowledge_entry: knowledgeEntry };
+  return { submission, evidence, groups: groupEvidence(evidence), knowledge_entry: knowledgeEntry, captures: captures.map(toPageCapture) };
 }

@@ -183,6 +183,9 @@ describe('page capture on request', () => {
     expect(kept).toHaveLength(1);
     expect(kept[0]).toMatchObject({ final_url: web.urlFor('/article-final'), http_status: 200, sha256: sha256(ARTICLE) });
     expect(await captures()).toHaveLength(before + 1);
+    const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
+    expect(review.captures.map((c: { id: string }) => c.id)).toEqual((await captures()).map((c) => c.id));
+    expect(review.captures.find((c: { evidence_id: string }) => c.evidence_id === found.id)).toMatchObject({ sha256: sha256(ARTICLE), media_url: `/api/captures/${kept[0].id}` });
     const gone = body.evidence.find((e: Evidence) => e.title === 'gone');
     expect(body.evidence).toContainEqual(expect.objectContaining({ kind: 'page_capture_failed', group: 'failures', source_evidence_ids: [gone.id] }));
   });

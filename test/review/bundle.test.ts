@@ -179,6 +179,12 @@ describe('case bundle', () => {
     expect(audit.map((a) => a.action)).toEqual(['evidence.status', 'submission.decision']);
     expect(audit.every((a) => a.actor.name === 'kim desk')).toBe(true);
     expect(JSON.stringify(audit)).not.toContain('"other"');
+
+    // Handing the case out is recorded: the next bundle lists who took the first one.
+    const again = await bundle();
+    const history = JSON.parse(again.files.get('audit-events.json')!.toString('utf8')) as typeof audit;
+    expect(history.map((a) => a.action)).toEqual(['evidence.status', 'submission.decision', 'submission.bundle']);
+    expect(history[2]).toMatchObject({ target_id: 'camera', actor: { name: 'kim desk' }, details: { evidence: review.evidence.length, page_captures: 2 } });
   });
 
   it('after retention, keeps the decided case\'s page captures and lists the deleted images as missing', async () => {

@@ -10,10 +10,11 @@ beforeEach(async () => {
 afterEach(async () => env.dispose());
 
 describe('GET /api/submissions/{id}/review', () => {
-  it('answers {submission, evidence, groups, knowledge_entry} in the contract shapes', async () => {
+  it('answers {submission, evidence, groups, knowledge_entry} in the contract shapes, with the page captures beside them', async () => {
     await seedSubmission(env, 's1', { evidence: [webMatch(), failure()] });
     const answer = await body(env.call('GET', '/api/submissions/s1/review'));
-    expect(Object.keys(answer).sort()).toEqual(['evidence', 'groups', 'knowledge_entry', 'submission']);
+    expect(Object.keys(answer).sort()).toEqual(['captures', 'evidence', 'groups', 'knowledge_entry', 'submission']);
+    expect(answer.captures).toEqual([]);
     const submission = SubmissionRecord.parse(answer.submission);
     expect(submission).toMatchObject({ id: 's1', title: 'title of s1', file: 'images/s1.png', media_url: '/media/images/s1.png', evidence_count: 2, attention_match: false });
     expect(answer.evidence).toHaveLength(2);
