@@ -7,6 +7,7 @@ import { migrate } from '../../lib/db/migrate.js';
 import { openSqlite } from '../../lib/db/sqlite.js';
 import type { Database } from '../../lib/db/types.js';
 import { auditStatement, listAuditEvents } from '../../lib/repo/audit.js';
+import { addPageCapture, clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths, listPageCaptureRows } from '../../lib/repo/captures.js';
 import { addEvidence, listEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
 import { claimNextJob, enqueueJobStatement, finishJob, listJobs, requeueInterruptedJobs } from '../../lib/repo/jobs.js';
 import { getKnowledgeEntryForSubmission, upsertAttentionCandidateStatement } from '../../lib/repo/knowledge.js';
@@ -82,6 +83,32 @@ describe.each(backends)('repository on $name', (backend) => {
     await migrate(db);
   });
   afterEach(async () => close());
+
+  it('keeps page captures, and lets retention pass over those of a decided case or a watched entry', async () => {
+    for (const id of ['open', 'decided', 'watched']) await upsertSubmissionStatement(db, submission(id), NOW).run();
+    await db.prepare("UPDATE submissions SET decision = '보류', decided_at = ? WHERE id = 'decided'").bind(NOW).run();
+    await upsertAttentionCandidateStatement(db, { submission_id: 'watched', phash: '0'.repeat(16), fingerprints: null, evidence_ids: [], decision: '반려' }, NOW).run();
+    const capture = async (submissionId: string, fetchedAt: string) => {
+      const [e] = await addEvidence(db, submissionId, [{ source: 'global_search', kind: 'web_result', group: 'web_match', url: 'https://example.org/p', matched: true }], NOW);
+      return addPageCapture(db, {
+        evidence_id: e.id, submission_id: submissionId, page_url: 'https://example.org/p', final_url: 'https://example.org/p?x', http_status: 200,
+        content_type: 'text/html', date_header: null, last_modified: null, bytes: 10, sha256: 'cd'.repeat(32), media_path: `evidence/${submissionId}/pages/a.html`,
+        image_sha256: null, fetched_at: fetchedAt,
+      });
+    };
+    const old = await capture('open', '2026-01-01T00:00:00.000Z');
+    const recent = await capture('open', '2026-11-20T00:00:00.000Z');
+    await capture('decided', '2026-01-01T00:00:00.000Z');
+    await capture('watched', '2026-01-01T00:00:00.000Z');
+    expect((await listPageCaptureRows(db, 'open')).map((c) => c.id)).toEqual([old.id, recent.id]);
+    expect(await listExpiredPageCaptures(db, '2026-06-01T00:00:00.000Z')).toEqual([{ id: old.id, media_path: 'evidence/open/pages/a.html' }]);
+    await clearPageCaptureMediaStatement(db, old.id).run();
+    expect(await listExpiredPageCaptures(db, '2026-06-01T00:00:00.000Z')).toEqual([]);
+    expect((await listPageCaptureMediaPaths(db)).sort()).toEqual(['evidence/decided/pages/a.html', 'evidence/open/pages/a.html', 'evidence/watched/pages/a.html']);
+    // A capture belongs to its evidence: deleting the case takes both.
+    await db.prepare("DELETE FROM submissions WHERE id = 'open'").run();
+    expect(await listPageCaptureRows(db, 'open')).toEqual([]);
+  });
 
   it('applies migrations once', async () => {
     expect(await migrate(db)).toEqual([]);
