@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { captureEvidencePage } from '../lib/enrichment/capture.js';
 import type { Env } from '../lib/env.js';
 import { errorBody } from '../lib/errors.js';
 import { json } from '../lib/http.js';
-import { MEDIA_HEADERS, resolveMediaFile } from '../lib/media.js';
+import { MEDIA_HEADERS, readMediaBytes } from '../lib/media.js';
 import { getPageCaptureRow } from '../lib/repo/captures.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
 
@@ -32,8 +31,7 @@ export async function handleCaptureFile(request: ParamRequest, env: Env): Promis
     return refuse();
   }
   const row = await getPageCaptureRow(env.db, id);
-  const file = row?.media_path ? await resolveMediaFile(env.paths, row.media_path) : null;
-  const bytes = file ? await readFile(file).catch(() => null) : null;
+  const bytes = row?.media_path ? await readMediaBytes(env.blobs, row.media_path) : null;
   if (!row || !bytes) return refuse();
   // The page's own charset, when it named a plain one, so the text reads as it did.
   const charset = /charset\s*=\s*"?([\w-]+)/i.exec(row.content_type ?? '')?.[1];

@@ -1,6 +1,6 @@
 import type { Env } from '../lib/env.js';
 import { errorBody } from '../lib/errors.js';
-import { MEDIA_HEADERS, readMediaFile, resolveMediaFile } from '../lib/media.js';
+import { MEDIA_HEADERS, readMedia } from '../lib/media.js';
 
 function refuse(): Response {
   return new Response(JSON.stringify(errorBody('not_found', 'no such media')), {
@@ -14,9 +14,7 @@ export async function handleMedia(request: Request, env: Env): Promise<Response>
   // The raw path, before any decoding: the checks must see encoded forms as sent.
   const raw = request.url.replace(/^[a-z]+:\/\/[^/]+/i, '').split(/[?#]/)[0];
   if (!raw.startsWith('/media/')) return refuse();
-  const file = await resolveMediaFile(env.paths, raw.slice('/media/'.length));
-  if (!file) return refuse();
-  const media = await readMediaFile(file).catch(() => null);
+  const media = await readMedia(env.blobs, raw.slice('/media/'.length));
   if (!media) return refuse();
   return new Response(new Uint8Array(media.bytes), {
     headers: {

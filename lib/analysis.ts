@@ -1,5 +1,3 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Env } from './env.js';
 import { ImageRejected } from './images/decode.js';
 import { dedupeFaces, type FaceDetector } from './images/faces.js';
@@ -59,15 +57,11 @@ export function storedFingerprints(phash: string, json: string | null): Fingerpr
   return fp && fp.phash === phash && fp.variants ? fp : { phash, variants: {} };
 }
 
+/** The submitted file's bytes (`file` is the contract's `images/<name>`). */
 export async function readSubmissionImage(env: Env, file: string): Promise<Buffer> {
-  return readFile(join(env.paths.submissionsDir, file));
-}
-
-/** Writes a file under the data folder in one step (write beside it, then rename over it). */
-export async function writeDataFile(env: Env, relativePath: string, bytes: Buffer): Promise<void> {
-  const target = join(env.paths.dataDir, relativePath);
-  await writeFile(`${target}.tmp`, bytes);
-  await rename(`${target}.tmp`, target);
+  const bytes = await env.blobs.get(`submissions/${file}`);
+  if (!bytes) throw new Error(`the submitted file ${file} is gone`);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**
@@ -88,7 +82,7 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
       settle(env.analyzer.faces.detect(bytes)),
       settle(makeThumbnail(bytes, maxPixels).then(async (thumb) => {
         const thumbPath = `thumbs/${id}.jpg`;
-        await writeDataFile(env, thumbPath, thumb);
+        await env.blobs.put(thumbPath, thumb);
         return thumbPath;
       })),
     ]);

@@ -1,6 +1,8 @@
 import { createAnalyzer, runAnalyseJob, type Analyzer } from './analysis.js';
 import { SYSTEM_ACTOR, type Actor } from './auth/actor.js';
 import type { Config } from './config.js';
+import { folderBlobStore } from './blobs/folder.js';
+import type { BlobStore } from './blobs/types.js';
 import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
 import { runEnrichJob } from './enrichment/pipeline.js';
@@ -21,6 +23,8 @@ export interface Env {
   config: Config;
   db: Database;
   paths: DataPaths;
+  /** Submitted images, downloads, captures, derived copies and thumbnails (lib/blobs/types.ts). */
+  blobs: BlobStore;
   clock: Clock;
   log: Logger;
   version: string;
@@ -54,6 +58,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     config,
     db,
     paths,
+    blobs: folderBlobStore(paths.dataDir),
     clock,
     log: options.log ?? createLogger(config),
     version: options.version ?? '0.1.0',

@@ -1,6 +1,4 @@
-import { lstat, open, realpath } from 'node:fs/promises';
-import { join, sep } from 'node:path';
-import type { DataPaths } from './paths.js';
+import type { BlobStore } from './blobs/types.js';
 
 /**
  * Untrusted media (CONTRACT.md section 6): `/media/images|evidence|derived|thumbs/<path>` only. Every
@@ -11,7 +9,8 @@ export const MEDIA_HEADERS = {
   'x-content-type-options': 'nosniff',
 } as const;
 
-const FOLDERS = { images: 'imagesDir', evidence: 'evidenceDir', derived: 'derivedDir', thumbs: 'thumbsDir' } as const;
+/** Each media folder's place in blob storage. */
+const FOLDERS = { images: 'submissions/images', evidence: 'evidence', derived: 'derived', thumbs: 'thumbs' } as const;
 
 /**
  * Maps the raw (still percent-encoded) path after `/media/` to a file inside its folder, or null.
@@ -34,20 +33,17 @@ export function mediaRelativePath(rawPath: string): { folder: keyof typeof FOLDE
   return { folder: folder as keyof typeof FOLDERS, segments };
 }
 
-/** The real file behind a media path, after following links, only when it stays in its folder. */
-export async function resolveMediaFile(paths: DataPaths, rawPath: string): Promise<string | null> {
+/** The blob key behind a media path, or null when the path is refused. */
+export function mediaKey(rawPath: string): string | null {
   const rel = mediaRelativePath(rawPath);
-  if (!rel) return null;
-  const root = paths[FOLDERS[rel.folder]];
-  try {
-    const realRoot = await realpath(root);
-    const real = await realpath(join(root, ...rel.segments));
-    if (!real.startsWith(realRoot + sep)) return null;
-    const info = await lstat(real);
-    return info.isFile() ? real : null;
-  } catch {
-    return null;
-  }
+  return rel ? `${FOLDERS[rel.folder]}/${rel.segments.join('/')}` : null;
+}
+
+/** The stored bytes behind a media path (links that leave their folder are refused by the store). */
+export async function readMediaBytes(blobs: BlobStore, rawPath: string): Promise<Buffer | null> {
+  const key = mediaKey(rawPath);
+  const bytes = key ? await blobs.get(key).catch(() => null) : null;
+  return bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
 }
 
 /** The content type from the bytes themselves, never from the name. */
@@ -68,13 +64,9 @@ export function sniffImageType(head: Uint8Array): string | null {
   return null;
 }
 
-export async function readMediaFile(file: string): Promise<{ bytes: Buffer; contentType: string } | null> {
-  const handle = await open(file, 'r');
-  try {
-    const bytes = await handle.readFile();
-    const contentType = sniffImageType(bytes.subarray(0, 4096));
-    return contentType ? { bytes, contentType } : null;
-  } finally {
-    await handle.close();
-  }
+/** A stored image with the content type of its real format; anything else is not media. */
+export async function readMedia(blobs: BlobStore, rawPath: string): Promise<{ bytes: Buffer; contentType: string } | null> {
+  const bytes = await readMediaBytes(blobs, rawPath);
+  const contentType = bytes ? sniffImageType(bytes.subarray(0, 4096)) : null;
+  return bytes && contentType ? { bytes, contentType } : null;
 }

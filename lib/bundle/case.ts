@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { basename, extname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Actor } from '../auth/actor.js';
 import type { Database } from '../db/types.js';
 import type { Env } from '../env.js';
 import { notFound } from '../errors.js';
-import { resolveMediaFile } from '../media.js';
+import { readMediaBytes } from '../media.js';
 import { auditStatement } from '../repo/audit.js';
 import { listPageCaptureRows, type PageCaptureRow } from '../repo/captures.js';
 import { listEvidence, type Evidence } from '../repo/evidence.js';
@@ -147,6 +146,12 @@ interface CaseParts {
   generatedAt: Date;
 }
 
+/** A stored object by its key, or null when it is gone (or the stored key is not a valid one). */
+async function storedBytes(env: Env, key: string): Promise<Buffer | null> {
+  const bytes = await env.blobs.get(key).catch(() => null);
+  return bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
+}
+
 async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   const files: ManifestFile[] = [];
   const missing: { evidence_id: string | null; what: string; reason: string }[] = [];
@@ -156,7 +161,7 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
     return { name: path, bytes, compress, modified };
   };
 
-  const image = await readFile(join(env.paths.submissionsDir, c.submission.file)).catch(() => null);
+  const image = await storedBytes(env, `submissions/${c.submission.file}`);
   if (image) {
     yield await file(`submission/${safeName(basename(c.submission.file))}`, image, false, new Date(c.submission.submitted_at_epoch * 1000), {
       role: 'submission_image', evidence_id: null, evidence_status: null, source_url: null, fetched_at: new Date(c.submission.submitted_at_epoch * 1000).toISOString(),
@@ -164,13 +169,12 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   } else missing.push({ evidence_id: null, what: 'submission_image', reason: 'the submitted file is no longer in the submissions folder' });
 
   for (const e of c.evidence.filter((x) => x.matched && x.local_media_url?.startsWith('/media/evidence/'))) {
-    const stored = await resolveMediaFile(env.paths, e.local_media_url!.slice('/media/'.length));
-    const bytes = stored ? await readFile(stored).catch(() => null) : null;
+    const bytes = await readMediaBytes(env.blobs, e.local_media_url!.slice('/media/'.length));
     if (!bytes) {
       missing.push({ evidence_id: e.id, what: 'matched_image', reason: 'the downloaded image file is gone' });
       continue;
     }
-    yield await file(`matches/${safeName(e.id)}${extname(stored!)}`, bytes, false, new Date(e.created_at), {
+    yield await file(`matches/${safeName(e.id)}${extname(e.local_media_url!)}`, bytes, false, new Date(e.created_at), {
       role: 'matched_image', evidence_id: e.id, evidence_status: e.status, source_url: e.image_url, fetched_at: e.created_at,
     });
   }
@@ -179,8 +183,7 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   }
 
   for (const capture of c.captures) {
-    const stored = capture.media_path ? await resolveMediaFile(env.paths, capture.media_path) : null;
-    const bytes = stored ? await readFile(stored).catch(() => null) : null;
+    const bytes = capture.media_path ? await storedBytes(env, capture.media_path) : null;
     if (!bytes) {
       missing.push({ evidence_id: capture.evidence_id, what: 'page_capture', reason: capture.media_path ? 'the stored page file is gone' : 'deleted by the retention policy' });
       continue;

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { writeDataFile } from '../analysis.js';
 import type { Env } from '../env.js';
-import { resolveMediaFile } from '../media.js';
+import { readMediaBytes } from '../media.js';
 import { downloadSettings, fetchSafely } from '../net/download.js';
 import { conflict, notFound } from '../errors.js';
 import { auditStatement } from '../repo/audit.js';
@@ -61,10 +58,8 @@ export async function capturePage(env: Env, evidence: Evidence): Promise<Capture
     const hash = sha256(fetched.body);
     const mediaType = (fetched.contentType ?? '').split(';')[0].trim().toLowerCase();
     const mediaPath = `evidence/${evidence.submission_id}/pages/${hash.slice(0, 24)}.${HTML_TYPES.has(mediaType) ? 'html' : 'bin'}`;
-    await mkdir(join(env.paths.evidenceDir, evidence.submission_id, 'pages'), { recursive: true });
-    await writeDataFile(env, mediaPath, fetched.body);
-    const imageFile = evidence.local_media_url?.startsWith('/media/evidence/') ? await resolveMediaFile(env.paths, evidence.local_media_url.slice('/media/'.length)) : null;
-    const imageBytes = imageFile ? await readFile(imageFile).catch(() => null) : null;
+    await env.blobs.put(mediaPath, fetched.body);
+    const imageBytes = evidence.local_media_url?.startsWith('/media/evidence/') ? await readMediaBytes(env.blobs, evidence.local_media_url.slice('/media/'.length)) : null;
     const header = (name: string) => {
       const value = fetched.headers[name];
       return typeof value === 'string' ? value : null;

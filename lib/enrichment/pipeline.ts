@@ -1,6 +1,6 @@
 import type { Env } from '../env.js';
 import { cropFaces } from '../images/faces.js';
-import { readSubmissionImage, storedFingerprints, writeDataFile } from '../analysis.js';
+import { readSubmissionImage, storedFingerprints } from '../analysis.js';
 import type { Fingerprints } from '../images/robust.js';
 import type { ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
@@ -157,7 +157,7 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
 /** The metadata-free copy that goes to web detection is kept as the record of what left the service. */
 async function keepDerivedCopy(env: Env, submissionId: string, image: ApprovedImage): Promise<void> {
   const derivedPath = `derived/${submissionId}.${image.format === 'png' ? 'png' : 'jpg'}`;
-  await writeDataFile(env, derivedPath, image.bytes);
+  await env.blobs.put(derivedPath, image.bytes);
   await saveDerivedPath(env.db, submissionId, derivedPath, env.clock.now().toISOString());
 }
 

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Env } from '../env.js';
 import { similarity } from '../images/phash.js';
 import { computeFingerprints, matchFingerprints, type Fingerprints } from '../images/robust.js';
@@ -26,10 +24,8 @@ export async function verifyImage(env: Env, submissionId: string, reference: Fin
   const downloaded = await downloadImage(imageUrl, downloadSettings(env.config));
   if (!downloaded.ok) return { imageUrl, localMediaPath: null, similarity: null, matched: false, transform: null, error: downloaded.error };
   const name = `${createHash('sha256').update(downloaded.bytes).digest('hex').slice(0, 24)}.${EXTENSIONS[downloaded.format] ?? 'img'}`;
-  const dir = join(env.paths.evidenceDir, submissionId);
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, name), downloaded.bytes);
   const localMediaPath = `evidence/${submissionId}/${name}`;
+  await env.blobs.put(localMediaPath, downloaded.bytes);
   try {
     const candidate = await computeFingerprints(downloaded.bytes, env.config.SVC_MAX_IMAGE_PIXELS);
     const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;

@@ -1,7 +1,5 @@
-import { readdir, stat, unlink } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { checkedKey, listAll } from '../blobs/types.js';
 import type { Env } from '../env.js';
-import type { DataPaths } from '../paths.js';
 import { auditStatement } from '../repo/audit.js';
 import { clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths } from '../repo/captures.js';
 import { clearEvidenceMediaStatement, listEvidenceMediaPaths, listExpiredEvidenceMedia } from '../repo/evidence.js';
@@ -21,40 +19,25 @@ export interface RetentionReport {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const SWEPT = ['evidence/', 'derived/'];
 
-/**
- * A stored media path (`evidence/...` or `derived/...`, relative to the data folder) as a file that
- * is certainly inside that folder; anything else is never deleted.
- */
-function retainedFile(paths: DataPaths, stored: string): string | null {
-  const [folder, ...rest] = stored.split('/');
-  const root = folder === 'evidence' ? paths.evidenceDir : folder === 'derived' ? paths.derivedDir : null;
-  if (!root || rest.length === 0 || rest.some((s) => s === '' || s === '.' || s === '..' || s.includes('\\'))) return null;
-  const file = resolve(root, ...rest);
-  return file.startsWith(root + sep) ? file : null;
-}
-
-/** Deletes a file; false only when it exists and could not be deleted. */
-async function removeFile(file: string): Promise<boolean> {
+/** A stored media path as a key under evidence/ or derived/; anything else is never deleted. */
+function retainedKey(stored: string): string | null {
+  if (!SWEPT.some((prefix) => stored.startsWith(prefix))) return null;
   try {
-    await unlink(file);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
-
-async function* filesUnder(dir: string): AsyncGenerator<string> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
+    return checkedKey(stored);
   } catch {
-    return;
+    return null;
   }
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* filesUnder(path);
-    else if (entry.isFile()) yield path;
+}
+
+/** Deletes an object; false when it could not be deleted. */
+async function removeObject(env: Env, key: string): Promise<boolean> {
+  try {
+    await env.blobs.delete(key);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -70,7 +53,7 @@ const changedRows = (results: unknown[]) => results.map((r) => ((r as { meta?: {
  * deleted is in the audit event (the answer's record predates captures).
  */
 export async function runRetention(env: Env): Promise<RetentionReport> {
-  const { db, paths } = env;
+  const { db } = env;
   const days = env.config.SVC_EVIDENCE_RETENTION_DAYS;
   const nowDate = env.clock.now();
   const now = nowDate.toISOString();
@@ -92,22 +75,20 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
   // Files are named by their hash, so one file can back several records (the same page captured
   // twice, the same image found by two searches): it goes only when no record points to it.
   const referenced = new Set(
-    [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db)), ...(await listPageCaptureMediaPaths(db))].flatMap((p) => retainedFile(paths, p) ?? []),
+    [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db)), ...(await listPageCaptureMediaPaths(db))].flatMap((p) => retainedKey(p) ?? []),
   );
   const failed: string[] = [];
   for (const stored of [...clearedEvidence.map((e) => e.local_media_path), ...clearedDerived.map((s) => s.derived_path), ...clearedCaptures.map((c) => c.media_path)]) {
-    const file = retainedFile(paths, stored);
-    if (file && !referenced.has(file) && !(await removeFile(file))) failed.push(stored);
+    const key = retainedKey(stored);
+    if (key && !referenced.has(key) && !(await removeObject(env, key))) failed.push(stored);
   }
 
   let unreferenced = 0;
-  for (const root of [paths.evidenceDir, paths.derivedDir]) {
-    for await (const file of filesUnder(root)) {
-      if (referenced.has(file)) continue;
-      const info = await stat(file).catch(() => null);
-      if (!info || info.mtimeMs >= cutoffMs) continue;
-      if (await removeFile(file)) unreferenced += 1;
-      else failed.push(relative(paths.dataDir, file));
+  for (const prefix of SWEPT) {
+    for await (const object of listAll(env.blobs, prefix)) {
+      if (referenced.has(object.key) || object.modified >= cutoffMs) continue;
+      if (await removeObject(env, object.key)) unreferenced += 1;
+      else failed.push(object.key);
     }
   }
   if (failed.length) env.log.warn('retention could not delete some files', { files: failed.slice(0, 20), count: failed.length });
