@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import type { Env } from './env.js';
-import { httpRequest } from './net/http-client.js';
 import type { ProviderId } from './providers/catalog.js';
 
 /**
@@ -90,7 +89,7 @@ async function deliver(env: Env, key: Pick<QuotaAlert, 'provider' | 'day' | 'thr
       const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'image-rights-service alerts' };
       if (env.config.SVC_ALERT_WEBHOOK_SECRET) headers[ALERT_SIGNATURE_HEADER] = signAlert(body, env.config.SVC_ALERT_WEBHOOK_SECRET);
       // The webhook is the operator's own address, so, like provider base URLs, it may be private.
-      const outcome = await httpRequest({ url: new URL(target), method: 'POST', headers, body: Buffer.from(body), timeoutMs: WEBHOOK_TIMEOUT_MS, maxBytes: 64 * 1024 });
+      const outcome = await env.egress({ url: new URL(target), method: 'POST', headers, body: Buffer.from(body), timeoutMs: WEBHOOK_TIMEOUT_MS, maxBytes: 64 * 1024 });
       const delivered = outcome.ok && outcome.status >= 200 && outcome.status < 300;
       const error = delivered ? null : outcome.ok ? `the webhook answered HTTP ${outcome.status}` : outcome.error.message;
       const now = env.clock.now().toISOString();
@@ -101,7 +100,7 @@ async function deliver(env: Env, key: Pick<QuotaAlert, 'provider' | 'day' | 'thr
       if (delivered) return;
       env.log.warn('alert webhook failed', { provider: key.provider, threshold: key.threshold, attempt: alert.attempts + 1, error });
       if (alert.attempts + 1 >= MAX_ATTEMPTS) return;
-      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(alert.attempts + 1)).unref());
+      await new Promise((resolve) => (setTimeout(resolve, retryDelayMs(alert.attempts + 1)) as { unref?: () => void }).unref?.());
     }
   } catch (error) {
     // The database closed under a pending retry (the service stopped): the next start resumes it.

@@ -8,6 +8,8 @@ import { migrate } from './db/migrate.js';
 import { runEnrichJob } from './enrichment/pipeline.js';
 import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
 import { createFaceDetector } from './images/faces.js';
+import { nodeEgress } from './net/http-client.js';
+import type { Egress } from './net/egress.js';
 import { createJobRunner, type JobRunner } from './jobs.js';
 import { createLogger, type Logger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
@@ -25,6 +27,8 @@ export interface Env {
   paths: DataPaths;
   /** Submitted images, downloads, captures, derived copies and thumbnails (lib/blobs/types.ts). */
   blobs: BlobStore;
+  /** Every outbound HTTP request (lib/net/egress.ts). */
+  egress: Egress;
   clock: Clock;
   log: Logger;
   version: string;
@@ -59,6 +63,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     db,
     paths,
     blobs: folderBlobStore(paths.dataDir),
+    egress: nodeEgress,
     clock,
     log: options.log ?? createLogger(config),
     version: options.version ?? '0.1.0',

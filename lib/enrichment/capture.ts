@@ -51,7 +51,7 @@ export async function capturePage(env: Env, evidence: Evidence): Promise<Capture
   });
   if (!pageUrl) return failed({ code: 'no_page', message: 'this evidence has no web page address' });
   const fetchedAt = env.clock.now().toISOString();
-  const fetched = await fetchSafely(pageUrl, downloadSettings(env.config), 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1');
+  const fetched = await fetchSafely(pageUrl, downloadSettings(env.config, env.egress), 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1');
   if (!fetched.ok) return failed(fetched.error);
   // Whatever breaks while keeping it (a full disk) is this capture's failure, not the run's.
   try {

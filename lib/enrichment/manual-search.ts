@@ -30,7 +30,7 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
   if (provider === 'global_search' && type === 'blog') throw invalid('global_search has no blog search; use image or web');
   const submission = request.submission_id ? await getSubmissionRow(env.db, request.submission_id) : null;
   if (request.submission_id && !submission) throw notFound(`unknown submission: ${request.submission_id}`);
-  const clients = createProviderClients(env.config);
+  const clients = createProviderClients(env.config, env.egress);
   const answer = await gatedCall(env, provider, () => search(clients, provider, type, query));
   const now = () => env.clock.now().toISOString();
   await auditStatement(

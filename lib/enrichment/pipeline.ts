@@ -66,7 +66,7 @@ class Run {
     existing: Evidence[],
   ) {
     this.known = new Set(existing.map(evidenceKey));
-    this.clients = createProviderClients(env.config);
+    this.clients = createProviderClients(env.config, env.egress);
   }
 
   async add(items: NewEvidence[]): Promise<void> {

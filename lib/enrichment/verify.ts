@@ -21,7 +21,7 @@ export interface Verification {
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', svg: 'svg', avif: 'avif', tiff: 'tif', heif: 'heif' };
 
 export async function verifyImage(env: Env, submissionId: string, reference: Fingerprints, imageUrl: string): Promise<Verification> {
-  const downloaded = await downloadImage(imageUrl, downloadSettings(env.config));
+  const downloaded = await downloadImage(imageUrl, downloadSettings(env.config, env.egress));
   if (!downloaded.ok) return { imageUrl, localMediaPath: null, similarity: null, matched: false, transform: null, error: downloaded.error };
   const name = `${createHash('sha256').update(downloaded.bytes).digest('hex').slice(0, 24)}.${EXTENSIONS[downloaded.format] ?? 'img'}`;
   const localMediaPath = `evidence/${submissionId}/${name}`;
@@ -46,6 +46,6 @@ export async function verifyImage(env: Env, submissionId: string, reference: Fin
 
 /** The representative images of a result page (og:image, twitter:image, img), or the failure. */
 export async function pageImageCandidates(env: Env, pageUrl: string): Promise<{ urls: string[]; error: { code: string; message: string } | null }> {
-  const found = await findPageImages(pageUrl, downloadSettings(env.config), env.config.SVC_SEARCH_RESULT_PAGE_IMAGE_LIMIT);
+  const found = await findPageImages(pageUrl, downloadSettings(env.config, env.egress), env.config.SVC_SEARCH_RESULT_PAGE_IMAGE_LIMIT);
   return found.ok ? { urls: found.candidates, error: null } : { urls: [], error: found.error };
 }

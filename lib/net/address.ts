@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 
 /**
  * Classifies an IP address for downloads of web content. Result and page URLs come from the open
@@ -116,14 +115,13 @@ function v6Reason(bytes: Uint8Array): string | null {
  */
 export function blockedAddressReason(address: string): string | null {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  const family = isIP(bare.split('%')[0]);
-  if (family === 4) {
-    const value = parseV4(bare);
-    return value === null ? 'not an IP address' : v4Reason(value);
-  }
-  if (family === 6) {
-    const bytes = parseV6(bare);
-    return bytes === null ? 'not an IP address' : v6Reason(bytes);
-  }
-  return 'not an IP address';
+  const value = parseV4(bare);
+  if (value !== null) return v4Reason(value);
+  const bytes = bare.includes(':') ? parseV6(bare) : null;
+  return bytes === null ? 'not an IP address' : v6Reason(bytes);
+}
+
+/** Whether a URL host (brackets removed) is an IP address literal rather than a name. */
+export function isAddressLiteral(host: string): boolean {
+  return parseV4(host) !== null || (host.includes(':') && parseV6(host) !== null);
 }

@@ -1,16 +1,13 @@
-import { lookup as dnsLookup } from 'node:dns';
-import type { IncomingHttpHeaders } from 'node:http';
-import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config.js';
 import { ImageRejected, probeImage, type ImageFormat } from '../images/decode.js';
-import { blockedAddressReason } from './address.js';
-import { httpRequest, LookupRefused } from './http-client.js';
+import { blockedAddressReason, isAddressLiteral } from './address.js';
+import type { Egress, EgressResponse } from './egress.js';
 
 /**
  * Fetching URLs that came from the open web (search results, page images). Such a URL may point
- * anywhere, including inside the operator's network, so every hop is checked: scheme, every
- * address the host resolves to, and the address actually connected to (the lookup that checks is
- * the lookup that connects, so a second DNS answer cannot swap in a private address).
+ * anywhere, including inside the operator's network, so every hop is checked: scheme, credentials,
+ * an address literal here, and every address the host resolves to by the egress adapter
+ * (`publicOnly`).
  */
 
 export interface DownloadSettings {
@@ -18,14 +15,16 @@ export interface DownloadSettings {
   timeoutMs: number;
   /** Lets loopback and private addresses through (SVC_ALLOW_PRIVATE_DOWNLOADS). */
   allowPrivate: boolean;
+  egress: Egress;
 }
 
 export interface ImageDownloadSettings extends DownloadSettings {
   maxPixels: number;
 }
 
-export function downloadSettings(config: Config): ImageDownloadSettings {
+export function downloadSettings(config: Config, egress: Egress): ImageDownloadSettings {
   return {
+    egress,
     maxBytes: config.SVC_DOWNLOAD_MAX_BYTES,
     timeoutMs: config.SVC_DOWNLOAD_TIMEOUT_MS,
     allowPrivate: config.SVC_ALLOW_PRIVATE_DOWNLOADS,
@@ -56,7 +55,7 @@ export interface FetchedDocument {
   url: string;
   /** The final answer's status (2xx) and headers, as evidence of what the server said. */
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: EgressResponse['headers'];
   contentType: string | null;
   body: Buffer;
 }
@@ -76,34 +75,6 @@ const USER_AGENT = 'image-rights-service (evidence collection)';
 
 const failure = (code: DownloadErrorCode, message: string): DownloadFailure => ({ ok: false, error: { code, message } });
 
-/** A lookup that resolves every address of the host and refuses the host if any is not public. */
-function checkedLookup(): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
-      if (error) {
-        callback(error, '', 0);
-        return;
-      }
-      if (addresses.length === 0) {
-        callback(new LookupRefused(`${hostname} has no address`), '', 0);
-        return;
-      }
-      for (const { address } of addresses) {
-        const reason = blockedAddressReason(address);
-        if (reason) {
-          callback(new LookupRefused(`${hostname} resolves to a ${reason} address`), '', 0);
-          return;
-        }
-      }
-      if (options.all) {
-        (callback as unknown as (err: null, all: typeof addresses) => void)(null, addresses);
-      } else {
-        callback(null, addresses[0].address, addresses[0].family);
-      }
-    });
-  };
-}
-
 function checkTarget(raw: string, base: URL | undefined, allowPrivate: boolean): URL | DownloadFailure {
   let url: URL;
   try {
@@ -116,7 +87,7 @@ function checkTarget(raw: string, base: URL | undefined, allowPrivate: boolean):
   }
   if (url.username || url.password) return failure('invalid_url', 'URLs with credentials are not fetched');
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (!allowPrivate && isIP(host)) {
+  if (!allowPrivate && isAddressLiteral(host)) {
     const reason = blockedAddressReason(host);
     if (reason) return failure('blocked_address', `${reason} addresses are not fetched`);
   }
@@ -129,23 +100,23 @@ function checkTarget(raw: string, base: URL | undefined, allowPrivate: boolean):
  */
 export async function fetchSafely(rawUrl: string, settings: DownloadSettings, accept: string): Promise<FetchedDocument | DownloadFailure> {
   const deadline = Date.now() + settings.timeoutMs;
-  const lookup = settings.allowPrivate ? undefined : checkedLookup();
   let target = checkTarget(rawUrl, undefined, settings.allowPrivate);
   for (let redirects = 0; ; redirects++) {
     if (!(target instanceof URL)) return target;
     const remaining = deadline - Date.now();
     if (remaining <= 0) return failure('timeout', `no complete answer within ${settings.timeoutMs} ms`);
-    const outcome = await httpRequest({
+    const outcome = await settings.egress({
       url: target,
       method: 'GET',
       headers: { accept, 'user-agent': USER_AGENT },
       timeoutMs: remaining,
       maxBytes: settings.maxBytes,
-      lookup,
+      publicOnly: !settings.allowPrivate,
     });
     if (!outcome.ok) {
-      if (outcome.cause instanceof LookupRefused) return failure('blocked_address', outcome.error.message);
       switch (outcome.error.code) {
+        case 'blocked_address':
+          return failure('blocked_address', outcome.error.message);
         case 'too_large':
           return failure('too_large', outcome.error.message);
         case 'timeout':
@@ -154,14 +125,15 @@ export async function fetchSafely(rawUrl: string, settings: DownloadSettings, ac
           return failure('unreachable', outcome.error.message);
       }
     }
-    const location = outcome.headers.location;
+    const location = [outcome.headers.location].flat()[0];
     if (REDIRECT_STATUSES.has(outcome.status) && location) {
       if (redirects >= MAX_REDIRECTS) return failure('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);
       target = checkTarget(location, target, settings.allowPrivate);
       continue;
     }
     if (outcome.status < 200 || outcome.status > 299) return failure('http_error', `the server answered HTTP ${outcome.status}`);
-    const contentType = outcome.headers['content-type'] ?? null;
+    const type = outcome.headers['content-type'];
+    const contentType = (Array.isArray(type) ? type[0] : type) ?? null;
     return { ok: true, url: target.href, status: outcome.status, headers: outcome.headers, contentType, body: outcome.body };
   }
 }

@@ -1,7 +1,10 @@
+import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LookupFunction } from 'node:net';
+import { blockedAddressReason } from './address.js';
+import type { Egress } from './egress.js';
 
 /**
  * The one way the service makes an outbound HTTP request. Built on node:http rather than fetch
@@ -170,3 +173,42 @@ export class LookupRefused extends Error {
     this.name = 'LookupRefused';
   }
 }
+
+/** A lookup that resolves every address of the host and refuses the host if any is not public. */
+function checkedLookup(): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
+      if (error) {
+        callback(error, '', 0);
+        return;
+      }
+      if (addresses.length === 0) {
+        callback(new LookupRefused(`${hostname} has no address`), '', 0);
+        return;
+      }
+      for (const { address } of addresses) {
+        const reason = blockedAddressReason(address);
+        if (reason) {
+          callback(new LookupRefused(`${hostname} resolves to a ${reason} address`), '', 0);
+          return;
+        }
+      }
+      if (options.all) {
+        (callback as unknown as (err: null, all: typeof addresses) => void)(null, addresses);
+      } else {
+        callback(null, addresses[0].address, addresses[0].family);
+      }
+    });
+  };
+}
+
+/**
+ * The Node adapter of the egress port. For a URL from the open web the lookup that checks every
+ * address is the lookup that connects, so a second DNS answer cannot swap in a private address.
+ */
+export const nodeEgress: Egress = async ({ publicOnly, body, ...request }) => {
+  const outcome = await httpRequest({ ...request, body: body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : undefined, lookup: publicOnly ? checkedLookup() : undefined });
+  if (outcome.ok) return outcome;
+  if (outcome.cause instanceof LookupRefused) return { ok: false, error: { code: 'blocked_address', message: outcome.error.message } };
+  return { ok: false, error: outcome.error };
+};

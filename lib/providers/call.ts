@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { httpRequest } from '../net/http-client.js';
+import type { Egress } from '../net/egress.js';
 
 /**
  * What every provider client shares: one JSON request, its answer validated with zod, and every
@@ -81,6 +81,7 @@ const looksLikeHtml = (contentType: string, text: string) =>
   /html/i.test(contentType) || /^\s*</.test(text);
 
 export async function callProvider<S extends z.ZodType>(
+  egress: Egress,
   call: ProviderCall<S>,
 ): Promise<{ ok: true; data: z.infer<S> } | ProviderFailure> {
   const fail = (code: ProviderErrorCode, message: string) =>
@@ -91,7 +92,7 @@ export async function callProvider<S extends z.ZodType>(
     body = Buffer.from(JSON.stringify(call.json), 'utf8');
     headers['content-type'] = 'application/json; charset=utf-8';
   }
-  const outcome = await httpRequest({
+  const outcome = await egress({
     url: call.url,
     method: call.method,
     headers,
@@ -123,7 +124,7 @@ export async function callProvider<S extends z.ZodType>(
     return fail('malformed_response', 'the answer is not valid UTF-8');
   }
   if (text.trim() === '') return fail('malformed_response', 'the answer is empty');
-  if (looksLikeHtml(outcome.headers['content-type'] ?? '', text)) {
+  if (looksLikeHtml([outcome.headers['content-type'] ?? ''].flat()[0], text)) {
     return fail('malformed_response', 'answered with HTML instead of JSON');
   }
   let parsed: unknown;

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { Egress } from '../net/egress.js';
 import { createGlobalSearchClient, globalSearchSettings, type GlobalSearchClient } from './global-search.js';
 import { createGlobalVisionClient, globalVisionSettings, type GlobalVisionClient } from './global-vision.js';
 import { createLocalLlmClient, localLlmSettings, type LocalLlmClient } from './local-llm.js';
@@ -12,11 +13,11 @@ export interface ProviderClients {
 }
 
 /** All four clients from one config; quota and the enabled switch are the caller's (lib/repo). */
-export function createProviderClients(config: Config): ProviderClients {
+export function createProviderClients(config: Config, egress: Egress): ProviderClients {
   return {
-    regional: createRegionalClient(regionalSettings(config)),
-    globalVision: createGlobalVisionClient(globalVisionSettings(config)),
-    globalSearch: createGlobalSearchClient(globalSearchSettings(config)),
-    localLlm: createLocalLlmClient(localLlmSettings(config)),
+    regional: createRegionalClient(regionalSettings(config), egress),
+    globalVision: createGlobalVisionClient(globalVisionSettings(config), egress),
+    globalSearch: createGlobalSearchClient(globalSearchSettings(config), egress),
+    localLlm: createLocalLlmClient(localLlmSettings(config), egress),
   };
 }

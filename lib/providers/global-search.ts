@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import { cleanTitle, httpUrlOrNull, MAX_SNIPPET_CHARS, textQuery } from './fields.js';
 
@@ -108,7 +109,7 @@ function toItem(item: RawItem, imageSearch: boolean): GlobalSearchItem {
   };
 }
 
-export function createGlobalSearchClient(settings: GlobalSearchSettings): GlobalSearchClient {
+export function createGlobalSearchClient(settings: GlobalSearchSettings, egress: Egress): GlobalSearchClient {
   const secrets = [settings.apiKey, settings.cx];
 
   async function search(query: string, page: number, results: number, imageSearch: boolean): Promise<GlobalSearchResult> {
@@ -126,7 +127,7 @@ export function createGlobalSearchClient(settings: GlobalSearchSettings): Global
     url.searchParams.set('num', String(num));
     url.searchParams.set('start', String(start));
     if (imageSearch) url.searchParams.set('searchType', 'image');
-    const answer = await callProvider({
+    const answer = await callProvider(egress, {
       provider: 'custom search',
       url,
       method: 'GET',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import type { ApprovedImage } from './derived-image.js';
 import { capText, cleanTitle, endpoint, httpUrlOrNull, MAX_LABEL_CHARS } from './fields.js';
@@ -148,7 +149,7 @@ function toDetection(raw: z.infer<typeof detectionSchema> | null | undefined, ma
   };
 }
 
-export function createGlobalVisionClient(settings: GlobalVisionSettings): GlobalVisionClient {
+export function createGlobalVisionClient(settings: GlobalVisionSettings, egress: Egress): GlobalVisionClient {
   const secrets = [settings.apiKey];
   return {
     async detectWeb(image) {
@@ -157,7 +158,7 @@ export function createGlobalVisionClient(settings: GlobalVisionSettings): Global
       }
       const url = endpoint(settings.baseUrl, '/v1/images:annotate');
       url.searchParams.set('key', settings.apiKey);
-      const answer = await callProvider({
+      const answer = await callProvider(egress, {
         provider: 'web detection',
         url,
         method: 'POST',

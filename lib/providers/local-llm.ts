@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Evidence } from '../repo/evidence.js';
+import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import { capText, endpoint, MAX_LABEL_CHARS } from './fields.js';
 
@@ -97,13 +98,13 @@ const answerSchema = z.object({
   done: z.boolean().nullish(),
 });
 
-export function createLocalLlmClient(settings: LocalLlmSettings): LocalLlmClient {
+export function createLocalLlmClient(settings: LocalLlmSettings, egress: Egress): LocalLlmClient {
   return {
     async generate(prompt) {
       if (typeof prompt !== 'string' || prompt.trim() === '') {
         return providerFailure('invalid_input', 'language model: the prompt is empty', []);
       }
-      const answer = await callProvider({
+      const answer = await callProvider(egress, {
         provider: 'language model',
         url: endpoint(settings.baseUrl, '/api/generate'),
         method: 'POST',

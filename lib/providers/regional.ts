@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import { cleanTitle, endpoint, httpUrlOrNull, MAX_SNIPPET_CHARS, textQuery } from './fields.js';
 
@@ -105,7 +106,7 @@ const firstItems = <T>(items: readonly T[], display: number): T[] => items.slice
 /** The provider refuses a start beyond this. */
 const MAX_START = 1000;
 
-export function createRegionalClient(settings: RegionalSettings): RegionalClient {
+export function createRegionalClient(settings: RegionalSettings, egress: Egress): RegionalClient {
   const secrets = [settings.clientId, settings.clientSecret];
 
   async function search<S extends z.ZodType>(path: string, schema: S, query: string, page: number, display: number, sort?: RegionalSort) {
@@ -120,7 +121,7 @@ export function createRegionalClient(settings: RegionalSettings): RegionalClient
     url.searchParams.set('display', String(display));
     url.searchParams.set('start', String(start));
     if (sort) url.searchParams.set('sort', sort);
-    return callProvider({
+    return callProvider(egress, {
       provider: 'regional search',
       url,
       method: 'GET',

@@ -4,6 +4,7 @@ import { cleanQueryText, deriveQueryCandidates, hasBrokenEncoding, hasTemplatePl
 import { keepCitedClaims } from '../../lib/enrichment/summary.js';
 import { quickId, quickTitle } from '../../lib/ingest.js';
 import { downloadSettings } from '../../lib/net/download.js';
+import { nodeEgress } from '../../lib/net/http-client.js';
 import { extractPageImages, plainText } from '../../lib/net/html.js';
 import { findPageImages, MAX_PAGE_HTML_BYTES } from '../../lib/net/page-images.js';
 import { capText, cleanTitle, httpUrlOrNull, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS, textQuery } from '../../lib/providers/fields.js';
@@ -142,7 +143,7 @@ describe('search answers padded beyond what was asked', () => {
     const client = createRegionalClient({
       baseUrl: regional.url, clientId: FAKE_REGIONAL_CLIENT_ID, clientSecret: FAKE_REGIONAL_CLIENT_SECRET, timeoutMs: 10_000,
       image: { display: 10, pages: 1, sort: 'sim' }, blog: { display: 7, pages: 1, sort: 'sim' }, web: { display: 5, pages: 1 },
-    });
+    }, nodeEgress);
     const items = Array.from({ length: PADDED }, (_, i) => ({ title, link: `https://pages.example/${i}`, description: snippet }));
     regional.respondOnce({ json: { total: PADDED, start: 1, display: 7, items } });
     const answer = await client.searchBlogs('namsan');
@@ -160,7 +161,7 @@ describe('search answers padded beyond what was asked', () => {
     const client = createGlobalSearchClient({
       url: search.endpoint, apiKey: FAKE_GLOBAL_SEARCH_API_KEY, cx: FAKE_GLOBAL_SEARCH_CX, timeoutMs: 10_000,
       image: { results: 10, pages: 1 }, web: { results: 4, pages: 1 },
-    });
+    }, nodeEgress);
     const items = Array.from({ length: PADDED }, (_, i) => ({ title, link: `https://pages.example/${i}`, snippet }));
     search.respondOnce({ json: { searchInformation: { totalResults: String(PADDED) }, items } });
     const answer = await client.searchWeb('namsan');
@@ -179,7 +180,7 @@ describe('a fetched page of the whole download limit', () => {
     web = await startFakeWeb();
   });
   afterAll(() => web?.close());
-  const settings = downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config);
+  const settings = downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config, nodeEgress);
 
   it('is read for images only as far as its start, so hostile markup after it costs nothing', async () => {
     const early = '<meta property="og:image" content="/og.jpg"><img src="/first.jpg">';

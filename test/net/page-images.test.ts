@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { downloadSettings, type DownloadSettings } from '../../lib/net/download.js';
+import { nodeEgress } from '../../lib/net/http-client.js';
 import { extractPageImages, plainText } from '../../lib/net/html.js';
 import { findPageImages } from '../../lib/net/page-images.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web.js';
 
 let web: FakeWeb;
-const open: DownloadSettings = downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config);
-const guarded: DownloadSettings = downloadSettings(buildConfig({}).config);
+const open: DownloadSettings = downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config, nodeEgress);
+const guarded: DownloadSettings = downloadSettings(buildConfig({}).config, nodeEgress);
 
 beforeAll(async () => {
   web = await startFakeWeb();

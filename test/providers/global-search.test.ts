@@ -9,6 +9,7 @@ import {
   webSearchItem,
   type FakeGlobalSearch,
 } from '../fakes/global-search.js';
+import { nodeEgress } from '../../lib/net/http-client.js';
 
 let fake: FakeGlobalSearch;
 let client: GlobalSearchClient;
@@ -23,7 +24,7 @@ const configFor = (url: string, extra: Record<string, string> = {}) =>
 
 beforeAll(async () => {
   fake = await startFakeGlobalSearch();
-  client = createGlobalSearchClient(globalSearchSettings(configFor(fake.endpoint)));
+  client = createGlobalSearchClient(globalSearchSettings(configFor(fake.endpoint)), nodeEgress);
 });
 afterAll(() => fake.close());
 beforeEach(() => {
@@ -63,7 +64,7 @@ describe('custom search request', () => {
 
   it('clamps num to the provider range 1-10', async () => {
     expect([clampNum(0), clampNum(-5), clampNum(4), clampNum(11), clampNum(1000), clampNum(Number.NaN)]).toEqual([1, 1, 4, 10, 10, 1]);
-    const wide = createGlobalSearchClient({ ...globalSearchSettings(configFor(fake.endpoint)), image: { results: 50, pages: 1 } });
+    const wide = createGlobalSearchClient({ ...globalSearchSettings(configFor(fake.endpoint)), image: { results: 50, pages: 1 } }, nodeEgress);
     const result = await wide.searchImages('rocket');
     expect(fake.requests[0].query.num).toBe('10');
     expect(result.ok).toBe(true);
@@ -120,7 +121,7 @@ describe('custom search answer', () => {
 
   it('reports a refused key as an HTTP failure without the key or the cx', async () => {
     const wrongKey = 'AIza-not-the-right-one';
-    const result = await createGlobalSearchClient({ ...globalSearchSettings(configFor(fake.endpoint)), apiKey: wrongKey }).searchWeb('x');
+    const result = await createGlobalSearchClient({ ...globalSearchSettings(configFor(fake.endpoint)), apiKey: wrongKey }, nodeEgress).searchWeb('x');
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
     expect(result.error.message).toContain('400');

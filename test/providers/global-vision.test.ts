@@ -5,6 +5,7 @@ import { buildConfig } from '../../lib/config.js';
 import { approveForVision, type ApprovedImage } from '../../lib/providers/derived-image.js';
 import { createGlobalVisionClient, globalVisionSettings, type GlobalVisionClient } from '../../lib/providers/global-vision.js';
 import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
+import { nodeEgress } from '../../lib/net/http-client.js';
 
 let fake: FakeVision;
 let client: GlobalVisionClient;
@@ -16,7 +17,7 @@ const configFor = (url: string, extra: Record<string, string> = {}) =>
 
 beforeAll(async () => {
   fake = await startFakeVision();
-  client = createGlobalVisionClient(globalVisionSettings(configFor(fake.url)));
+  client = createGlobalVisionClient(globalVisionSettings(configFor(fake.url)), nodeEgress);
   const rocket = await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url));
   // The submission carries EXIF with a GPS position and an owner: none of it may leave the service.
   original = await sharp(rocket)
@@ -59,7 +60,7 @@ describe('web detection request', () => {
   });
 
   it('adds the parent when GLOBAL_VISION_PARENT is set', async () => {
-    const withParent = createGlobalVisionClient(globalVisionSettings(configFor(fake.url, { GLOBAL_VISION_PARENT: 'projects/p1/locations/eu' })));
+    const withParent = createGlobalVisionClient(globalVisionSettings(configFor(fake.url, { GLOBAL_VISION_PARENT: 'projects/p1/locations/eu' })), nodeEgress);
     await withParent.detectWeb(approved);
     expect((fake.requests[0].json as { parent?: string }).parent).toBe('projects/p1/locations/eu');
   });
@@ -127,7 +128,7 @@ describe('web detection answer', () => {
 
   it('reports a refused key as an HTTP failure whose message does not contain the key', async () => {
     const wrongKey = 'AIza-wrong-key-777';
-    const result = await createGlobalVisionClient({ ...globalVisionSettings(configFor(fake.url)), apiKey: wrongKey }).detectWeb(approved);
+    const result = await createGlobalVisionClient({ ...globalVisionSettings(configFor(fake.url)), apiKey: wrongKey }, nodeEgress).detectWeb(approved);
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
     expect(result.error.message).toContain('403');

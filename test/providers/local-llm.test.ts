@@ -3,6 +3,7 @@ import { buildConfig } from '../../lib/config.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { buildEvidencePrompt, createLocalLlmClient, localLlmSettings, type EvidencePrompt, type LocalLlmClient } from '../../lib/providers/local-llm.js';
 import { FAKE_LLM_ANSWER, startFakeLocalLlm, type FakeLocalLlm } from '../fakes/local-llm.js';
+import { nodeEgress } from '../../lib/net/http-client.js';
 
 let fake: FakeLocalLlm;
 let client: LocalLlmClient;
@@ -43,7 +44,7 @@ function evidence(id: string, overrides: Partial<Evidence> = {}): Evidence {
 
 beforeAll(async () => {
   fake = await startFakeLocalLlm();
-  client = createLocalLlmClient(localLlmSettings(configFor(fake.url)));
+  client = createLocalLlmClient(localLlmSettings(configFor(fake.url)), nodeEgress);
 });
 afterAll(() => fake.close());
 beforeEach(() => {
@@ -114,7 +115,7 @@ describe('language model down or slow', () => {
     const url = down.url;
     await down.close();
     const readTimeoutMs = 30_000;
-    const offline = createLocalLlmClient({ ...localLlmSettings(configFor(url)), connectTimeoutMs: 1500, timeoutMs: readTimeoutMs });
+    const offline = createLocalLlmClient({ ...localLlmSettings(configFor(url)), connectTimeoutMs: 1500, timeoutMs: readTimeoutMs }, nodeEgress);
     const started = Date.now();
     const result = await offline.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'unreachable' } });
@@ -123,14 +124,14 @@ describe('language model down or slow', () => {
 
   it('keeps waiting past the connect timeout while the model generates', async () => {
     fake.respondOnce({ delayMs: 600, json: { model: 'tiny-instruct', response: 'slow but complete', done: true } });
-    const patient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 200, timeoutMs: 10_000 });
+    const patient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 200, timeoutMs: 10_000 }, nodeEgress);
     const result = await patient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toEqual({ ok: true, text: 'slow but complete', model: 'tiny-instruct' });
   });
 
   it('gives a timeout failure when generation outlasts the read timeout', async () => {
     fake.respondOnce({ delayMs: 3000, json: { model: 'tiny-instruct', response: 'too late', done: true } });
-    const impatient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 1500, timeoutMs: 300 });
+    const impatient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 1500, timeoutMs: 300 }, nodeEgress);
     const result = await impatient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });

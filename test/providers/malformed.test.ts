@@ -11,6 +11,7 @@ import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, startFakeRegional
 import type { FakeResponse, FakeServer } from '../fakes/server.js';
 import { fakeProviderSettings } from '../fakes/settings.js';
 import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
+import { nodeEgress } from '../../lib/net/http-client.js';
 
 /**
  * Every way a provider answer can be wrong (wrong types, truncated JSON, HTML, empty, huge,
@@ -152,7 +153,7 @@ let approved: ApprovedImage;
 beforeAll(async () => {
   [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
   const { config } = buildConfig(fakeProviderSettings({ regional, vision, search, llm }));
-  clients = createProviderClients(config);
+  clients = createProviderClients(config, nodeEgress);
   approved = await approveForVision(await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url)));
 });
 afterAll(() => Promise.all([regional, vision, search, llm].map((fake) => fake.close())));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { createRegionalClient, regionalSettings, type RegionalClient } from '../../lib/providers/regional.js';
 import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, startFakeRegional, type FakeRegional, type RegionalImageItem } from '../fakes/regional.js';
+import { nodeEgress } from '../../lib/net/http-client.js';
 
 let fake: FakeRegional;
 let client: RegionalClient;
@@ -25,7 +26,7 @@ function configFor(url: string, extra: Record<string, string> = {}) {
 
 beforeAll(async () => {
   fake = await startFakeRegional();
-  client = createRegionalClient(regionalSettings(configFor(fake.url)));
+  client = createRegionalClient(regionalSettings(configFor(fake.url)), nodeEgress);
 });
 afterAll(() => fake.close());
 beforeEach(() => {
@@ -70,7 +71,7 @@ describe('regional image search', () => {
 
   it('asks for later pages with start = 1 + page * display', async () => {
     fake.results.image = Array.from({ length: 25 }, (_, i) => imageItem(i + 1));
-    const paged = createRegionalClient(regionalSettings(configFor(fake.url, { REGIONAL_SEARCH_DISPLAY: '10', REGIONAL_SEARCH_SORT: 'date' })));
+    const paged = createRegionalClient(regionalSettings(configFor(fake.url, { REGIONAL_SEARCH_DISPLAY: '10', REGIONAL_SEARCH_SORT: 'date' })), nodeEgress);
     const result = await paged.searchImages('astronaut', 2);
     expect(fake.requests[0].query).toMatchObject({ start: '21', display: '10', sort: 'date' });
     expect(result.ok && result.items.map((item) => item.imageUrl)).toEqual(
@@ -118,7 +119,7 @@ describe('regional blog and web-document search', () => {
 
 describe('regional failures', () => {
   it('reports rejected credentials as an HTTP failure without the secret or the client id', async () => {
-    const wrong = createRegionalClient({ ...regionalSettings(configFor(fake.url)), clientSecret: 'wrong-secret-value-123' });
+    const wrong = createRegionalClient({ ...regionalSettings(configFor(fake.url)), clientSecret: 'wrong-secret-value-123' }, nodeEgress);
     const result = await wrong.searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
@@ -128,7 +129,7 @@ describe('regional failures', () => {
   });
 
   it('gives a timeout failure when the provider does not answer in time', async () => {
-    const quick = createRegionalClient({ ...regionalSettings(configFor(fake.url)), timeoutMs: 200 });
+    const quick = createRegionalClient({ ...regionalSettings(configFor(fake.url)), timeoutMs: 200 }, nodeEgress);
     fake.respondOnce({ delayMs: 2000, json: {} });
     const result = await quick.searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
@@ -138,7 +139,7 @@ describe('regional failures', () => {
     const closed = await startFakeRegional();
     const url = closed.url;
     await closed.close();
-    const result = await createRegionalClient(regionalSettings(configFor(url))).searchImages('astronaut');
+    const result = await createRegionalClient(regionalSettings(configFor(url)), nodeEgress).searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'unreachable' } });
   });
 
