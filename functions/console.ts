@@ -1,10 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Env } from '../lib/env.js';
 import { notFound } from '../lib/errors.js';
-
-const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'static');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -24,16 +19,12 @@ const CONSOLE_HEADERS = {
 };
 
 /** GET / and GET /<file>: the static console; names are single plain segments of static/. */
-export async function handleConsole(request: Request, _env: Env): Promise<Response> {
+export async function handleConsole(request: Request, env: Env): Promise<Response> {
   const path = new URL(request.url).pathname;
   const name = path === '/' ? 'index.html' : path.slice(1);
   const ext = /\.[a-z]+$/.exec(name)?.[0] ?? '';
   if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.[a-z]+$/.test(name) || !TYPES[ext]) throw notFound(`no route for GET ${path}`);
-  let body: Buffer;
-  try {
-    body = await readFile(join(STATIC_DIR, name));
-  } catch {
-    throw notFound(`no route for GET ${path}`);
-  }
-  return new Response(new Uint8Array(body), { headers: { 'content-type': TYPES[ext], 'cache-control': 'no-cache', ...CONSOLE_HEADERS } });
+  const body = await env.assets.get(name);
+  if (!body) throw notFound(`no route for GET ${path}`);
+  return new Response(body.slice(), { headers: { 'content-type': TYPES[ext], 'cache-control': 'no-cache', ...CONSOLE_HEADERS } });
 }

@@ -1,9 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /**
- * The only reader of process.env. Every setting of SPEC.md section 8 and CONTRACT.md section 5,
+ * Every setting of SPEC.md section 8 and CONTRACT.md section 5,
  * each with its default and range. A malformed value falls back to its default and an out-of-range
  * number is clamped, so start-up never fails on configuration; `warnings` says what was corrected.
  */
@@ -61,7 +59,8 @@ export const RULES = {
   SVC_MAX_IMAGE_PIXELS: int(50_000_000, 1, 1_000_000_000),
   SVC_ENRICH_CONCURRENCY: int(2, 1, 16),
   // Analysis is CPU work: by default one job per core.
-  SVC_ANALYSIS_CONCURRENCY: int(availableParallelism(), 1, 16),
+  // The default, one per core, is the machine's: see buildConfig.
+  SVC_ANALYSIS_CONCURRENCY: int(1, 1, 16),
   SVC_EVIDENCE_RETENTION_DAYS: int(90, 1, 36500),
   SVC_PROVIDER_TIMEOUT_MS: int(15000, 1000, 120000),
   SVC_DOWNLOAD_MAX_BYTES: int(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
@@ -190,29 +189,20 @@ export function parseDotEnv(text: string): Record<string, string> {
   return out;
 }
 
-/** Builds the config from a `.env` text (optional) with the process environment on top. */
-export function buildConfig(processEnv: Source, dotEnvText?: string): LoadedConfig {
+/**
+ * Builds the config from a `.env` text (optional) with the process environment (or a Worker's
+ * bindings) on top. `cores` is the machine's, for the defaults that follow it.
+ */
+export function buildConfig(processEnv: Source, dotEnvText?: string, machine: { cores: number } = { cores: 1 }): LoadedConfig {
   const fromFile = dotEnvText ? parseDotEnv(dotEnvText) : {};
   const warnings: string[] = [];
   const config: Record<string, unknown> = {};
-  for (const [name, rule] of Object.entries(RULES) as [string, Rule][]) {
+  const rules: Record<string, Rule> = { ...RULES, SVC_ANALYSIS_CONCURRENCY: int(Math.min(16, Math.max(1, machine.cores)), 1, 16) };
+  for (const [name, rule] of Object.entries(rules)) {
     const raw = processEnv[name] ?? fromFile[name];
     config[name] = readOne(name, rule, raw, warnings);
   }
   return { config: Object.freeze(config) as Config, warnings };
-}
-
-/** Reads `.env` from the working directory when present; the process environment wins. */
-export function loadConfig(processEnv: Source = process.env, dotEnvPath = '.env'): LoadedConfig {
-  let text: string | undefined;
-  if (existsSync(dotEnvPath)) {
-    try {
-      text = readFileSync(dotEnvPath, 'utf8');
-    } catch {
-      text = undefined;
-    }
-  }
-  return buildConfig(processEnv, text);
 }
 
 /** An operator may put a user and password in a provider URL; they are never shown. */

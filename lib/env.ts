@@ -1,6 +1,8 @@
 import { createAnalyzer, runAnalyseJob, type Analyzer } from './analysis.js';
 import { SYSTEM_ACTOR, type Actor } from './auth/actor.js';
 import type { Config } from './config.js';
+import type { ConsoleAssets } from './assets.js';
+import { folderAssets } from './assets-folder.js';
 import { folderBlobStore } from './blobs/folder.js';
 import type { BlobStore } from './blobs/types.js';
 import type { Database } from './db/types.js';
@@ -29,6 +31,8 @@ export interface Env {
   blobs: BlobStore;
   /** Every outbound HTTP request (lib/net/egress.ts). */
   egress: Egress;
+  /** The console's static files. */
+  assets: ConsoleAssets;
   clock: Clock;
   log: Logger;
   version: string;
@@ -64,6 +68,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     paths,
     blobs: folderBlobStore(paths.dataDir),
     egress: nodeEgress,
+    assets: folderAssets(),
     clock,
     log: options.log ?? createLogger(config),
     version: options.version ?? '0.1.0',

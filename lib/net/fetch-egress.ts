@@ -20,7 +20,8 @@ export function fetchEgress(fetcher: typeof fetch = fetch): Egress {
         response = await fetcher(request.url.href, {
           method: request.method,
           headers: request.headers,
-          body: request.body,
+          // A copy on its own ArrayBuffer, as fetch's body types ask.
+          body: request.body?.slice(),
           redirect: 'manual',
           signal: controller.signal,
         });

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildConfig, loadConfig, parseDotEnv, publicSettings } from '../../lib/config.js';
+import { buildConfig, parseDotEnv, publicSettings } from '../../lib/config.js';
+import { loadConfig } from '../../lib/config-file.js';
 
 describe('config', () => {
   it('gives every default when nothing is set', () => {

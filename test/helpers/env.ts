@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig, type Config } from '../../lib/config.js';
 import { createEnv, type Clock, type OwnedEnv } from '../../lib/env.js';
@@ -38,7 +38,7 @@ export interface TestEnv extends OwnedEnv {
 /** A fresh env on a temporary data folder; `overrides` are environment variables as text. */
 export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
-  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...overrides });
+  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...overrides }, undefined, { cores: availableParallelism() });
   const clock = fakeClock();
   const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }) });
   const router = createRouter();
