@@ -6,6 +6,7 @@
  * to 2-4 MP, cropped, tinted, with sensor-like noise (so the files carry photo-like entropy rather
  * than smooth upscales), a fifth of them progressive.
  */
+import { phash } from '../lib/images/fingerprint.js';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -13,7 +14,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp, { type SharpOptions } from 'sharp';
-import { phash } from '../lib/images/phash.js';
 import type { BenchTable } from './run.js';
 import { seededRandom } from '../test/helpers/random.js';
 

@@ -5,12 +5,13 @@
  * The photographs come from Debian wallpaper packages plus the fixture photos (bench/eval-set.ts
  * builds the set into outputs/eval-set/ and says which packages to install when some are missing).
  */
+import { computeFingerprints } from '../lib/images/fingerprint.js';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { similarity } from '../lib/images/phash.js';
-import { type Fingerprints, REGION_NAMES, RobustIndex, computeFingerprints, matchFingerprints } from '../lib/images/robust.js';
+import { type Fingerprints, REGION_NAMES, RobustIndex, matchFingerprints } from '../lib/images/robust.js';
 import { EVAL_PHOTOS, EVAL_SET_DIR, TRANSFORMS, buildEvalSet } from './eval-set.js';
 import type { BenchTable } from './run.js';
 import { seededRandom } from '../test/helpers/random.js';

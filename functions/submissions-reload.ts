@@ -6,6 +6,6 @@ import { reload } from '../lib/ingest.js';
 export async function handleSubmissionsReload(request: Request, env: Env): Promise<Response> {
   await readJson(request, env.config.SVC_MAX_BODY_BYTES);
   const report = await reload(env);
-  if (report.queued_jobs > 0) env.jobs.wake();
+  if (report.queued_jobs > 0) await env.jobs.notify(report.queued_jobs);
   return json(report);
 }

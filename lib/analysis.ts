@@ -1,7 +1,8 @@
+import { computeFingerprints } from './images/fingerprint.js';
 import type { Env } from './env.js';
 import { ImageRejected } from './images/decode.js';
 import { dedupeFaces, type FaceDetector } from './images/faces.js';
-import { computeFingerprints, RobustIndex, type Fingerprints } from './images/robust.js';
+import { RobustIndex, type Fingerprints } from './images/robust.js';
 import { replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
@@ -160,7 +161,8 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
   if (!row) return { status: 'skipped' };
   const failure = row.analysis_status === 'pending' ? (await analyseSubmission(env, id)).failure : row.analysis_error;
   await compareSubmission(env, id);
-  await enqueueJobStatement(env.db, 'enrich', id, {}, env.clock.now().toISOString()).run();
+  const queued = await enqueueJobStatement(env.db, 'enrich', id, {}, env.clock.now().toISOString()).run();
+  if (queued.meta.changes > 0) await env.jobs.notify(1);
   const after = await getSubmissionRow(env.db, id);
   if (after?.analysis_status === 'failed') return { status: 'failed', error: failure ?? after.analysis_error ?? 'analysis failed' };
   return { status: 'done' };

@@ -12,7 +12,7 @@ import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
 import { createFaceDetector } from './images/faces.js';
 import { nodeEgress } from './net/http-client.js';
 import type { Egress } from './net/egress.js';
-import { createJobRunner, type JobRunner } from './jobs.js';
+import { createJobRunner, type JobNotice, type JobRunner } from './jobs.js';
 import { createLogger, type Logger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
 
@@ -38,7 +38,7 @@ export interface Env {
   version: string;
   startedAt: Date;
   analyzer: Analyzer;
-  jobs: JobRunner;
+  jobs: JobNotice;
   /** Who the current work is for: the caller of a request (set by the router), else the service itself. */
   actor: Actor;
 }
@@ -51,6 +51,7 @@ export interface EnvOptions {
 
 export interface OwnedEnv extends Env {
   db: SqliteDatabase;
+  jobs: JobRunner;
   close(): Promise<void>;
 }
 

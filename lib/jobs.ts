@@ -3,10 +3,10 @@ import type { Env } from './env.js';
 import { claimNextJob, finishJob, type Job, type JobType } from './repo/jobs.js';
 
 /**
- * The in-process worker for jobs kept in the database. Each job type has its own loops (analysis is
- * CPU work, one loop per core; enrichment waits on providers), so a long enrichment never holds up
- * the analysis of new submissions. A claim is one atomic statement, so no job runs twice at once;
- * a job left running by a process that died is put back in the queue at start-up.
+ * Jobs are rows of the job table, the record of all work and of its progress. The jobs port is
+ * how workers learn that rows were queued: in Node, the in-process runner below; in the Worker,
+ * Cloudflare Queues (lib/jobs-queue.ts). Either way a worker claims a row in one atomic statement,
+ * so a job never runs twice at once and a repeated or late notice finds nothing to do.
  */
 export type JobOutcome = { status: 'done' | 'skipped' } | { status: 'failed'; error: string };
 export type JobHandler = (env: Env, job: Job) => Promise<JobOutcome>;
@@ -16,10 +16,38 @@ export interface JobWorker {
   concurrency: number;
 }
 
-export interface JobRunner {
+/** The jobs port. */
+export interface JobNotice {
+  /** Tells the workers that `count` jobs were queued (after the statement that queued them committed). */
+  notify(count: number): Promise<void>;
+}
+
+/**
+ * Claims the oldest queued job of a type and runs it to its recorded end; false when none could
+ * be claimed. A handler's throw is the job's failure, never the worker's.
+ */
+export async function runNextJob(env: Env, type: JobType, handler: JobHandler): Promise<boolean> {
+  const token = randomUUID();
+  const job = await claimNextJob(env.db, type, token, env.clock.now().toISOString());
+  if (!job) return false;
+  let outcome: JobOutcome;
+  try {
+    outcome = await handler(env, job);
+  } catch (error) {
+    outcome = { status: 'failed', error: error instanceof Error ? error.message : String(error) };
+  }
+  await finishJob(env.db, job.id, token, outcome.status, outcome.status === 'failed' ? outcome.error : null, env.clock.now().toISOString());
+  return true;
+}
+
+/**
+ * The in-process runner of the Node service. Each job type has its own loops (analysis is CPU
+ * work, one loop per core; enrichment waits on providers), so a long enrichment never holds up the
+ * analysis of new submissions. A job left running by a process that died is put back in the queue
+ * at start-up.
+ */
+export interface JobRunner extends JobNotice {
   start(): void;
-  /** Tells idle loops that a job was queued. */
-  wake(): void;
   /** Runs queued jobs (of one type, or all) in this call until none can be claimed (for tests and one-shot use). */
   drain(type?: JobType): Promise<number>;
   /** Stops claiming and waits for the jobs in flight. */
@@ -34,19 +62,7 @@ export function createJobRunner(env: Env, workers: Record<JobType, JobWorker>): 
   let wakeUp: (() => void)[] = [];
   const types = Object.keys(workers) as JobType[];
 
-  async function runOne(type: JobType): Promise<boolean> {
-    const token = randomUUID();
-    const job = await claimNextJob(env.db, type, token, env.clock.now().toISOString());
-    if (!job) return false;
-    let outcome: JobOutcome;
-    try {
-      outcome = await workers[type].handler(env, job);
-    } catch (error) {
-      outcome = { status: 'failed', error: error instanceof Error ? error.message : String(error) };
-    }
-    await finishJob(env.db, job.id, token, outcome.status, outcome.status === 'failed' ? outcome.error : null, env.clock.now().toISOString());
-    return true;
-  }
+  const runOne = (type: JobType) => runNextJob(env, type, workers[type].handler);
 
   async function loop(type: JobType): Promise<void> {
     while (running) {
@@ -83,7 +99,9 @@ export function createJobRunner(env: Env, workers: Record<JobType, JobWorker>): 
       running = true;
       for (const type of types) for (let i = 0; i < workers[type].concurrency; i++) loops.push(loop(type));
     },
-    wake,
+    async notify() {
+      wake();
+    },
     async drain(only) {
       let count = 0;
       // Types in order, again until a whole pass finds nothing: an analysis queues an enrichment.

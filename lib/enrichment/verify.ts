@@ -1,7 +1,8 @@
+import { computeFingerprints } from '../images/fingerprint.js';
 import { createHash } from 'node:crypto';
 import type { Env } from '../env.js';
 import { similarity } from '../images/phash.js';
-import { computeFingerprints, matchFingerprints, type Fingerprints } from '../images/robust.js';
+import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
 

@@ -1,4 +1,4 @@
-import { jpegLuma, lumaSample, resample, type Raster } from './luma.js';
+import { resample, type Raster } from './raster.js';
 
 /**
  * 64-bit DCT perceptual hash (SPEC): grayscale, 32x32, 2-D DCT-II, the top-left 8x8 block of
@@ -13,22 +13,6 @@ const HASH_PATTERN = /^[0-9a-f]{16}$/;
 
 export function isPhash(value: string): boolean {
   return HASH_PATTERN.test(value);
-}
-
-/**
- * Decodes any supported image into 1024 luma values (0-255), row-major, after EXIF
- * auto-orientation, by area averaging (see luma.ts). Transparent areas are seen on white, as a
- * browser would show them. A multi-megapixel photo is never decoded at full size: a JPEG is read
- * at 1/8 scale from its DC coefficients, other formats shrink on load in libvips.
- */
-export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
-  return (await jpegGrayscale32(input, maxPixels)) ?? sampleGrayscale32(await lumaSample(input, maxPixels));
-}
-
-/** grayscale32 from the JPEG's own luma grid, or null when libvips must decode (see jpegLuma). */
-export async function jpegGrayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array | null> {
-  const luma = await jpegLuma(input, maxPixels);
-  return luma && resample(luma, luma.window, SAMPLE_SIZE);
 }
 
 /** grayscale32 from a libvips luma sample. */
@@ -91,10 +75,6 @@ export function hashFromDct(dct: Float64Array): string {
     low = (low << 1) | (block[i + 32] > median ? 1 : 0);
   }
   return wordsToHash(high >>> 0, low >>> 0);
-}
-
-export async function phash(input: Buffer, maxPixels?: number): Promise<string> {
-  return hashFromDct(dct32(await grayscale32(input, maxPixels)));
 }
 
 /** The two 32-bit halves of a hash, most significant first. */

@@ -1,4 +1,4 @@
-import { SAMPLE_SIDE, resample, type Raster } from './luma.js';
+import { SAMPLE_SIDE, resample, type Raster } from './raster.js';
 import { SAMPLE_SIZE, dct32, popcount32, wordsToHash } from './phash.js';
 
 /**

@@ -1,5 +1,4 @@
-import { lumaSample } from './luma.js';
-import { dct32, hashFromDct, hashToWords, jpegGrayscale32, popcount32, sampleGrayscale32 } from './phash.js';
+import { hashToWords, popcount32 } from './phash.js';
 import {
   INVERSE_ORIENTATION,
   REGION_WORDS,
@@ -7,14 +6,10 @@ import {
   type Orientation,
   type Region,
   type RegionHash,
-  WHOLE,
-  contentRegion,
   orientRegion,
   orientRegionHash,
-  regionHash,
   regionHashDistance,
   regionHashFromHex,
-  regionHashToHex,
   regionKey,
   regionKeyDistance,
 } from './robust-hash.js';
@@ -38,7 +33,7 @@ import { SimilarityIndex } from './similarity-index.js';
 export const REGION_NAMES = ['whole', 'trimmed', 'c90', 'c80', 'tl90', 'tr90', 'bl90', 'br90'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
 
-const WINDOWS: Record<Exclude<RegionName, 'whole' | 'trimmed'>, Region> = {
+export const WINDOWS: Record<Exclude<RegionName, 'whole' | 'trimmed'>, Region> = {
   // 5 % and 10 % off every side.
   c90: { left: 0.05, top: 0.05, right: 0.95, bottom: 0.95 },
   c80: { left: 0.1, top: 0.1, right: 0.9, bottom: 0.9 },
@@ -124,13 +119,13 @@ const REGION_LOOKUP_DISTANCE = 3;
  * sides, and the second by under 2.5 % (plasma's ColdRipple: 41 % sky, 2.3 % at the bottom).
  */
 const FRAME_MIN_SIDE = 0.025;
-function isFramed(content: Region): boolean {
+export function isFramed(content: Region): boolean {
   const sides = [content.left, content.top, 1 - content.right, 1 - content.bottom];
   return sides.filter((side) => side >= FRAME_MIN_SIDE).length >= 3;
 }
 
 /** The window, given as fractions of the whole image, taken of the content region instead. */
-function within(content: Region, window: Region): Region {
+export function within(content: Region, window: Region): Region {
   const [width, height] = [content.right - content.left, content.bottom - content.top];
   return {
     left: content.left + window.left * width,
@@ -138,29 +133,6 @@ function within(content: Region, window: Region): Region {
     right: content.left + window.right * width,
     bottom: content.top + window.bottom * height,
   };
-}
-
-export async function computeFingerprints(image: Buffer, maxPixels?: number): Promise<Fingerprints> {
-  // One libvips decode serves the regions and, unless the JPEG's own luma grid does, the pHash.
-  const [sample, fromJpeg] = await Promise.all([lumaSample(image, maxPixels), jpegGrayscale32(image, maxPixels)]);
-  const pixels = fromJpeg ?? sampleGrayscale32(sample);
-  const variants: Partial<Record<RegionName, string>> = {};
-  const put = (name: RegionName, region: Region) => {
-    const hash = regionHash(sample, region);
-    if (hash) variants[name] = regionHashToHex(hash);
-  };
-  const content = contentRegion(sample);
-  if (content) put('trimmed', content);
-  if (content && isFramed(content)) {
-    // A frame is shared by every photo given the same one, and in a low-texture photo it
-    // dominates any region that includes it: the whole image is left out and the crop windows
-    // are taken inside the frame, where they show what they would show of the unframed photo.
-    for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, within(content, window));
-  } else {
-    put('whole', WHOLE);
-    for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, window);
-  }
-  return { phash: hashFromDct(dct32(pixels)), variants };
 }
 
 interface Parsed {

@@ -1,9 +1,10 @@
+import { phash } from '../../lib/images/fingerprint.js';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/decode.js';
 import { deriveImage } from '../../lib/images/derived.js';
-import { phash, similarity } from '../../lib/images/phash.js';
+import { similarity } from '../../lib/images/phash.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
 const GPS_IFD_POINTER = Buffer.from([0x25, 0x88]);

@@ -1,3 +1,4 @@
+import { jpegGrayscale32, phash } from '../../lib/images/fingerprint.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,7 @@ import sharp, { type Sharp } from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jpegLumaGrid } from '../../lib/images/jpeg-dc.js';
 import { jpegLuma, lumaSample } from '../../lib/images/luma.js';
-import { jpegGrayscale32, phash, sampleGrayscale32 } from '../../lib/images/phash.js';
+import { sampleGrayscale32 } from '../../lib/images/phash.js';
 
 // libjpeg-turbo's own tools (Debian's libjpeg-turbo-progs) are the reference: cjpeg writes every
 // layout the reader must follow, and djpeg's 1/8-scale grayscale decode is what it must equal.

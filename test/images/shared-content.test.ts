@@ -1,7 +1,8 @@
+import { computeFingerprints } from '../../lib/images/fingerprint.js';
 import { readFileSync } from 'node:fs';
 import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Fingerprints, RobustIndex, computeFingerprints, matchFingerprints } from '../../lib/images/robust.js';
+import { type Fingerprints, RobustIndex, matchFingerprints } from '../../lib/images/robust.js';
 
 /**
  * Different photographs given the same frame, logo, caption bar, phone chrome or letterbox must

@@ -1,0 +1,54 @@
+import { jpegLuma, lumaSample } from './luma.js';
+import { SAMPLE_SIZE, dct32, hashFromDct, sampleGrayscale32 } from './phash.js';
+import { resample } from './raster.js';
+import { WHOLE, contentRegion, regionHash, regionHashToHex, type Region } from './robust-hash.js';
+import { WINDOWS, isFramed, within, type Fingerprints, type RegionName } from './robust.js';
+
+/**
+ * Fingerprints from image bytes: the decoding half of the pipeline, which runs where sharp and
+ * the JPEG reader's worker threads do (the Node service, or the image service for the Worker).
+ * Comparing fingerprints (robust.ts, phash.ts) needs none of it.
+ */
+
+/**
+ * Decodes any supported image into 1024 luma values (0-255), row-major, after EXIF
+ * auto-orientation, by area averaging (see luma.ts). Transparent areas are seen on white, as a
+ * browser would show them. A multi-megapixel photo is never decoded at full size: a JPEG is read
+ * at 1/8 scale from its DC coefficients, other formats shrink on load in libvips.
+ */
+export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
+  return (await jpegGrayscale32(input, maxPixels)) ?? sampleGrayscale32(await lumaSample(input, maxPixels));
+}
+
+/** grayscale32 from the JPEG's own luma grid, or null when libvips must decode (see jpegLuma). */
+export async function jpegGrayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array | null> {
+  const luma = await jpegLuma(input, maxPixels);
+  return luma && resample(luma, luma.window, SAMPLE_SIZE);
+}
+
+export async function phash(input: Buffer, maxPixels?: number): Promise<string> {
+  return hashFromDct(dct32(await grayscale32(input, maxPixels)));
+}
+
+export async function computeFingerprints(image: Buffer, maxPixels?: number): Promise<Fingerprints> {
+  // One libvips decode serves the regions and, unless the JPEG's own luma grid does, the pHash.
+  const [sample, fromJpeg] = await Promise.all([lumaSample(image, maxPixels), jpegGrayscale32(image, maxPixels)]);
+  const pixels = fromJpeg ?? sampleGrayscale32(sample);
+  const variants: Partial<Record<RegionName, string>> = {};
+  const put = (name: RegionName, region: Region) => {
+    const hash = regionHash(sample, region);
+    if (hash) variants[name] = regionHashToHex(hash);
+  };
+  const content = contentRegion(sample);
+  if (content) put('trimmed', content);
+  if (content && isFramed(content)) {
+    // A frame is shared by every photo given the same one, and in a low-texture photo it
+    // dominates any region that includes it: the whole image is left out and the crop windows
+    // are taken inside the frame, where they show what they would show of the unframed photo.
+    for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, within(content, window));
+  } else {
+    put('whole', WHOLE);
+    for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, window);
+  }
+  return { phash: hashFromDct(dct32(pixels)), variants };
+}
