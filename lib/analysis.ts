@@ -1,12 +1,10 @@
-import { computeFingerprints } from './images/fingerprint.js';
 import type { Env } from './env.js';
-import { ImageRejected } from './images/decode.js';
-import { dedupeFaces, type FaceDetector } from './images/faces.js';
+import { settle } from './images/service.js';
+import { ImageRejected } from './images/rejected.js';
 import { RobustIndex, type Fingerprints } from './images/robust.js';
 import { replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
-import { makeThumbnail } from './images/thumbnail.js';
 import type { JobOutcome } from './jobs.js';
 import { enqueueJobStatement, type Job } from './repo/jobs.js';
 import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure } from './repo/submissions.js';
@@ -20,10 +18,8 @@ import { WATCHLIST_CONFIRMED } from './vocabulary.js';
  * the confirmed watchlist, and the risk that follows.
  */
 export interface Analyzer {
-  faces: FaceDetector;
   /** Fingerprints of every analysed submission, loaded from the database on first use. */
   submissionIndex(env: Env): Promise<SubmissionIndex>;
-  close(): Promise<void>;
 }
 
 export interface SubmissionIndex {
@@ -31,10 +27,9 @@ export interface SubmissionIndex {
   fingerprints: Map<string, Fingerprints>;
 }
 
-export function createAnalyzer(faces: FaceDetector): Analyzer {
+export function createAnalyzer(): Analyzer {
   let loaded: Promise<SubmissionIndex> | undefined;
   return {
-    faces,
     submissionIndex(env) {
       loaded ??= (async () => {
         const index = new RobustIndex<string>();
@@ -48,7 +43,6 @@ export function createAnalyzer(faces: FaceDetector): Analyzer {
       })();
       return loaded;
     },
-    close: () => faces.close(),
   };
 }
 
@@ -75,27 +69,20 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
   const row = await getSubmissionRow(env.db, id);
   if (!row) return { stored: false, failure: null };
   const now = () => env.clock.now().toISOString();
-  const maxPixels = env.config.SVC_MAX_IMAGE_PIXELS;
   try {
     const bytes = await readSubmissionImage(env, row.file);
-    const [fingerprints, faceOutcome, thumbOutcome] = await Promise.all([
-      computeFingerprints(bytes, maxPixels),
-      settle(env.analyzer.faces.detect(bytes)),
-      settle(makeThumbnail(bytes, maxPixels).then(async (thumb) => {
-        const thumbPath = `thumbs/${id}.jpg`;
-        await env.blobs.put(thumbPath, thumb);
-        return thumbPath;
-      })),
-    ]);
+    const { fingerprints, faces, thumbnail } = await env.images.analyse(bytes);
+    const thumbPath = `thumbs/${id}.jpg`;
+    const stored = thumbnail.ok ? await settle(env.blobs.put(thumbPath, thumbnail.value)) : thumbnail;
     const problems = [
-      faceOutcome.ok ? null : `face detection failed: ${faceOutcome.error}`,
-      thumbOutcome.ok ? null : `thumbnail failed: ${thumbOutcome.error}`,
+      faces.ok ? null : `face detection failed: ${faces.error}`,
+      stored.ok ? null : `thumbnail failed: ${stored.error}`,
     ].filter((p): p is string => p !== null);
     const result = {
       phash: fingerprints.phash,
       fingerprints,
-      faces: faceOutcome.ok ? dedupeFaces(faceOutcome.value) : [],
-      thumb_path: thumbOutcome.ok ? thumbOutcome.value : null,
+      faces: faces.ok ? faces.value : [],
+      thumb_path: stored.ok ? thumbPath : null,
       analysis_error: problems.length ? problems.join('; ') : null,
     };
     return { stored: await saveAnalysis(env.db, id, row.sha256, result, now()), failure: null };
@@ -104,14 +91,6 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
     return { stored: await saveAnalysisFailure(env.db, id, row.sha256, reason, now()), failure: reason };
   }
 }
-
-type Settled<T> = { ok: true; value: T } | { ok: false; error: string };
-
-const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
-  promise.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error: error instanceof Error ? error.message : String(error) }),
-  );
 
 /**
  * Puts a submission's stored fingerprints into the in-memory index (or takes it out when it has

@@ -9,7 +9,8 @@ import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
 import { runEnrichJob } from './enrichment/pipeline.js';
 import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
-import { createFaceDetector } from './images/faces.js';
+import { localImageService } from './images/local-service.js';
+import type { ImageService } from './images/service.js';
 import { nodeEgress } from './net/http-client.js';
 import type { Egress } from './net/egress.js';
 import { createJobRunner, type JobNotice, type JobRunner } from './jobs.js';
@@ -38,6 +39,8 @@ export interface Env {
   version: string;
   startedAt: Date;
   analyzer: Analyzer;
+  /** Everything that decodes pixels (lib/images/service.ts). */
+  images: ImageService;
   jobs: JobNotice;
   /** Who the current work is for: the caller of a request (set by the router), else the service itself. */
   actor: Actor;
@@ -62,7 +65,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
   const db = openSqlite(paths.database);
   await migrate(db);
   const clock = options.clock ?? systemClock;
-  const analyzer = createAnalyzer(createFaceDetector({ maxPixels: config.SVC_MAX_IMAGE_PIXELS }));
+  const images = localImageService(config.SVC_MAX_IMAGE_PIXELS);
   const env: OwnedEnv = {
     config,
     db,
@@ -74,12 +77,13 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     log: options.log ?? createLogger(config),
     version: options.version ?? '0.1.0',
     startedAt: clock.now(),
-    analyzer,
+    analyzer: createAnalyzer(),
+    images,
     actor: SYSTEM_ACTOR,
     jobs: undefined as unknown as JobRunner,
     async close() {
       await env.jobs.stop();
-      await analyzer.close();
+      await images.close();
       if (db.open) db.close();
     },
   };

@@ -5,7 +5,7 @@ import { basename, extname, isAbsolute, join, sep } from 'node:path';
 import { z } from 'zod';
 import type { Env } from './env.js';
 import { describeIssues } from './http.js';
-import { ImageRejected, probeImage } from './images/decode.js';
+import { ImageRejected } from './images/rejected.js';
 import { auditStatement } from './repo/audit.js';
 import { enqueueJobStatement, owedWorkStatements } from './repo/jobs.js';
 import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from './repo/submissions.js';
@@ -395,7 +395,7 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   }
   let probe;
   try {
-    probe = await probeImage(bytes, env.config.SVC_MAX_IMAGE_PIXELS);
+    probe = await env.images.probe(bytes);
   } catch (error) {
     if (error instanceof ImageRejected) return { reason: error.reason };
     throw error;

@@ -1,5 +1,4 @@
 import type { Env } from '../env.js';
-import { cropFaces } from '../images/faces.js';
 import { readSubmissionImage, storedFingerprints } from '../analysis.js';
 import type { Fingerprints } from '../images/robust.js';
 import type { ProviderId } from '../providers/catalog.js';
@@ -134,7 +133,7 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
   let status: EnrichmentStatus;
   try {
     const original = await readSubmissionImage(env, submission.file);
-    const approved = await approveForVision(original, env.config.SVC_MAX_IMAGE_PIXELS);
+    const approved = await approveForVision(env.images, original);
     await keepDerivedCopy(env, submissionId, approved);
     const detection = await detectWeb(run, approved, false);
     const faceDetections = options.faceCrop ? await faceCropDetections(run, original) : [];
@@ -197,12 +196,12 @@ async function detectWeb(run: Run, image: ApprovedImage, faceCrop: boolean): Pro
 async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetection[]> {
   const faces = fromJson<{ box: { x: number; y: number; width: number; height: number }; score: number }[]>(run.submission.faces, []);
   const detections: WebDetection[] = [];
-  for (const crop of await cropFaces(original, faces, run.env.config.SVC_MAX_IMAGE_PIXELS)) {
+  for (const crop of await run.env.images.cropFaces(original, faces)) {
     if (!crop.ok) {
       await run.add([{ source: 'global_vision', kind: 'face_crop_failed', group: 'failures', face_crop: true, title: 'face crop failed', error: { code: 'crop_failed', message: crop.error } }]);
       continue;
     }
-    const detection = await detectWeb(run, await approveForVision(crop.bytes), true);
+    const detection = await detectWeb(run, await approveForVision(run.env.images, crop.bytes), true);
     if (detection) detections.push(detection);
   }
   return detections;

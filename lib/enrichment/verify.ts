@@ -1,4 +1,3 @@
-import { computeFingerprints } from '../images/fingerprint.js';
 import { createHash } from 'node:crypto';
 import type { Env } from '../env.js';
 import { similarity } from '../images/phash.js';
@@ -22,13 +21,13 @@ export interface Verification {
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', svg: 'svg', avif: 'avif', tiff: 'tif', heif: 'heif' };
 
 export async function verifyImage(env: Env, submissionId: string, reference: Fingerprints, imageUrl: string): Promise<Verification> {
-  const downloaded = await downloadImage(imageUrl, downloadSettings(env.config, env.egress));
+  const downloaded = await downloadImage(imageUrl, { ...downloadSettings(env.config, env.egress), probe: env.images.probe });
   if (!downloaded.ok) return { imageUrl, localMediaPath: null, similarity: null, matched: false, transform: null, error: downloaded.error };
   const name = `${createHash('sha256').update(downloaded.bytes).digest('hex').slice(0, 24)}.${EXTENSIONS[downloaded.format] ?? 'img'}`;
   const localMediaPath = `evidence/${submissionId}/${name}`;
   await env.blobs.put(localMediaPath, downloaded.bytes);
   try {
-    const candidate = await computeFingerprints(downloaded.bytes, env.config.SVC_MAX_IMAGE_PIXELS);
+    const candidate = await env.images.fingerprints(downloaded.bytes);
     const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
     const match = matchFingerprints(candidate, reference, threshold);
     return {

@@ -1,4 +1,5 @@
 import sharp, { type Metadata, type SharpOptions } from 'sharp';
+import { ImageRejected } from './rejected.js';
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'svg' | 'avif' | 'tiff' | 'heif';
 
@@ -8,13 +9,7 @@ export interface ImageProbe {
   height: number;
 }
 
-/** An input the service refuses to treat as media; `reason` is shown to operators as is. */
-export class ImageRejected extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-    this.name = 'ImageRejected';
-  }
-}
+export { ImageRejected };
 
 const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'gif', 'svg', 'tiff', 'heif']);
 

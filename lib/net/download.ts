@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
-import { ImageRejected, probeImage, type ImageFormat } from '../images/decode.js';
+import type { ImageFormat, ImageProbe } from '../images/decode.js';
+import { ImageRejected } from '../images/rejected.js';
 import { blockedAddressReason, isAddressLiteral } from './address.js';
 import type { Egress, EgressResponse } from './egress.js';
 
@@ -19,16 +20,16 @@ export interface DownloadSettings {
 }
 
 export interface ImageDownloadSettings extends DownloadSettings {
-  maxPixels: number;
+  /** Reads the real format and size (the images port's `probe`, with its pixel limit). */
+  probe: (bytes: Uint8Array) => Promise<ImageProbe>;
 }
 
-export function downloadSettings(config: Config, egress: Egress): ImageDownloadSettings {
+export function downloadSettings(config: Config, egress: Egress): DownloadSettings {
   return {
     egress,
     maxBytes: config.SVC_DOWNLOAD_MAX_BYTES,
     timeoutMs: config.SVC_DOWNLOAD_TIMEOUT_MS,
     allowPrivate: config.SVC_ALLOW_PRIVATE_DOWNLOADS,
-    maxPixels: config.SVC_MAX_IMAGE_PIXELS,
   };
 }
 
@@ -143,7 +144,7 @@ export async function downloadImage(rawUrl: string, settings: ImageDownloadSetti
   const fetched = await fetchSafely(rawUrl, settings, 'image/*');
   if (!fetched.ok) return fetched;
   try {
-    const probe = await probeImage(fetched.body, settings.maxPixels);
+    const probe = await settings.probe(fetched.body);
     return { ok: true, url: fetched.url, bytes: fetched.body, ...probe };
   } catch (error) {
     if (error instanceof ImageRejected) return failure('not_an_image', error.reason);

@@ -1,4 +1,5 @@
-import { deriveImage, type DerivedImage } from '../images/derived.js';
+import type { DerivedImage } from '../images/derived.js';
+import type { ImageService } from '../images/service.js';
 
 /**
  * The only image that may leave the service: a derived copy (decoded and re-encoded, so EXIF/GPS
@@ -11,6 +12,6 @@ declare const approvedImageBrand: unique symbol;
 export type ApprovedImage = DerivedImage & { readonly [approvedImageBrand]: true };
 
 /** Derives the copy that may be sent to the web-detection service (a whole image or a face crop). */
-export async function approveForVision(bytes: Buffer, maxPixels?: number): Promise<ApprovedImage> {
-  return (await deriveImage(bytes, maxPixels)) as ApprovedImage;
+export async function approveForVision(images: ImageService, bytes: Uint8Array): Promise<ApprovedImage> {
+  return (await images.derive(bytes)) as ApprovedImage;
 }

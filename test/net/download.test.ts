@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
+import { DEFAULT_MAX_PIXELS, probeImage } from '../../lib/images/decode.js';
 import { downloadImage, downloadSettings, type ImageDownloadSettings } from '../../lib/net/download.js';
 import type { Egress } from '../../lib/net/egress.js';
 import { fetchEgress } from '../../lib/net/fetch-egress.js';
@@ -25,8 +26,9 @@ const adapters: [string, Egress][] = [['node:http', nodeEgress], ['fetch', fetch
 
 describe.each(adapters)('over %s', (_adapter, egress) => {
   /** The fake web listens on loopback, so reaching it at all needs private downloads allowed. */
-  const open: ImageDownloadSettings = { ...downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config, egress), timeoutMs: 3000 };
-  const guarded: ImageDownloadSettings = downloadSettings(buildConfig({}).config, egress);
+  const probe = (bytes: Uint8Array) => probeImage(Buffer.from(bytes), DEFAULT_MAX_PIXELS);
+  const open: ImageDownloadSettings = { ...downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config, egress), probe, timeoutMs: 3000 };
+  const guarded: ImageDownloadSettings = { ...downloadSettings(buildConfig({}).config, egress), probe };
 
   describe('image downloads', () => {
     it('downloads an image and reports its real format and size', async () => {
@@ -106,7 +108,7 @@ describe.each(adapters)('over %s', (_adapter, egress) => {
 
     it('refuses an image with more pixels than allowed, saying why', async () => {
       web.addImage('/camera.png', png);
-      const result = await downloadImage(web.urlFor('/camera.png'), { ...open, maxPixels: 1000 });
+      const result = await downloadImage(web.urlFor('/camera.png'), { ...open, probe: (bytes: Uint8Array) => probeImage(Buffer.from(bytes), 1000) });
       expect(result).toEqual({ ok: false, error: { code: 'not_an_image', message: expect.stringContaining('more than the limit') } });
     });
 

@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_PIXELS } from '../../lib/images/decode.js';
+import { localImageService } from '../../lib/images/local-service.js';
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +17,9 @@ let approved: ApprovedImage;
 const configFor = (url: string, extra: Record<string, string> = {}) =>
   buildConfig({ GLOBAL_VISION_URL: url, GLOBAL_VISION_API_KEY: FAKE_VISION_API_KEY, ...extra }).config;
 
+const images = localImageService(DEFAULT_MAX_PIXELS);
+afterAll(() => images.close());
+
 beforeAll(async () => {
   fake = await startFakeVision();
   client = createGlobalVisionClient(globalVisionSettings(configFor(fake.url)), nodeEgress);
@@ -24,7 +29,7 @@ beforeAll(async () => {
     .withExif({ IFD0: { Copyright: 'owner-name-in-exif' }, IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '37/1 33/1 0/1' } })
     .jpeg()
     .toBuffer();
-  approved = await approveForVision(original);
+  approved = await approveForVision(images, original);
 });
 afterAll(() => fake.close());
 beforeEach(() => {

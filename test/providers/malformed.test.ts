@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_PIXELS } from '../../lib/images/decode.js';
+import { localImageService } from '../../lib/images/local-service.js';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
@@ -150,11 +152,14 @@ let llm: FakeLocalLlm;
 let clients: ProviderClients;
 let approved: ApprovedImage;
 
+const images = localImageService(DEFAULT_MAX_PIXELS);
+afterAll(() => images.close());
+
 beforeAll(async () => {
   [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
   const { config } = buildConfig(fakeProviderSettings({ regional, vision, search, llm }));
   clients = createProviderClients(config, nodeEgress);
-  approved = await approveForVision(await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url)));
+  approved = await approveForVision(images, await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url)));
 });
 afterAll(() => Promise.all([regional, vision, search, llm].map((fake) => fake.close())));
 

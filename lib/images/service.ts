@@ -1,0 +1,39 @@
+import type { ImageProbe } from './decode.js';
+import type { DerivedImage } from './derived.js';
+import type { Face, FaceCrop } from './faces.js';
+import type { Fingerprints } from './robust.js';
+
+/**
+ * The images port: everything that decodes pixels. The Node service runs it in-process
+ * (lib/images/local-service.ts: sharp, the JPEG reader and the face model in worker threads); the
+ * Worker, which cannot, reaches the same code behind the image service's HTTP API through a
+ * service binding (lib/images/http-service.ts, served by image-service.ts). Every method rejects
+ * with `ImageRejected` when the bytes are not an image it accepts; the port stays usable.
+ */
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** What analysis keeps of a submitted image. Faces and the thumbnail may fail on their own. */
+export interface ImageAnalysis {
+  fingerprints: Fingerprints;
+  /** Overlapping detections already merged. */
+  faces: Settled<Face[]>;
+  /** A JPEG of at most 320 px on its longer side. */
+  thumbnail: Settled<Uint8Array>;
+}
+
+export interface ImageService {
+  analyse(bytes: Uint8Array): Promise<ImageAnalysis>;
+  fingerprints(bytes: Uint8Array): Promise<Fingerprints>;
+  /** The real format and size from the header; an image over the pixel limit is refused here. */
+  probe(bytes: Uint8Array): Promise<ImageProbe>;
+  /** The metadata-free copy (lib/images/derived.ts): the only form in which an image may leave. */
+  derive(bytes: Uint8Array): Promise<DerivedImage>;
+  cropFaces(bytes: Uint8Array, faces: Face[]): Promise<FaceCrop[]>;
+  close(): Promise<void>;
+}
+
+export const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error: error instanceof Error ? error.message : String(error) }),
+  );
