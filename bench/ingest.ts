@@ -146,7 +146,7 @@ async function noopReload(): Promise<{ seconds: number[]; maxStallMs: number }> 
             id: `f${String(i).padStart(6, '0')}`, title: name, file: `images/${name}`, origin: 'quick',
             submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
             submitted_at_epoch: minute.getTime() / 1000, width: 8, height: 8, format: 'jpeg', bytes: info.size, sha256: 'x',
-            file_mtime_ms: Math.floor(info.mtimeMs), file_inode: info.ino,
+            file_mtime_ms: Math.floor(info.mtimeMs), file_version: String(info.ino),
           }, now),
         );
       }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, realpathSync, statSync } from 'node:fs';
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, sep } from 'node:path';
+import { basename, extname, isAbsolute } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
+import { listAll, type BlobInfo } from './blobs/types.js';
 import type { Env } from './env.js';
 import { describeIssues } from './http.js';
 import { ImageRejected } from './images/rejected.js';
@@ -44,7 +44,10 @@ export const RegistryEntry = z
   .strict();
 
 /** What a registry entry or a quick file says about a submission, before its bytes are read. */
-type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & { absolutePath: string; signature: FileSignature };
+type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & { key: string; signature: FileSignature };
+
+const IMAGES_PREFIX = 'submissions/images/';
+const REGISTRY_KEY = 'submissions/submissions.json';
 
 /** Quick ids: the file name without extension, lowercased, other characters as dashes. */
 export function quickId(fileName: string): string {
@@ -63,35 +66,26 @@ export function quickTitle(fileName: string): string {
   return basename(fileName, extname(fileName)).replace(/[_-]+/g, ' ').replace(/\s+/g, ' ').trim() || fileName;
 }
 
-/** Resolves `images/<name>` inside the images folder, following links, or says why not. */
-async function resolveRegistryFile(env: Env, imagesRoot: string, file: string): Promise<{ path: string; signature: FileSignature } | { reason: string }> {
+/** Finds `images/<name>` in the submission store, or says why not. */
+async function resolveRegistryFile(env: Env, file: string): Promise<{ key: string; signature: FileSignature } | { reason: string }> {
   if (isAbsolute(file) || file.includes('\\') || file.includes('\0')) return { reason: 'file must be a relative path of the form images/<file_name>' };
   const parts = file.split('/');
   if (parts.length !== 2 || parts[0] !== 'images' || parts[1] === '' || parts[1] === '.' || parts[1] === '..') {
     return { reason: 'file leaves data/submissions/images/ (expected images/<file_name>)' };
   }
-  const path = join(env.paths.imagesDir, parts[1]);
-  try {
-    const link = await lstat(path);
-    const real = link.isSymbolicLink() ? await realpath(path) : path;
-    if (link.isSymbolicLink() && !real.startsWith(imagesRoot + sep)) return { reason: 'file is a link that leaves data/submissions/images/' };
-    const info = link.isSymbolicLink() ? await stat(real) : link;
-    if (!info.isFile()) return { reason: 'file is not a regular file' };
-    return { path, signature: signatureOf(info) };
-  } catch {
-    return { reason: 'file does not exist' };
-  }
+  const key = `${IMAGES_PREFIX}${parts[1]}`;
+  const info = await env.blobs.head(key);
+  if (!info) return { reason: 'file does not exist' };
+  if (info.problem) return { reason: `file is ${info.problem} (data/submissions/images/)` };
+  return { key, signature: signatureOf(info) };
 }
 
 type RegistryRead = { entries: unknown[] } | { error: string } | null;
 
 async function readRegistry(env: Env): Promise<RegistryRead> {
-  let text: string;
-  try {
-    text = await readFile(env.paths.registryFile, 'utf8');
-  } catch {
-    return null;
-  }
+  const bytes = await env.blobs.get(REGISTRY_KEY).catch(() => null);
+  if (!bytes) return null;
+  const text = new TextDecoder().decode(bytes);
   let data: unknown;
   try {
     data = JSON.parse(text.replace(/^\uFEFF/, ''));
@@ -115,23 +109,24 @@ interface IndexedSubmission {
   submitted_at_epoch: number | null;
   bytes: number | null;
   file_mtime_ms: number | null;
-  file_inode: number | null;
+  file_version: string | null;
 }
 
-/** What stat says of a file: when all three are as stored, the bytes are taken as unchanged. */
+/** What the store says of a file: when all three are as stored, the bytes are taken as unchanged. */
 interface FileSignature {
   size: number;
   mtimeMs: number;
-  inode: number;
+  version: string;
 }
 
-const signatureOf = (info: { size: number; mtimeMs: number; ino: number }): FileSignature => ({ size: info.size, mtimeMs: Math.floor(info.mtimeMs), inode: info.ino });
+const signatureOf = (info: BlobInfo): FileSignature => ({ size: info.size, mtimeMs: Math.floor(info.modified), version: info.version });
 
 // Rows are read in pages so that no single read holds the event loop at 100,000 submissions.
 const INDEX_PAGE = 2000;
 // Files read at once: enough to keep the disk and the thread pool busy.
 const FILE_CONCURRENCY = 16;
-const STAT_SLICE = 1000;
+// Listed files compared with the stored index between turns of the event loop.
+const COMPARE_SLICE = 1000;
 
 interface StoredIndex {
   byId: Map<string, IndexedSubmission>;
@@ -145,7 +140,7 @@ async function readStoredIndex(env: Env): Promise<StoredIndex> {
   for (let after = ''; ; ) {
     const page = await env.db
       .prepare(
-        `SELECT id, file, origin, bytes, file_mtime_ms, file_inode,
+        `SELECT id, file, origin, bytes, file_mtime_ms, file_version,
            CASE origin WHEN 'registry' THEN title END AS title,
            CASE origin WHEN 'registry' THEN submitted_at END AS submitted_at,
            CASE origin WHEN 'registry' THEN submitted_at_epoch END AS submitted_at_epoch
@@ -165,7 +160,7 @@ async function readStoredIndex(env: Env): Promise<StoredIndex> {
 }
 
 /** Lets waiting requests run between slices of a long pass. */
-const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+const yieldToEvents = () => nextTurn();
 
 /** Runs `fn` over the items with at most `limit` in flight, keeping the results in order. */
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -197,14 +192,13 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   const claimedIds = new Set<string>();
   const claimedFiles = new Set<string>();
   const zone = env.config.SVC_TIMEZONE;
-  const imagesRoot = await realpath(env.paths.imagesDir);
 
   const registry = await readRegistry(env);
   if (registry && 'error' in registry) report.rejected.push({ file: REGISTRY_NAME, id: null, reason: registry.error });
   const entries = registry && 'entries' in registry ? registry.entries : [];
   const resolved = await mapLimit(entries, FILE_CONCURRENCY, async (raw) => {
     const parsed = RegistryEntry.safeParse(raw);
-    return { raw, parsed, file: parsed.success ? await resolveRegistryFile(env, imagesRoot, parsed.data.file) : null };
+    return { raw, parsed, file: parsed.success ? await resolveRegistryFile(env, parsed.data.file) : null };
   });
   for (const { raw, parsed, file } of resolved) {
     const rawObj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
@@ -240,23 +234,27 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
       continue;
     }
-    candidates.push({ id: entry.id, title: entry.title, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, absolutePath: file.path, signature: file.signature });
+    candidates.push({ id: entry.id, title: entry.title, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, key: file.key, signature: file.signature });
   }
 
-  const names = (await readdir(env.paths.imagesDir).catch(() => [] as string[])).filter((n) => !n.startsWith('.') && !claimedFiles.has(n));
-  const listed = await inspectQuickFiles(env, imagesRoot, names);
+  // The images folder's own files (not its subfolders), as the store lists them, page by page.
+  const listed: { name: string; info: BlobInfo }[] = [];
+  for await (const info of listAll(env.blobs, IMAGES_PREFIX)) {
+    const name = info.key.slice(IMAGES_PREFIX.length);
+    if (!name.includes('/') && !name.startsWith('.') && !claimedFiles.has(name)) listed.push({ name, info });
+  }
   const present = new Set<string>();
-  const fresh: { name: string; file: string; signature: FileSignature; path: string }[] = [];
+  const fresh: { name: string; file: string; signature: FileSignature; key: string }[] = [];
   const takenIds = new Set([...claimedIds, ...registryIds]);
-  for (let i = 0; i < names.length; i++) {
-    if (i > 0 && i % STAT_SLICE === 0) await yieldToEvents();
-    const found = listed[i];
-    if (!found) continue;
-    const file = `images/${names[i]}`;
-    if ('reason' in found) {
-      report.rejected.push({ file, id: null, reason: found.reason });
+  for (let i = 0; i < listed.length; i++) {
+    if (i > 0 && i % COMPARE_SLICE === 0) await yieldToEvents();
+    const { name, info } = listed[i];
+    const file = `images/${name}`;
+    if (info.problem) {
+      report.rejected.push({ file, id: null, reason: `file is ${info.problem} (data/submissions/images/)` });
       continue;
     }
+    const found = { key: info.key, signature: signatureOf(info) };
     present.add(file);
     const existing = storedByFile.get(file);
     if (existing?.origin === 'registry') continue;
@@ -264,8 +262,8 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       takenIds.add(existing.id);
       // Its time comes from the modification time, so the same signature means nothing changed.
       if (sameSignature(existing, found.signature)) report.unchanged++;
-      else candidates.push(quickCandidate(existing.id, quickTitle(names[i]), file, found.path, found.signature, zone));
-    } else fresh.push({ name: names[i], file, signature: found.signature, path: found.path });
+      else candidates.push(quickCandidate(existing.id, quickTitle(name), file, found.key, found.signature, zone));
+    } else fresh.push({ name, file, signature: found.signature, key: found.key });
   }
   // New quick files get their ids in name order, so colliding names are numbered the same way every time.
   fresh.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -274,7 +272,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     let id = base;
     for (let n = 2; takenIds.has(id) || (stored.has(id) && stored.get(id)!.file !== f.file); n++) id = `${base}-${n}`;
     takenIds.add(id);
-    candidates.push(quickCandidate(id, quickTitle(f.name), f.file, f.path, f.signature, zone));
+    candidates.push(quickCandidate(id, quickTitle(f.name), f.file, f.key, f.signature, zone));
   }
   for (const row of stored.values()) {
     if (row.origin === 'quick' && !present.has(row.file) && !claimedFiles.has(row.file.slice('images/'.length))) report.removed.push(row.id);
@@ -308,48 +306,15 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   return report;
 }
 
-function quickCandidate(id: string, title: string, file: string, path: string, signature: FileSignature, zone: string): Candidate {
+function quickCandidate(id: string, title: string, file: string, key: string, signature: FileSignature, zone: string): Candidate {
   const minute = new Date(signature.mtimeMs);
   minute.setSeconds(0, 0);
-  return { id, title, file, origin: 'quick', submitted_at: formatLocal(minute, zone), submitted_at_epoch: Math.floor(minute.getTime() / 1000), absolutePath: path, signature };
-}
-
-type QuickFile = { path: string; signature: FileSignature } | { reason: string } | null;
-
-/**
- * Each file in the images folder as stat sees it (null for what is not a submission, a folder).
- * stat runs synchronously, in slices: on a local disk one call takes a few microseconds, five
- * times less than the same call through the thread pool, so 100,000 files take a fraction of a
- * second, and a slice of STAT_SLICE files holds the event loop for a few milliseconds only.
- */
-async function inspectQuickFiles(env: Env, imagesRoot: string, names: string[]): Promise<QuickFile[]> {
-  const out: QuickFile[] = [];
-  for (let start = 0; start < names.length; start += STAT_SLICE) {
-    if (start > 0) await yieldToEvents();
-    for (const name of names.slice(start, start + STAT_SLICE)) out.push(inspectQuickFile(env, imagesRoot, name));
-  }
-  return out;
-}
-
-function inspectQuickFile(env: Env, imagesRoot: string, name: string): QuickFile {
-  const path = join(env.paths.imagesDir, name);
-  const info = lstatSync(path, { throwIfNoEntry: false });
-  if (!info || info.isDirectory()) return null;
-  if (!info.isSymbolicLink()) return info.isFile() ? { path, signature: signatureOf(info) } : null;
-  let target: string;
-  try {
-    target = realpathSync(path);
-  } catch {
-    return { reason: 'file is a link that leaves data/submissions/images/' };
-  }
-  if (!target.startsWith(imagesRoot + sep)) return { reason: 'file is a link that leaves data/submissions/images/' };
-  const targetInfo = statSync(target, { throwIfNoEntry: false });
-  return targetInfo?.isFile() ? { path, signature: signatureOf(targetInfo) } : null;
+  return { id, title, file, origin: 'quick', submitted_at: formatLocal(minute, zone), submitted_at_epoch: Math.floor(minute.getTime() / 1000), key, signature };
 }
 
 type ImportOutcome = { kind: 'imported' | 'updated' | 'unchanged'; queued: number } | { reason: string };
 
-const sameSignature = (row: IndexedSubmission, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_inode === s.inode;
+const sameSignature = (row: IndexedSubmission, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
 
 /** SHA-256 in slices, so a large file never holds the event loop for one long digest. */
 async function sha256Of(bytes: Buffer): Promise<string> {
@@ -357,13 +322,13 @@ async function sha256Of(bytes: Buffer): Promise<string> {
   const slice = 4 * 1024 * 1024;
   for (let at = 0; at < bytes.length; at += slice) {
     hash.update(bytes.subarray(at, at + slice));
-    if (at + slice < bytes.length) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (at + slice < bytes.length) await nextTurn();
   }
   return hash.digest('hex');
 }
 
 /**
- * Records one candidate. A stored file with the same size, modification time and inode is not
+ * Records one candidate. A stored file with the same size, modification time and version is not
  * read; otherwise its bytes are hashed, and only new bytes are probed and queued for analysis, in
  * the same atomic batch as the record, so a crash leaves either both or neither.
  */
@@ -376,20 +341,17 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
     await updateSubmissionMetaStatement(env.db, c.id, c, c.signature, now).run();
     return { kind: 'updated', queued: 0 };
   }
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(c.absolutePath);
-  } catch {
-    return { reason: 'file cannot be read' };
-  }
+  const stored = await env.blobs.get(c.key).catch(() => null);
+  if (!stored) return { reason: 'file cannot be read' };
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
   const sha256 = await sha256Of(bytes);
   // What was read is what counts, even if the file changed between stat and read.
   const signature = { ...c.signature, size: bytes.length };
-  const stored = existing
+  const row = existing
     ? await env.db.prepare('SELECT title, submitted_at, submitted_at_epoch, sha256 FROM submissions WHERE id = ?').bind(c.id).first<Meta & { sha256: string | null }>()
     : null;
-  if (existing && stored && stored.sha256 === sha256 && existing.file === c.file) {
-    const changed = metaChanged(stored);
+  if (existing && row && row.sha256 === sha256 && existing.file === c.file) {
+    const changed = metaChanged(row);
     await updateSubmissionMetaStatement(env.db, c.id, c, signature, now).run();
     return { kind: changed ? 'updated' : 'unchanged', queued: 0 };
   }
@@ -401,7 +363,7 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
     throw error;
   }
   const [, queued] = (await env.db.batch([
-    upsertSubmissionStatement(env.db, { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_inode: signature.inode }, now),
+    upsertSubmissionStatement(env.db, { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_version: signature.version }, now),
     enqueueJobStatement(env.db, 'analyse', c.id, {}, now),
   ])) as { meta: { changes: number } }[];
   return { kind: existing ? 'updated' : 'imported', queued: queued.meta?.changes ?? 0 };

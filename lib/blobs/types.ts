@@ -10,8 +10,10 @@ export interface BlobInfo {
   size: number;
   /** Last write time in ms since the epoch. */
   modified: number;
-  /** Changes whenever the object is replaced: the inode and mtime of a file, an R2 etag. */
+  /** Changes whenever the object is replaced: a file's inode (a put writes a new file), an R2 etag. */
   version: string;
+  /** Set when something is under the key but cannot be read as an object (a link that leaves its area). */
+  problem?: string;
 }
 
 export interface BlobPage {
@@ -21,7 +23,7 @@ export interface BlobPage {
 }
 
 export interface BlobStore {
-  /** The bytes under a key, or null when there are none. */
+  /** The bytes under a key, or null when there are none (or they cannot be read: see `problem`). */
   get(key: string): Promise<Uint8Array | null>;
   head(key: string): Promise<BlobInfo | null>;
   /** Stores the bytes whole: a reader sees the old object or the new one, never a part. */

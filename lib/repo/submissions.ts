@@ -70,7 +70,7 @@ export interface SubmissionRow {
   derived_created_at: string | null;
   thumb_path: string | null;
   file_mtime_ms: number | null;
-  file_inode: number | null;
+  file_version: string | null;
   analysis_status: AnalysisStatus;
   analysis_error: string | null;
   enrichment_status: EnrichmentStatus;
@@ -251,9 +251,9 @@ export interface SubmissionInput {
   format: string;
   bytes: number;
   sha256: string;
-  /** The file's modification time and inode when it was read: a reload that sees the same skips it. */
+  /** The file's modification time and the store's version when it was read: a reload that sees the same skips it. */
   file_mtime_ms?: number | null;
-  file_inode?: number | null;
+  file_version?: string | null;
 }
 
 /** A new submission, or new bytes for an existing one: analysis starts over, the decision stays. */
@@ -261,18 +261,18 @@ export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now:
   return db
     .prepare(
       `INSERT INTO submissions (id, title, file, origin, width, height, submitted_at, submitted_at_epoch, format, bytes,
-         sha256, file_mtime_ms, file_inode, analysis_status, enrichment_status, created_at, updated_at)
+         sha256, file_mtime_ms, file_version, analysis_status, enrichment_status, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'pending', ?, ?)
        ON CONFLICT (id) DO UPDATE SET title = excluded.title, file = excluded.file, origin = excluded.origin,
          width = excluded.width, height = excluded.height, submitted_at = excluded.submitted_at,
          submitted_at_epoch = excluded.submitted_at_epoch, format = excluded.format, bytes = excluded.bytes,
-         sha256 = excluded.sha256, file_mtime_ms = excluded.file_mtime_ms, file_inode = excluded.file_inode,
+         sha256 = excluded.sha256, file_mtime_ms = excluded.file_mtime_ms, file_version = excluded.file_version,
          phash = NULL, fingerprints = NULL, faces = '[]', thumb_path = NULL, analysis_status = 'pending',
          analysis_error = NULL, enrichment_status = 'pending', updated_at = excluded.updated_at`,
     )
     .bind(
       s.id, s.title, s.file, s.origin, s.width, s.height, s.submitted_at, s.submitted_at_epoch, s.format, s.bytes,
-      s.sha256, s.file_mtime_ms ?? null, s.file_inode ?? null, now, now,
+      s.sha256, s.file_mtime_ms ?? null, s.file_version ?? null, now, now,
     );
 }
 
@@ -281,12 +281,12 @@ export function updateSubmissionMetaStatement(
   db: Database,
   id: string,
   meta: { title: string; submitted_at: string; submitted_at_epoch: number },
-  file: { size: number; mtimeMs: number; inode: number },
+  file: { size: number; mtimeMs: number; version: string },
   now: string,
 ) {
   return db
-    .prepare('UPDATE submissions SET title = ?, submitted_at = ?, submitted_at_epoch = ?, bytes = ?, file_mtime_ms = ?, file_inode = ?, updated_at = ? WHERE id = ?')
-    .bind(meta.title, meta.submitted_at, meta.submitted_at_epoch, file.size, file.mtimeMs, file.inode, now, id);
+    .prepare('UPDATE submissions SET title = ?, submitted_at = ?, submitted_at_epoch = ?, bytes = ?, file_mtime_ms = ?, file_version = ?, updated_at = ? WHERE id = ?')
+    .bind(meta.title, meta.submitted_at, meta.submitted_at_epoch, file.size, file.mtimeMs, file.version, now, id);
 }
 
 export interface AnalysisResult {

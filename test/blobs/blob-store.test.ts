@@ -110,6 +110,23 @@ describe('blob store on the data folder', () => {
     expect(text(await store.get('submissions/images/alias.jpg'))).toBe('image');
     expect(await store.get('submissions/images/leak.jpg')).toBeNull();
     expect(await store.get('evidence/cross.jpg')).toBeNull();
-    expect((await store.list('submissions/images/')).objects.map((o) => o.key)).toEqual(['submissions/images/alias.jpg', 'submissions/images/real.jpg']);
+    const listed = (await store.list('submissions/images/')).objects;
+    expect(listed.map((o) => [o.key, o.problem ?? null])).toEqual([
+      ['submissions/images/alias.jpg', null],
+      ['submissions/images/leak.jpg', 'a link that leaves its folder'],
+      ['submissions/images/real.jpg', null],
+    ]);
+    expect(await store.head('submissions/images/leak.jpg')).toMatchObject({ problem: 'a link that leaves its folder' });
+  });
+
+  it('resumes a listing from its cursor after many other listings pushed it out', async () => {
+    const { store } = await adapters[0].open();
+    const keys = Array.from({ length: 7 }, (_, i) => `evidence/s/${i}.jpg`);
+    for (const k of keys) await store.put(k, bytes(k));
+    const first = await store.list('evidence/', { limit: 3 });
+    for (let i = 0; i < 12; i++) await store.list('evidence/s/', { limit: 1 });
+    const rest = await store.list('evidence/', { cursor: first.cursor, limit: 10 });
+    expect([...first.objects, ...rest.objects].map((o) => o.key)).toEqual(keys);
+    expect(rest.cursor).toBeNull();
   });
 });
