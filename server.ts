@@ -8,7 +8,7 @@ import { loadConfig } from './lib/config-file.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
 import { countAccounts } from './lib/repo/accounts.js';
-import { owedWorkStatements, requeueInterruptedJobs } from './lib/repo/jobs.js';
+import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { resumeAlertDelivery } from './lib/alerts.js';
 import { runRetention } from './lib/review/retention.js';
 import { dayIn } from './lib/time.js';
@@ -36,10 +36,9 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
   });
   // Work a previous process left half done is picked up again, and work it never queued is queued.
   const requeued = await requeueInterruptedJobs(env.db);
-  const owed = (await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString()))) as { meta: { changes: number } }[];
+  const queued = queuedCount(await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString())));
   await clearReservations(env.db);
   if (requeued) env.log.info('requeued interrupted jobs', { count: requeued });
-  const queued = owed.reduce((n, r) => n + r.meta.changes, 0);
   if (queued) env.log.info('queued work left owed', { count: queued });
   await resumeAlertDelivery(env, dayIn(env.clock.now(), config.SVC_TIMEZONE));
   env.jobs.start();

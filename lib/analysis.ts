@@ -140,8 +140,8 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
   if (!row) return { status: 'skipped' };
   const failure = row.analysis_status === 'pending' ? (await analyseSubmission(env, id)).failure : row.analysis_error;
   await compareSubmission(env, id);
-  const queued = await enqueueJobStatement(env.db, 'enrich', id, {}, env.clock.now().toISOString()).run();
-  if (queued.meta.changes > 0) await env.jobs.notify(1);
+  const queued = await enqueueJobStatement(env.db, 'enrich', id, {}, env.clock.now().toISOString()).all();
+  if (queued.results.length > 0) await env.jobs.notify(1);
   const after = await getSubmissionRow(env.db, id);
   if (after?.analysis_status === 'failed') return { status: 'failed', error: failure ?? after.analysis_error ?? 'analysis failed' };
   return { status: 'done' };

@@ -53,6 +53,8 @@ export const SECRET_VARIABLES = [
 export const RULES = {
   SVC_HOST: str('127.0.0.1'),
   SVC_PORT: int(9500, 0, 65535),
+  // The image service (image-service.ts) that a Worker reaches for everything that decodes pixels.
+  SVC_IMAGE_SERVICE_PORT: int(9501, 0, 65535),
   SVC_DATA_DIR: str('data'),
   SVC_TIMEZONE: str('Asia/Seoul', isTimeZone),
   SVC_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),

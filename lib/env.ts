@@ -1,4 +1,4 @@
-import { createAnalyzer, runAnalyseJob, type Analyzer } from './analysis.js';
+import { createAnalyzer, type Analyzer } from './analysis.js';
 import { SYSTEM_ACTOR, type Actor } from './auth/actor.js';
 import type { Config } from './config.js';
 import type { ConsoleAssets } from './assets.js';
@@ -7,27 +7,22 @@ import { folderBlobStore } from './blobs/folder.js';
 import type { BlobStore } from './blobs/types.js';
 import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
-import { runEnrichJob } from './enrichment/pipeline.js';
 import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
 import { localImageService } from './images/local-service.js';
 import type { ImageService } from './images/service.js';
 import { nodeEgress } from './net/http-client.js';
 import type { Egress } from './net/egress.js';
+import { JOB_HANDLERS } from './job-handlers.js';
 import { createJobRunner, type JobNotice, type JobRunner } from './jobs.js';
 import { createLogger, type Logger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
+import { systemClock, type Clock } from './time.js';
 
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /** Everything a handler may use; built once at start-up (or by a test) from the validated config. */
 export interface Env {
   config: Config;
   db: Database;
-  paths: DataPaths;
   /** Submitted images, downloads, captures, derived copies and thumbnails (lib/blobs/types.ts). */
   blobs: BlobStore;
   /** Every outbound HTTP request (lib/net/egress.ts). */
@@ -52,8 +47,10 @@ export interface EnvOptions {
   version?: string;
 }
 
+/** The Node service's env: a SQLite file and a data folder it owns and closes. */
 export interface OwnedEnv extends Env {
   db: SqliteDatabase;
+  paths: DataPaths;
   jobs: JobRunner;
   close(): Promise<void>;
 }
@@ -89,8 +86,8 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
   };
   // The runner needs the finished env, and the env holds the runner.
   env.jobs = createJobRunner(env, {
-    analyse: { handler: runAnalyseJob, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
-    enrich: { handler: runEnrichJob, concurrency: config.SVC_ENRICH_CONCURRENCY },
+    analyse: { handler: JOB_HANDLERS.analyse, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
+    enrich: { handler: JOB_HANDLERS.enrich, concurrency: config.SVC_ENRICH_CONCURRENCY },
   });
   return env;
 }

@@ -7,7 +7,7 @@ import type { Env } from './env.js';
 import { describeIssues } from './http.js';
 import { ImageRejected } from './images/rejected.js';
 import { auditStatement } from './repo/audit.js';
-import { enqueueJobStatement, owedWorkStatements } from './repo/jobs.js';
+import { enqueueJobStatement, owedWorkStatements, queuedCount } from './repo/jobs.js';
 import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from './repo/submissions.js';
 import { serialized } from './serial.js';
 import { formatLocal, parseLocal } from './time.js';
@@ -290,8 +290,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
 
   const now = env.clock.now().toISOString();
   // Work a crash left owed (an analysis never finished, an enrichment never queued) is queued too.
-  const owed = (await env.db.batch(owedWorkStatements(env.db, now))) as { meta: { changes: number } }[];
-  report.queued_jobs += owed.reduce((n, r) => n + (r.meta?.changes ?? 0), 0);
+  report.queued_jobs += queuedCount(await env.db.batch(owedWorkStatements(env.db, now)));
   await auditStatement(
     env.db,
     {
@@ -362,9 +361,9 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
     if (error instanceof ImageRejected) return { reason: error.reason };
     throw error;
   }
-  const [, queued] = (await env.db.batch([
+  const [, queued] = await env.db.batch([
     upsertSubmissionStatement(env.db, { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_version: signature.version }, now),
     enqueueJobStatement(env.db, 'analyse', c.id, {}, now),
-  ])) as { meta: { changes: number } }[];
-  return { kind: existing ? 'updated' : 'imported', queued: queued.meta?.changes ?? 0 };
+  ]);
+  return { kind: existing ? 'updated' : 'imported', queued: queuedCount([queued]) };
 }

@@ -13,13 +13,21 @@ export function redactor(config: Config): (text: string) => string {
   return (text) => secrets.reduce((t, s) => t.split(s).join('[redacted]'), text);
 }
 
-/** JSON lines on stdout/stderr with secrets scrubbed; `silent` for tests that want quiet output. */
-export function createLogger(config: Config, options: { silent?: boolean } = {}): Logger {
+type Level = 'info' | 'warn' | 'error';
+
+/** A Node process's streams: info on stdout, the rest on stderr. */
+const processStreams = (level: Level, line: string) => (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
+
+/**
+ * JSON lines with secrets scrubbed, on the process's streams (a Worker passes the console);
+ * `silent` for tests that want quiet output.
+ */
+export function createLogger(config: Config, options: { silent?: boolean; sink?: (level: Level, line: string) => void } = {}): Logger {
   const redact = redactor(config);
-  const write = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
+  const sink = options.sink ?? processStreams;
+  const write = (level: Level, message: string, fields?: Record<string, unknown>) => {
     if (options.silent) return;
-    const line = redact(JSON.stringify({ at: new Date().toISOString(), level, message, ...fields }));
-    (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
+    sink(level, redact(JSON.stringify({ at: new Date().toISOString(), level, message, ...fields })));
   };
   return {
     info: (m, f) => write('info', m, f),

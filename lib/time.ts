@@ -60,3 +60,10 @@ export function parseLocal(text: string, timeZone: string): number | null {
   }
   return Math.floor(guess / 1000);
 }
+
+/** The clock port: the system's, or a test's that moves only when told. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };

@@ -24,13 +24,18 @@ type JobRow = Omit<Job, 'payload'> & { payload: string; run_token: string | null
 
 const toJob = ({ run_token: _token, ...row }: JobRow): Job => ({ ...row, payload: fromJson(row.payload, {}) });
 
-/** Queues a job unless the same job is already waiting for the same submission. */
+/**
+ * Queues a job unless the same job is already waiting for the same submission. Statements that
+ * queue jobs return the ids queued: D1's `changes` counts more than the rows inserted, so the
+ * number queued is the number of rows returned (`queuedCount`).
+ */
 export function enqueueJobStatement(db: Database, type: JobType, submissionId: string, payload: Record<string, unknown>, now: string) {
   return db
     .prepare(
       `INSERT INTO jobs (type, submission_id, status, payload, created_at)
        SELECT ?, ?, 'queued', ?, ? WHERE NOT EXISTS
-         (SELECT 1 FROM jobs WHERE type = ? AND submission_id = ? AND status = 'queued')`,
+         (SELECT 1 FROM jobs WHERE type = ? AND submission_id = ? AND status = 'queued')
+       RETURNING id`,
     )
     .bind(type, submissionId, toJson(payload), now, type, submissionId);
 }
@@ -68,10 +73,24 @@ export async function requeueInterruptedJobs(db: Database): Promise<number> {
 }
 
 /**
+ * Jobs running since before `startedBefore` go back to the queue: in the Worker a consumer that
+ * ran out of time leaves its job running, and no process start exists to requeue it.
+ */
+export async function requeueStaleJobs(db: Database, startedBefore: string): Promise<number> {
+  const result = await db.prepare(`UPDATE jobs SET status = 'queued', run_token = NULL WHERE status = 'running' AND started_at < ?`).bind(startedBefore).run();
+  return result.meta.changes;
+}
+
+/**
  * Queues the work each submission is still owed, whatever moment a crash interrupted: an analysis
  * that never finished, and the enrichment of an analysed submission that never got (or finished)
  * its enrichment. A submission with such a job already waiting or running gets no second one.
  */
+/** How many jobs a batch of queuing statements queued (their RETURNING rows). */
+export function queuedCount(results: unknown[]): number {
+  return results.reduce<number>((n, r) => n + ((r as { results?: unknown[] }).results?.length ?? 0), 0);
+}
+
 export function owedWorkStatements(db: Database, now: string) {
   return [
     db
@@ -80,7 +99,8 @@ export function owedWorkStatements(db: Database, now: string) {
          SELECT 'analyse', s.id, 'queued', '{}', ? FROM submissions s
          WHERE s.analysis_status = 'pending'
            AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.submission_id = s.id AND j.type = 'analyse' AND j.status IN ('queued', 'running'))
-         ORDER BY s.id`,
+         ORDER BY s.id
+         RETURNING id`,
       )
       .bind(now),
     db
@@ -89,7 +109,8 @@ export function owedWorkStatements(db: Database, now: string) {
          SELECT 'enrich', s.id, 'queued', '{}', ? FROM submissions s
          WHERE s.analysis_status IN ('done', 'failed') AND s.enrichment_status IN ('pending', 'running')
            AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.submission_id = s.id AND j.type IN ('analyse', 'enrich') AND j.status IN ('queued', 'running'))
-         ORDER BY s.id`,
+         ORDER BY s.id
+         RETURNING id`,
       )
       .bind(now),
   ];

@@ -1,0 +1,50 @@
+import type { Env } from './env.js';
+import { JOB_HANDLERS } from './job-handlers.js';
+import { runNextJob, type JobNotice } from './jobs.js';
+import { JOB_TYPES } from './repo/jobs.js';
+
+/**
+ * The jobs port on Cloudflare Queues. A message says only "a job was queued"; the consumer claims
+ * the oldest queued row (analysis first) exactly as the Node runner does. Delivery is at least once
+ * and messages carry no job, so a repeated, late or lost message is harmless: a repeat finds
+ * nothing to claim, and the scheduled sweep sends notices for rows still waiting.
+ */
+export interface QueueLike {
+  sendBatch(messages: { body: unknown }[]): Promise<unknown>;
+}
+
+export interface MessageLike {
+  ack(): void;
+  retry(): void;
+}
+
+/** A queue takes at most 100 messages per batch (the platform's limit). */
+export const QUEUE_BATCH_LIMIT = 100;
+const NOTICE = { work: 1 } as const;
+
+export function queueJobs(queue: QueueLike): JobNotice {
+  return {
+    async notify(count) {
+      for (let sent = 0; sent < count; sent += QUEUE_BATCH_LIMIT) {
+        await queue.sendBatch(Array.from({ length: Math.min(QUEUE_BATCH_LIMIT, count - sent) }, () => ({ body: NOTICE })));
+      }
+    },
+  };
+}
+
+/**
+ * One job per message. A message whose job could not be run because storage failed is retried
+ * (after the queue's max_retries it goes to the dead-letter queue); a job that failed is recorded
+ * as failed by runNextJob and its message acknowledged.
+ */
+export async function consumeJobNotices(env: Env, messages: readonly MessageLike[]): Promise<void> {
+  for (const message of messages) {
+    try {
+      for (const type of JOB_TYPES) if (await runNextJob(env, type, JOB_HANDLERS[type])) break;
+      message.ack();
+    } catch (error) {
+      env.log.error('job notice could not be handled', { error: error instanceof Error ? error.message : String(error) });
+      message.retry();
+    }
+  }
+}

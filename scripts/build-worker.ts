@@ -1,0 +1,43 @@
+// Bundles worker.ts into dist/worker.js for workerd (wrangler deploy / dev, and the Worker tests).
+// The console's static files travel inside the bundle as `virtual:console-assets`; node:* modules
+// are left to workerd's Node compatibility (nodejs_compat).
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+const consoleAssets: Plugin = {
+  name: 'console-assets',
+  setup(b) {
+    b.onResolve({ filter: /^virtual:console-assets$/ }, () => ({ path: 'console-assets', namespace: 'virtual' }));
+    b.onLoad({ filter: /.*/, namespace: 'virtual' }, () => {
+      const dir = join(root, 'static');
+      const files = Object.fromEntries(readdirSync(dir).sort().map((name) => [name, readFileSync(join(dir, name), 'utf8')]));
+      return { contents: `export default ${JSON.stringify(files)};`, loader: 'js' };
+    });
+  },
+};
+
+/** Builds the bundle; returns its path. */
+export async function buildWorker(outfile = join(root, 'dist', 'worker.js')): Promise<string> {
+  await build({
+    entryPoints: [join(root, 'worker.ts')],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    mainFields: ['module', 'main'],
+    conditions: ['workerd', 'worker', 'import'],
+    external: ['node:*'],
+    plugins: [consoleAssets],
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.stdout.write(`${await buildWorker()}\n`);
+}

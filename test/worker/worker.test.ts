@@ -1,0 +1,159 @@
+import { readFileSync } from 'node:fs';
+import { Miniflare } from 'miniflare';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWorker } from '../../scripts/build-worker.js';
+import { startImageService, type RunningImageService } from '../../image-service.js';
+import { buildConfig } from '../../lib/config.js';
+import { migrate } from '../../lib/db/migrate.js';
+import type { Database } from '../../lib/db/types.js';
+import {
+  fakeProviderSettings,
+  startFakeGlobalSearch,
+  startFakeLocalLlm,
+  startFakeRegional,
+  startFakeVision,
+  startFakeWeb,
+  type FakeGlobalSearch,
+  type FakeLocalLlm,
+  type FakeRegional,
+  type FakeVision,
+  type FakeWeb,
+} from '../fakes/index.js';
+import { fixturePath, reencoded } from '../helpers/fixtures.js';
+
+/**
+ * The Worker entry end to end under miniflare: the bundle wrangler would deploy, with local D1, R2
+ * and a queue, the image service as its own HTTP server behind the IMAGES binding, and the
+ * providers as the test fakes. Nothing of the Node service runs.
+ */
+const ADMIN = 'worker-admin-token-7c2e41';
+const auth = { authorization: `Bearer ${ADMIN}` };
+
+let mf: Miniflare;
+let images: RunningImageService;
+let imageCalls: string[];
+let regional: FakeRegional;
+let vision: FakeVision;
+let search: FakeGlobalSearch;
+let llm: FakeLocalLlm;
+let web: FakeWeb;
+
+beforeAll(async () => {
+  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
+  vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }] };
+  web.route('/article', { headers: { 'content-type': 'text/html' }, body: '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg"></body></html>' });
+  llm.answer = (prompt) => `웹 페이지에서 같은 사진이 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
+  images = await startImageService(buildConfig({}).config, 0);
+  imageCalls = [];
+  mf = new Miniflare({
+    modules: true,
+    scriptPath: await buildWorker(),
+    compatibilityDate: '2025-07-18',
+    compatibilityFlags: ['nodejs_compat'],
+    d1Databases: ['DB'],
+    r2Buckets: ['MEDIA'],
+    queueProducers: { JOBS: 'svc-jobs' },
+    queueConsumers: { 'svc-jobs': { maxBatchSize: 5, maxBatchTimeout: 1 } },
+    serviceBindings: {
+      async IMAGES(request) {
+        const path = new URL(request.url).pathname;
+        imageCalls.push(path);
+        const answer = await fetch(`${images.url}${path}`, { method: request.method, headers: { 'content-type': request.headers.get('content-type') ?? '' }, body: await request.arrayBuffer() });
+        return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers }) as never;
+      },
+    },
+    bindings: { SVC_ADMIN_TOKEN: ADMIN, SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', ...fakeProviderSettings({ regional, vision, search, llm }) },
+  });
+  await migrate((await mf.getD1Database('DB')) as unknown as Database);
+}, 120_000);
+
+afterAll(async () => {
+  await mf?.dispose();
+  await images?.stop();
+  await Promise.all([regional, vision, search, llm, web].map((f) => f?.close()));
+});
+
+const call = async (method: string, path: string, body?: unknown) => {
+  const response = await mf.dispatchFetch(`http://localhost${path}`, { method, headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return response;
+};
+const json = async (method: string, path: string, body?: unknown) => {
+  const response = await call(method, path, body);
+  expect(response.status, `${method} ${path}`).toBeLessThan(300);
+  return response.json() as Promise<any>;
+};
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('the Worker under miniflare (D1, R2, Queues, the image service)', () => {
+  it('takes a submission from R2 through queued analysis and enrichment to a decision and the watchlist', async () => {
+    const bucket = await mf.getR2Bucket('MEDIA');
+    await bucket.put('submissions/images/camera.png', new Uint8Array(readFileSync(fixturePath('camera.png'))));
+    const withExif = await sharp(readFileSync(fixturePath('rocket.jpg'))).withExif({ IFD0: { Copyright: 'owner-in-exif-4411' } }).jpeg().toBuffer();
+    await bucket.put('submissions/images/rocket.jpg', new Uint8Array(withExif));
+
+    const report = await json('POST', '/api/submissions/reload');
+    expect(report).toMatchObject({ imported: ['camera', 'rocket'], rejected: [], queued_jobs: 2 });
+    expect((await json('POST', '/api/submissions/reload')).unchanged).toBe(2);
+
+    const progress = await until('the queued jobs', () => json('GET', '/api/jobs/progress'), (p) => p.types.every((t: { queued: number; running: number }) => t.queued === 0 && t.running === 0) && p.types[1].done + p.types[1].failed === 2);
+    expect(progress.types[0]).toMatchObject({ type: 'analyse', done: 2, failed: 0 });
+
+    const review = await json('GET', '/api/submissions/camera/review');
+    expect(review.submission).toMatchObject({ analysis_status: 'done', enrichment_status: 'done', thumb_url: '/media/thumbs/camera.jpg' });
+    expect(review.submission.phash).toMatch(/^[0-9a-f]{16}$/);
+    expect(review.evidence).toContainEqual(expect.objectContaining({ group: 'web_match', image_url: web.urlFor('/copy.jpg'), matched: true }));
+    expect(review.captures).toHaveLength(1);
+    expect(review.evidence.find((e: { kind: string }) => e.kind === 'summary')).toBeTruthy();
+    expect(imageCalls).toEqual(expect.arrayContaining(['/v1/probe', '/v1/analyse', '/v1/derive', '/v1/fingerprints']));
+
+    // What left for web detection is the derived copy, without the owner's EXIF.
+    const sent = vision.sentImages();
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    for (const image of sent) expect(image.includes(Buffer.from('owner-in-exif-4411'))).toBe(false);
+
+    const thumb = await call('GET', '/media/thumbs/camera.jpg');
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('image/jpeg');
+    expect(thumb.headers.get('content-security-policy')).toContain('sandbox');
+    const { width, height } = await sharp(Buffer.from(await thumb.arrayBuffer())).metadata();
+    expect(Math.max(width!, height!)).toBeLessThanOrEqual(320);
+
+    const queue = await json('GET', '/api/review-queue');
+    expect(queue.total).toBe(2);
+    const decided = await json('POST', '/api/submissions/camera/decision', { decision: '반려', note: 'worker e2e' });
+    expect(decided.submission.decision).toMatchObject({ value: '반려', note: 'worker e2e' });
+    const entry = decided.knowledge_entry;
+    expect(entry).toMatchObject({ state: '주의 후보' });
+    await json('POST', `/api/knowledge/${entry.id}/promote-watchlist`);
+    const watchlist = await json('GET', '/api/knowledge?state=확정 DB 편입');
+    expect(watchlist.entries.map((e: { submission_id: string }) => e.submission_id)).toEqual(['camera']);
+
+    const page = await mf.dispatchFetch('http://localhost/');
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script');
+  }, 120_000);
+
+  it('answers bad input in the error shape and keeps going', async () => {
+    const anonymous = await mf.dispatchFetch('http://localhost/api/review-queue');
+    expect(anonymous.status).toBe(401);
+    const unknown = await call('GET', '/api/submissions/nobody/review');
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    const bucket = await mf.getR2Bucket('MEDIA');
+    await bucket.put('submissions/images/notes.jpg', 'this is text, not a picture');
+    const report = await json('POST', '/api/submissions/reload');
+    expect(report.rejected).toEqual([{ file: 'images/notes.jpg', id: 'notes', reason: 'not an image' }]);
+    expect((await call('GET', '/health')).status).toBe(200);
+  }, 60_000);
+});

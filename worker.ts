@@ -1,0 +1,109 @@
+import consoleFiles from 'virtual:console-assets';
+import { createAnalyzer, type Analyzer } from './lib/analysis.js';
+import { mapAssets } from './lib/assets.js';
+import { SYSTEM_ACTOR } from './lib/auth/actor.js';
+import { r2BlobStore, type R2BucketLike } from './lib/blobs/r2.js';
+import { buildConfig, type Config } from './lib/config.js';
+import { limitedDatabase } from './lib/db/limits.js';
+import type { Database } from './lib/db/types.js';
+import type { Env } from './lib/env.js';
+import { httpImageService, type Fetcher } from './lib/images/http-service.js';
+import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike } from './lib/jobs-queue.js';
+import { createLogger, type Logger } from './lib/log.js';
+import { fetchEgress } from './lib/net/fetch-egress.js';
+import { owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
+import { runRetention } from './lib/review/retention.js';
+import { createRouter } from './lib/router.js';
+import { systemClock } from './lib/time.js';
+
+/**
+ * The Worker entry: the same router, handlers and console as the Node service (server.ts), on
+ * Cloudflare's engine. D1 is the database, R2 the blob store, a queue carries job notices, and
+ * everything that decodes pixels goes to the image service through the IMAGES service binding.
+ * Settings are the Worker's string bindings (vars and secrets), read like the process environment.
+ */
+export interface WorkerBindings {
+  DB: Database;
+  MEDIA: R2BucketLike;
+  JOBS: QueueLike;
+  IMAGES: { fetch: Fetcher };
+  [setting: string]: unknown;
+}
+
+interface ScheduledEventLike {
+  cron: string;
+  scheduledTime: number;
+}
+
+// The daily retention run; the other trigger sweeps jobs every few minutes (wrangler.toml). A
+// Worker module exports its handlers only, so none of these is exported.
+const RETENTION_CRON = '0 3 * * *';
+// A job running longer than this lost its consumer (a Worker invocation cannot run for so long).
+const STALE_JOB_MS = 15 * 60 * 1000;
+
+interface IsolateParts {
+  bindings: WorkerBindings;
+  config: Config;
+  log: Logger;
+  analyzer: Analyzer;
+  startedAt: Date;
+}
+
+let isolate: IsolateParts | undefined;
+const router = createRouter();
+const assets = mapAssets(consoleFiles);
+
+/** Parts that live as long as the isolate: the config, the log and the in-memory similarity index. */
+function isolateParts(bindings: WorkerBindings): IsolateParts {
+  if (isolate?.bindings === bindings) return isolate;
+  const settings = Object.fromEntries(Object.entries(bindings).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const { config, warnings } = buildConfig(settings);
+  const log = createLogger(config, { sink: (level, line) => (level === 'info' ? console.log(line) : console.error(line)) });
+  for (const warning of warnings) log.warn('configuration corrected', { warning });
+  isolate = { bindings, config, log, analyzer: createAnalyzer(), startedAt: systemClock.now() };
+  return isolate;
+}
+
+/** One invocation's env: a fresh query budget on D1 (lib/db/limits.ts), the rest shared. */
+function workerEnv(bindings: WorkerBindings): Env {
+  const parts = isolateParts(bindings);
+  return {
+    config: parts.config,
+    db: limitedDatabase(bindings.DB),
+    blobs: r2BlobStore(bindings.MEDIA),
+    egress: fetchEgress(),
+    assets,
+    clock: systemClock,
+    log: parts.log,
+    version: '0.1.0',
+    startedAt: parts.startedAt,
+    analyzer: parts.analyzer,
+    images: httpImageService((request) => bindings.IMAGES.fetch(request)),
+    jobs: queueJobs(bindings.JOBS),
+    actor: SYSTEM_ACTOR,
+  };
+}
+
+/** Requeues jobs whose consumer died, queues owed work, and sends a notice for each waiting job. */
+async function sweepJobs(env: Env): Promise<number> {
+  const now = env.clock.now();
+  await requeueStaleJobs(env.db, new Date(now.getTime() - STALE_JOB_MS).toISOString());
+  await env.db.batch(owedWorkStatements(env.db, now.toISOString()));
+  const waiting = await env.db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'`).first<{ n: number }>();
+  await env.jobs.notify(waiting?.n ?? 0);
+  return waiting?.n ?? 0;
+}
+
+export default {
+  fetch(request: Request, bindings: WorkerBindings, ctx: unknown): Promise<Response> {
+    return router.fetch(request, workerEnv(bindings), ctx);
+  },
+  async queue(batch: { messages: readonly MessageLike[] }, bindings: WorkerBindings): Promise<void> {
+    await consumeJobNotices(workerEnv(bindings), batch.messages);
+  },
+  async scheduled(event: ScheduledEventLike, bindings: WorkerBindings): Promise<void> {
+    const env = workerEnv(bindings);
+    if (event.cron === RETENTION_CRON) await runRetention(env);
+    else await sweepJobs(env);
+  },
+};
