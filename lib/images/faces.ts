@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import sharp, { type Metadata } from 'sharp';
 import { decodeFailure, decodeOptions } from './decode.js';
@@ -25,18 +26,21 @@ export interface FaceDetector {
 export type FaceCrop = { face: Face; ok: true; bytes: Buffer } | { face: Face; ok: false; error: string };
 
 export interface FaceDetectorOptions {
-  /** Faces scoring below this are not reported (default 0.5). */
+  /** Faces scoring below this are not reported (default 0.65). */
   minScore?: number;
+  /** Detection worker threads, each with its own copy of the model (default: one per core). */
+  workers?: number;
   /** Decompression-bomb guard passed to every decode, as in `decodeOptions`. */
   maxPixels?: number;
 }
 
-// The detector sees at most this many pixels on the longest side: the model's own 416px input
-// (INPUT_SIZE in face-worker.mjs), so sharp does the downscale once and the model does not resize a
-// megapixel tensor again (bench/faces.ts: 129 instead of 141 ms, same recall). It also bounds the
-// memory a huge upload can take in the worker.
-const DETECTION_MAX_SIDE = 416;
-const DEFAULT_MIN_SCORE = 0.5;
+// The detector sees at most this many pixels on the longest side: BlazeFace's fixed 256 px input
+// (INPUT_SIZE in blazeface.mjs), so sharp does the one downscale, from the decode it already makes.
+// It also bounds the memory a huge upload can take in a worker.
+const DETECTION_MAX_SIDE = 256;
+// BlazeFace scores the cat in chelsea.png 0.63 and a cup in coffee.png 0.58, and the weakest
+// labelled face 0.66 (bench/faces.ts, test/fixtures/faces/labels.json).
+const DEFAULT_MIN_SCORE = 0.65;
 const DEFAULT_IOU_THRESHOLD = 0.5;
 // Share of the box size added on each side of a crop, so the crop shows the whole head.
 const CROP_MARGIN = 0.2;
@@ -119,53 +123,61 @@ function toOriginalFace(face: WorkerFace, raster: Raster): Face | null {
   };
 }
 
+interface Slot {
+  worker: Worker | null;
+  pending: Map<number, PendingDetection>;
+}
+
 /**
- * Detection runs in one worker thread, created on first use and reused, so the event loop stays
- * free while the model works. If that worker dies, its pending detections are rejected and the
- * next call starts a fresh one.
+ * Detection runs in worker threads, one per core by default, each started on first use and reused,
+ * so the event loop stays free and every core can run the model. A detection goes to the worker
+ * with the fewest pending. If a worker dies, the detections it held are rejected and its slot
+ * starts a fresh one for the next detection sent there; the other workers carry on.
  */
 export function createFaceDetector(options: FaceDetectorOptions = {}): FaceDetector {
   const minScore = options.minScore ?? DEFAULT_MIN_SCORE;
   if (!(minScore >= 0 && minScore <= 1)) throw new RangeError(`minScore must be between 0 and 1, got ${minScore}`);
-  const pending = new Map<number, PendingDetection>();
-  let worker: Worker | null = null;
+  const workerCount = options.workers ?? os.availableParallelism();
+  if (!(Number.isInteger(workerCount) && workerCount >= 1)) throw new RangeError(`workers must be a whole number from 1, got ${workerCount}`);
+  const slots: Slot[] = Array.from({ length: workerCount }, () => ({ worker: null, pending: new Map() }));
   let nextId = 1;
   let closed = false;
 
-  function discard(stopped: Worker, error: Error): void {
-    if (worker !== stopped) return;
-    worker = null;
+  function discard(slot: Slot, stopped: Worker, error: Error): void {
+    if (slot.worker !== stopped) return;
+    slot.worker = null;
     void stopped.terminate();
-    for (const detection of pending.values()) detection.reject(error);
-    pending.clear();
+    for (const detection of slot.pending.values()) detection.reject(error);
+    slot.pending.clear();
   }
 
-  function startWorker(): Worker {
+  function startWorker(slot: Slot): Worker {
     const started = new Worker(new URL('./face-worker.mjs', import.meta.url));
     started.on('message', (message: WorkerMessage) => {
       if ('fatal' in message) {
-        discard(started, new Error(message.fatal));
+        discard(slot, started, new Error(message.fatal));
         return;
       }
-      const detection = pending.get(message.id);
+      const detection = slot.pending.get(message.id);
       if (!detection) return;
-      pending.delete(message.id);
+      slot.pending.delete(message.id);
       // An idle worker must not keep the process alive.
-      if (pending.size === 0) started.unref();
+      if (slot.pending.size === 0) started.unref();
       if (message.ok) detection.resolve(message.faces);
       else detection.reject(new Error(`face detection failed: ${message.error}`));
     });
-    started.on('error', (error) => discard(started, new Error(`the face detection worker crashed: ${error.message}`)));
-    started.on('exit', (code) => discard(started, new Error(`the face detection worker stopped (exit code ${code})`)));
+    started.on('error', (error) => discard(slot, started, new Error(`the face detection worker crashed: ${error.message}`)));
+    started.on('exit', (code) => discard(slot, started, new Error(`the face detection worker stopped (exit code ${code})`)));
+    slot.worker = started;
     return started;
   }
 
   function runInWorker(raster: Raster): Promise<WorkerFace[]> {
-    worker ??= startWorker();
-    const target = worker;
+    const slot = slots.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
+    const target = slot.worker ?? startWorker(slot);
     const id = nextId++;
     return new Promise<WorkerFace[]>((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      slot.pending.set(id, { resolve, reject });
       target.ref();
       target.postMessage({ id, width: raster.width, height: raster.height, pixels: raster.pixels, minScore });
     });
@@ -175,16 +187,21 @@ export function createFaceDetector(options: FaceDetectorOptions = {}): FaceDetec
     async detect(image) {
       if (closed) throw new Error('the face detector is closed');
       const raster = await decodeForDetection(image, options.maxPixels);
+      if (closed) throw new Error('the face detector is closed');
       const found = await runInWorker(raster);
       const faces = found.map((face) => toOriginalFace(face, raster)).filter((face): face is Face => face !== null);
       return dedupeFaces(faces);
     },
     async close() {
       closed = true;
-      const current = worker;
-      if (!current) return;
-      discard(current, new Error('the face detector was closed'));
-      await current.terminate();
+      await Promise.all(
+        slots.map(async (slot) => {
+          const current = slot.worker;
+          if (!current) return;
+          discard(slot, current, new Error('the face detector was closed'));
+          await current.terminate();
+        }),
+      );
     },
   };
 }

@@ -162,7 +162,7 @@ describe('face detector on the fixture photos', () => {
   });
 
   it('reports only faces scoring at least the minScore it was created with', async () => {
-    const strict = createFaceDetector({ minScore: 0.9 });
+    const strict = createFaceDetector({ minScore: 0.8 });
     try {
       expect(await strict.detect(camera)).toEqual([]);
       expect(await strict.detect(astronaut)).toHaveLength(1);
@@ -196,7 +196,7 @@ describe('face detection worker', () => {
   });
 
   it('rejects pending detections when the worker dies and starts a fresh worker for the next one', async () => {
-    const detector = createFaceDetector();
+    const detector = createFaceDetector({ workers: 1 });
     try {
       const workersBefore = spawned.length;
       const first = detector.detect(astronaut);
@@ -209,6 +209,38 @@ describe('face detection worker', () => {
       await expect(second).rejects.toThrow(/face detection worker stopped/);
       expectSingleFaceIn(await detector.detect(camera), CAMERA_FACE);
       expect(spawned.length).toBe(workersBefore + 2);
+    } finally {
+      await detector.close();
+    }
+  });
+
+  it('spreads detections over its workers; a crash fails only the image it held, and close ends every worker', async () => {
+    const detector = createFaceDetector({ workers: 2 });
+    try {
+      const workersBefore = spawned.length;
+      const first = detector.detect(astronaut);
+      const second = detector.detect(camera);
+      await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 2), { interval: 1 });
+      const [crashing, surviving] = spawned.slice(workersBefore);
+      await vi.waitFor(() => expect([requests.get(crashing), requests.get(surviving)]).toEqual([1, 1]), { interval: 1 });
+      await crashing.terminate();
+      // Whichever image decoded first went to the first worker: that one fails, the other is found.
+      const outcomes = await Promise.allSettled([first, second]);
+      const failed = outcomes.filter((outcome) => outcome.status === 'rejected');
+      expect(failed).toHaveLength(1);
+      expect(String(failed[0].reason)).toMatch(/face detection worker stopped/);
+      const [astronautOutcome, cameraOutcome] = outcomes;
+      if (astronautOutcome.status === 'fulfilled') expectSingleFaceIn(astronautOutcome.value, ASTRONAUT_FACE);
+      if (cameraOutcome.status === 'fulfilled') expectSingleFaceIn(cameraOutcome.value, CAMERA_FACE);
+      // The next two go to the idle survivor and to a replacement for the crashed worker.
+      const [again, more] = await Promise.all([detector.detect(astronaut), detector.detect(camera)]);
+      expectSingleFaceIn(again, ASTRONAUT_FACE);
+      expectSingleFaceIn(more, CAMERA_FACE);
+      expect(spawned.length).toBe(workersBefore + 3);
+      const running = spawned.slice(workersBefore + 1);
+      const exited = running.map((worker) => new Promise((resolve) => worker.once('exit', resolve)));
+      await detector.close();
+      await Promise.all(exited);
     } finally {
       await detector.close();
     }
