@@ -95,8 +95,9 @@ async function sweepJobs(env: Env): Promise<number> {
 }
 
 export default {
-  fetch(request: Request, bindings: WorkerBindings, ctx: unknown): Promise<Response> {
-    return router.fetch(request, workerEnv(bindings), ctx);
+  fetch(request: Request, bindings: WorkerBindings): Promise<Response> {
+    // Cloudflare sets this header on every request it delivers; a client cannot.
+    return router.fetch(request, workerEnv(bindings), { clientAddress: request.headers.get('cf-connecting-ip') });
   },
   async queue(batch: { messages: readonly MessageLike[] }, bindings: WorkerBindings): Promise<void> {
     await consumeJobNotices(workerEnv(bindings), batch.messages);

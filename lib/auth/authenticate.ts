@@ -14,10 +14,13 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Who may call a route: anyone, or a caller with at least this role. */
 export type Access = 'public' | Role;
 
-/** The caller's address: the socket's under the Node adapter; none when a test calls the router. */
+/**
+ * The caller's address: the socket's under the Node adapter, the one the Worker entry read from
+ * Cloudflare's `cf-connecting-ip`; none when a test calls the router.
+ */
 export function clientAddress(ctx: unknown): string | null {
-  const req = (ctx as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req;
-  return req?.socket?.remoteAddress ?? null;
+  const given = ctx as { req?: { socket?: { remoteAddress?: string } }; clientAddress?: string | null } | undefined;
+  return given?.req?.socket?.remoteAddress ?? given?.clientAddress ?? null;
 }
 
 export function readCookie(request: Request, name: string): string | null {
