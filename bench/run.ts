@@ -12,6 +12,7 @@ import * as ingest from './ingest.js';
 import * as phashThroughput from './phash-throughput.js';
 import * as queueLoad from './queue-load.js';
 import * as robustRecall from './robust-recall.js';
+import * as workerScale from './worker-scale.js';
 
 export interface BenchTable {
   title: string;
@@ -26,7 +27,7 @@ export interface BenchModule {
   run(): Promise<BenchTable[]>;
 }
 
-const BENCHES: BenchModule[] = [ingest, queueLoad, bundle, phashThroughput, indexQuery, robustRecall, faces];
+const BENCHES: BenchModule[] = [ingest, queueLoad, bundle, phashThroughput, indexQuery, robustRecall, faces, workerScale];
 
 function markdown(table: BenchTable): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;

@@ -1,0 +1,106 @@
+import { Miniflare } from 'miniflare';
+import sharp from 'sharp';
+import { startImageService } from '../image-service.js';
+import { buildConfig } from '../lib/config.js';
+import { migrate } from '../lib/db/migrate.js';
+import type { Database } from '../lib/db/types.js';
+import { buildWorker } from '../scripts/build-worker.js';
+import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision } from '../test/fakes/index.js';
+import type { BenchTable } from './run.js';
+
+/**
+ * The Worker at scale under miniflare: SUBMISSIONS generated JPEGs put in the local R2 bucket, one
+ * reload, then every analysis and enrichment through the job queue (fake providers that answer at
+ * once), the image service as its own HTTP server. Measures the wall time, how the finished jobs
+ * spread over time, and the review queue's latency on D1 while the work runs and after.
+ */
+export const name = 'worker-scale';
+
+const SUBMISSIONS = Number(process.env.BENCH_WORKER_SUBMISSIONS ?? 1000);
+const ADMIN = 'bench-admin-token-90af31';
+
+async function photo(i: number): Promise<Uint8Array> {
+  // A distinct picture per submission: a gradient and shapes placed by the index.
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><defs><linearGradient id="g"><stop offset="0" stop-color="#${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}"/><stop offset="1" stop-color="#${((i * 40503) & 0xffffff).toString(16).padStart(6, '0')}"/></linearGradient></defs><rect width="800" height="600" fill="url(#g)"/><circle cx="${(i * 37) % 800}" cy="${(i * 53) % 600}" r="${40 + (i % 90)}" fill="#fff"/><rect x="${(i * 71) % 700}" y="${(i * 29) % 500}" width="120" height="80" fill="#123"/></svg>`;
+  return new Uint8Array(await sharp(Buffer.from(svg)).jpeg({ quality: 85 }).toBuffer());
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+
+export async function run(): Promise<BenchTable[]> {
+  const [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
+  const images = await startImageService(buildConfig({}).config, 0);
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: await buildWorker(),
+    compatibilityDate: '2025-07-18',
+    compatibilityFlags: ['nodejs_compat'],
+    d1Databases: ['DB'],
+    r2Buckets: ['MEDIA'],
+    queueProducers: { JOBS: 'svc-jobs' },
+    queueConsumers: { 'svc-jobs': { maxBatchSize: 4, maxBatchTimeout: 1 } },
+    serviceBindings: {
+      async IMAGES(request) {
+        const answer = await fetch(`${images.url}${new URL(request.url).pathname}`, { method: 'POST', headers: { 'content-type': request.headers.get('content-type') ?? '' }, body: await request.arrayBuffer() });
+        return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers }) as never;
+      },
+    },
+    bindings: { SVC_ADMIN_TOKEN: ADMIN, ...fakeProviderSettings({ regional, vision, search, llm }) },
+  });
+  try {
+    await migrate((await mf.getD1Database('DB')) as unknown as Database);
+    const bucket = await mf.getR2Bucket('MEDIA');
+    for (let i = 0; i < SUBMISSIONS; i++) await bucket.put(`submissions/images/w${String(i).padStart(5, '0')}.jpg`, await photo(i));
+    const call = (path: string, method = 'GET') => mf.dispatchFetch(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
+
+    const started = performance.now();
+    const reload = (await (await call('/api/submissions/reload', 'POST')).json()) as { imported: string[] };
+    const reloadMs = performance.now() - started;
+    const during: number[] = [];
+    const timeline: { s: number; analysed: number; enriched: number }[] = [];
+    for (;;) {
+      const t = performance.now();
+      await (await call('/api/review-queue?limit=50')).text();
+      during.push(performance.now() - t);
+      const progress = (await (await call('/api/jobs/progress')).json()) as { types: { type: string; queued: number; running: number; done: number; failed: number; skipped: number }[] };
+      const [analyse, enrich] = progress.types;
+      const finished = (x: typeof analyse) => x.done + x.failed + x.skipped;
+      const second = Math.round((performance.now() - started) / 1000);
+      if (timeline.length === 0 || timeline[timeline.length - 1].s + 10 <= second) timeline.push({ s: second, analysed: finished(analyse), enriched: finished(enrich) });
+      if (finished(enrich) >= reload.imported.length) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const wallS = (performance.now() - started) / 1000;
+    const after: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now();
+      await (await call('/api/review-queue?limit=50')).text();
+      after.push(performance.now() - t);
+    }
+    return [
+      {
+        title: `Worker under miniflare: ${reload.imported.length} submissions from R2 upload to enriched`,
+        columns: ['measure', 'value'],
+        rows: [
+          ['reload (index pass, R2 listing)', `${(reloadMs / 1000).toFixed(1)} s`],
+          ['wall time to every enrichment finished', `${wallS.toFixed(0)} s`],
+          ['submissions per second end to end', (reload.imported.length / wallS).toFixed(1)],
+          ['review queue on D1 while jobs run, p50 / p99', `${percentile(during, 50).toFixed(1)} / ${percentile(during, 99).toFixed(1)} ms (${during.length} requests)`],
+          ['review queue on D1 at rest, p50 / p99', `${percentile(after, 50).toFixed(1)} / ${percentile(after, 99).toFixed(1)} ms (200 requests)`],
+          ['finished jobs every 10 s (seconds: analysed / enriched)', timeline.map((p) => `${p.s}: ${p.analysed}/${p.enriched}`).join(', ')],
+        ],
+        notes: [
+          '800x600 generated JPEGs; fake providers on 127.0.0.1 answer at once; one queue consumer with batches of 4 (miniflare runs one batch at a time), the image service on the same 2 cores.',
+          `BENCH_WORKER_SUBMISSIONS sets the count (default 1,000).`,
+        ],
+      },
+    ];
+  } finally {
+    await mf.dispose();
+    await images.stop();
+    await Promise.all([regional, vision, search, llm].map((f) => f.close()));
+  }
+}
