@@ -10,7 +10,8 @@ export const KNOWLEDGE_STATES = ['주의 후보', '확정 DB 편입', '오탐 �
 export type KnowledgeState = (typeof KNOWLEDGE_STATES)[number];
 export const [ATTENTION_CANDIDATE, WATCHLIST_CONFIRMED, WATCHLIST_EXCLUDED] = KNOWLEDGE_STATES;
 
-export const EVIDENCE_SOURCES = ['internal', 'watchlist', 'regional', 'global_vision', 'global_search', 'local_llm'] as const;
+/** `file_metadata`: the rights fields the submitted file states about itself (local, never sent out). */
+export const EVIDENCE_SOURCES = ['internal', 'watchlist', 'regional', 'global_vision', 'global_search', 'local_llm', 'file_metadata'] as const;
 export type EvidenceSource = (typeof EVIDENCE_SOURCES)[number];
 
 /** Review groups in the order the review shows them; `attention` first and set apart. */
@@ -18,6 +19,7 @@ export const REVIEW_GROUPS = [
   { key: 'attention', label: '주의 후보 근거' },
   { key: 'watchlist', label: '확정 DB 근거' },
   { key: 'internal', label: '내부 유사 제출물' },
+  { key: 'rights', label: '권리 메타데이터' },
   { key: 'web_match', label: '웹 일치' },
   { key: 'web_related', label: '웹 관련 근거' },
   { key: 'supporting', label: '보조 근거' },

@@ -56,6 +56,8 @@ export interface SubmissionRow {
   title: string;
   file: string;
   origin: 'quick' | 'registry';
+  /** Who submits and claims the rights (a registry entry's `submitter`); quick submissions have none. */
+  submitter: string | null;
   width: number | null;
   height: number | null;
   submitted_at: string;
@@ -244,6 +246,7 @@ export interface SubmissionInput {
   title: string;
   file: string;
   origin: 'quick' | 'registry';
+  submitter?: string | null;
   submitted_at: string;
   submitted_at_epoch: number;
   width: number;
@@ -260,10 +263,10 @@ export interface SubmissionInput {
 export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now: string) {
   return db
     .prepare(
-      `INSERT INTO submissions (id, title, file, origin, width, height, submitted_at, submitted_at_epoch, format, bytes,
+      `INSERT INTO submissions (id, title, file, origin, submitter, width, height, submitted_at, submitted_at_epoch, format, bytes,
          sha256, file_mtime_ms, file_version, analysis_status, enrichment_status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'pending', ?, ?)
-       ON CONFLICT (id) DO UPDATE SET title = excluded.title, file = excluded.file, origin = excluded.origin,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'pending', ?, ?)
+       ON CONFLICT (id) DO UPDATE SET title = excluded.title, file = excluded.file, origin = excluded.origin, submitter = excluded.submitter,
          width = excluded.width, height = excluded.height, submitted_at = excluded.submitted_at,
          submitted_at_epoch = excluded.submitted_at_epoch, format = excluded.format, bytes = excluded.bytes,
          sha256 = excluded.sha256, file_mtime_ms = excluded.file_mtime_ms, file_version = excluded.file_version,
@@ -271,7 +274,7 @@ export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now:
          analysis_error = NULL, enrichment_status = 'pending', updated_at = excluded.updated_at`,
     )
     .bind(
-      s.id, s.title, s.file, s.origin, s.width, s.height, s.submitted_at, s.submitted_at_epoch, s.format, s.bytes,
+      s.id, s.title, s.file, s.origin, s.submitter ?? null, s.width, s.height, s.submitted_at, s.submitted_at_epoch, s.format, s.bytes,
       s.sha256, s.file_mtime_ms ?? null, s.file_version ?? null, now, now,
     );
 }
@@ -280,13 +283,13 @@ export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now:
 export function updateSubmissionMetaStatement(
   db: Database,
   id: string,
-  meta: { title: string; submitted_at: string; submitted_at_epoch: number },
+  meta: { title: string; submitter: string | null; submitted_at: string; submitted_at_epoch: number },
   file: { size: number; mtimeMs: number; version: string },
   now: string,
 ) {
   return db
-    .prepare('UPDATE submissions SET title = ?, submitted_at = ?, submitted_at_epoch = ?, bytes = ?, file_mtime_ms = ?, file_version = ?, updated_at = ? WHERE id = ?')
-    .bind(meta.title, meta.submitted_at, meta.submitted_at_epoch, file.size, file.mtimeMs, file.version, now, id);
+    .prepare('UPDATE submissions SET title = ?, submitter = ?, submitted_at = ?, submitted_at_epoch = ?, bytes = ?, file_mtime_ms = ?, file_version = ?, updated_at = ? WHERE id = ?')
+    .bind(meta.title, meta.submitter, meta.submitted_at, meta.submitted_at_epoch, file.size, file.mtimeMs, file.version, now, id);
 }
 
 export interface AnalysisResult {
