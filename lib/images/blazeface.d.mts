@@ -6,4 +6,5 @@ export declare function detectBlazeFaces(
   width: number,
   height: number,
   minScore: number,
+  inputSize?: number,
 ): Promise<{ x: number; y: number; width: number; height: number; score: number }[]>;

@@ -1,4 +1,4 @@
-// BlazeFace (MediaPipe's "back camera" model, 256 px input) on tfjs's wasm backend, with the anchor
+// BlazeFace (MediaPipe's "back camera" model, trained at 256 px) on tfjs's wasm backend, with the anchor
 // decoding and non-maximum suppression done here in plain arithmetic. The weights are the ones the
 // @vladmandic/human npm package ships in its models/ folder, read from disk: nothing is downloaded.
 // Used by face-worker.mjs and by bench/faces.ts. Plain .mjs for the same reason as the worker.
@@ -10,8 +10,12 @@ const require = createRequire(import.meta.url);
 const tf = require('@tensorflow/tfjs');
 const { setWasmPaths } = require('@tensorflow/tfjs-backend-wasm');
 
-/** The model's fixed input side; rasters larger than this on either side are refused. */
-export const INPUT_SIZE = 256;
+// The model is all convolutions, so it runs at any side that is a multiple of 32 once the graph's
+// fixed 256 px input and its reshapes are bypassed. Its cost is nearly all multiply-adds over the
+// feature maps, which grow with the square of the side (189 M at 256 px): bench/faces.ts finds
+// 192 px about 1.7x faster than 256 with 21 of 24 labelled faces (256: 22), 160 px only 20.
+/** The product's input side; rasters larger than the side in use are refused. */
+export const INPUT_SIZE = 192;
 // BlazeFace's box spans brows to mouth; grown by this factor around its centre it covers the whole
 // face (forehead and chin), which is what a face crop shows and what the labelled boxes in
 // test/fixtures/faces/labels.json mark (bench/faces.ts: recall 0.50 unscaled, 0.92 at 1.5).
@@ -19,19 +23,31 @@ const BOX_SCALE = 1.5;
 // Neighbouring anchors fire on the same face; of boxes overlapping more than this the best survives.
 const NMS_IOU = 0.3;
 
-// The anchor centres in input pixels, in the order of the model's outputs: a 16x16 grid with two
-// anchors per cell (stride 16), then an 8x8 grid with six per cell (stride 32); 896 in all.
-const ANCHORS = [];
-for (const [stride, perCell] of [[16, 2], [32, 6]]) {
-  const cells = INPUT_SIZE / stride;
-  for (let row = 0; row < cells; row++) {
-    for (let column = 0; column < cells; column++) {
-      for (let i = 0; i < perCell; i++) ANCHORS.push([(column + 0.5) * stride, (row + 0.5) * stride]);
+// The four convolutions whose outputs, reshaped, the graph returns: score logits and box
+// regressors for the stride-16 grid (two anchors per cell), then for the stride-32 grid (six).
+const HEADS = [
+  { stride: 16, perCell: 2, logits: 'conv2d_33', regressors: 'conv2d_35' },
+  { stride: 32, perCell: 6, logits: 'conv2d_34', regressors: 'conv2d_36' },
+];
+const nodeName = (conv) => `StatefulPartitionedCall/functional_1/${conv}/BiasAdd`;
+const OUTPUT_NODES = HEADS.flatMap((head) => [nodeName(head.logits), nodeName(head.regressors)]);
+
+/** Anchor centres in input pixels per head, in the order of its outputs (row, column, anchor). */
+function anchorsFor(inputSize) {
+  return HEADS.map(({ stride, perCell }) => {
+    const centres = [];
+    const cells = inputSize / stride;
+    for (let row = 0; row < cells; row++) {
+      for (let column = 0; column < cells; column++) {
+        for (let i = 0; i < perCell; i++) centres.push([(column + 0.5) * stride, (row + 0.5) * stride]);
+      }
     }
-  }
+    return centres;
+  });
 }
 
 let model = null;
+const anchorCache = new Map();
 
 /** Starts tfjs's wasm backend (single-threaded, SIMD where the runtime has it) and loads the model once. */
 export async function loadBlazeFace() {
@@ -45,6 +61,10 @@ export async function loadBlazeFace() {
   const modelDir = join(dirname(require.resolve('@vladmandic/human')), '..', 'models');
   const [topology, weights] = await Promise.all([readFile(join(modelDir, 'blazeface.json'), 'utf8'), readFile(join(modelDir, 'blazeface.bin'))]);
   const { modelTopology, weightsManifest } = JSON.parse(topology);
+  // The graph declares a 256x256 input; tfjs refuses any other unless the declaration is opened.
+  for (const node of modelTopology.node) {
+    if (node.op === 'Placeholder') node.attr.shape.shape.dim = [{ size: '1' }, { size: '-1' }, { size: '-1' }, { size: '3' }];
+  }
   const loaded = await tf.loadGraphModel(
     tf.io.fromMemory({
       modelTopology,
@@ -54,7 +74,7 @@ export async function loadBlazeFace() {
   );
   // The first run compiles and allocates (about 300 ms); later ones take the steady time.
   const warmUp = tf.zeros([1, INPUT_SIZE, INPUT_SIZE, 3]);
-  tf.dispose(loaded.execute(warmUp));
+  tf.dispose(loaded.execute(warmUp, OUTPUT_NODES));
   warmUp.dispose();
   model = loaded;
 }
@@ -67,55 +87,54 @@ function iou(a, b) {
 }
 
 /**
- * Faces in an RGB raster (row-major, at most INPUT_SIZE on each side), as boxes in the raster's
+ * Faces in an RGB raster (row-major, at most inputSize on each side), as boxes in the raster's
  * pixels with a score from 0 to 1, best first. The raster sits in the top-left corner of the
  * model's square input, the rest is black, so its proportions are kept and no coordinate moves.
  */
-export async function detectBlazeFaces(pixels, width, height, minScore) {
+export async function detectBlazeFaces(pixels, width, height, minScore, inputSize = INPUT_SIZE) {
   if (!model) throw new Error('the face model is not loaded');
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > INPUT_SIZE || height > INPUT_SIZE) {
-    throw new Error(`invalid raster size ${width}x${height} (at most ${INPUT_SIZE} a side)`);
+  if (!(Number.isInteger(inputSize) && inputSize >= 32 && inputSize % 32 === 0)) throw new Error(`input size ${inputSize} is not a multiple of 32`);
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > inputSize || height > inputSize) {
+    throw new Error(`invalid raster size ${width}x${height} (at most ${inputSize} a side)`);
   }
   if (!(pixels instanceof Uint8Array) || pixels.length !== width * height * 3) {
     throw new Error(`expected ${width * height * 3} RGB bytes, got ${pixels?.length}`);
   }
   // The model takes values in [-1, 1]; black padding is -1.
-  const input = new Float32Array(INPUT_SIZE * INPUT_SIZE * 3).fill(-1);
+  const input = new Float32Array(inputSize * inputSize * 3).fill(-1);
   for (let row = 0; row < height; row++) {
     const from = row * width * 3;
-    const to = row * INPUT_SIZE * 3;
+    const to = row * inputSize * 3;
     for (let i = 0; i < width * 3; i++) input[to + i] = pixels[from + i] / 127.5 - 1;
   }
-  const tensor = tf.tensor4d(input, [1, INPUT_SIZE, INPUT_SIZE, 3]);
-  const outputs = model.execute(tensor);
+  const tensor = tf.tensor4d(input, [1, inputSize, inputSize, 3]);
+  const outputs = model.execute(tensor, OUTPUT_NODES);
   tensor.dispose();
-  // Four outputs, told apart by shape: score logits [1, n, 1] and regressors [1, n, 16] for the
-  // 512 stride-16 anchors and the 384 stride-32 anchors.
-  const byShape = new Map();
+  let values;
   try {
-    for (const output of outputs) byShape.set(output.shape.slice(1).join('x'), await output.data());
+    values = await Promise.all(outputs.map((output) => output.data()));
   } finally {
     tf.dispose(outputs);
   }
+  if (!anchorCache.has(inputSize)) anchorCache.set(inputSize, anchorsFor(inputSize));
+  const anchors = anchorCache.get(inputSize);
   const candidates = [];
-  let anchor = 0;
-  for (const count of [512, 384]) {
-    const logits = byShape.get(`${count}x1`);
-    const regressors = byShape.get(`${count}x16`);
-    if (!logits || !regressors) throw new Error(`the face model gave no ${count}-anchor output`);
-    for (let i = 0; i < count; i++, anchor++) {
+  HEADS.forEach((_, head) => {
+    const logits = values[head * 2];
+    const regressors = values[head * 2 + 1];
+    anchors[head].forEach(([anchorX, anchorY], i) => {
       const score = 1 / (1 + Math.exp(-logits[i]));
-      if (score < minScore) continue;
-      // Regressors: centre offset from the anchor, then width and height, in input pixels
-      // (the six landmarks after them are not used).
-      const centreX = ANCHORS[anchor][0] + regressors[i * 16];
-      const centreY = ANCHORS[anchor][1] + regressors[i * 16 + 1];
+      if (score < minScore) return;
+      // Sixteen regressors per anchor: centre offset from the anchor, then width and height, in
+      // input pixels (six landmarks follow, not used here).
+      const centreX = anchorX + regressors[i * 16];
+      const centreY = anchorY + regressors[i * 16 + 1];
       const boxWidth = regressors[i * 16 + 2] * BOX_SCALE;
       const boxHeight = regressors[i * 16 + 3] * BOX_SCALE;
-      if (!(boxWidth > 0 && boxHeight > 0)) continue;
+      if (!(boxWidth > 0 && boxHeight > 0)) return;
       candidates.push({ x: centreX - boxWidth / 2, y: centreY - boxHeight / 2, width: boxWidth, height: boxHeight, score });
-    }
-  }
+    });
+  });
   candidates.sort((a, b) => b.score - a.score);
   const kept = [];
   for (const face of candidates) if (kept.every((other) => iou(other, face) <= NMS_IOU)) kept.push(face);

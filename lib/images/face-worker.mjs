@@ -2,7 +2,7 @@
 // Plain .mjs because workers started from .ts files are not transformed reliably by vitest or tsx.
 // It only sees already decoded, downscaled RGB pixels (sharp decodes in the main thread), so a
 // malformed file can never reach the model. Protocol, one message per request:
-//   in:  { id, width, height, pixels: Uint8Array (RGB, row-major, at most 256 a side), minScore }
+//   in:  { id, width, height, pixels: Uint8Array (RGB, row-major, at most INPUT_SIZE a side), minScore }
 //   out: { id, ok: true, faces: [{ x, y, width, height, score }] } in the coordinates of the pixels
 //        { id, ok: false, error }
 //   { fatal } once, when the model cannot load: the main thread then drops this worker.
