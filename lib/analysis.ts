@@ -2,14 +2,15 @@ import type { Env } from './env.js';
 import { settle } from './images/service.js';
 import { ImageRejected } from './images/rejected.js';
 import { RobustIndex, type Fingerprints } from './images/robust.js';
-import { replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
+import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from './images/rights-metadata.js';
+import { insertEvidenceStatement, replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
 import type { JobOutcome } from './jobs.js';
 import { enqueueJobStatement, type Job } from './repo/jobs.js';
 import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure } from './repo/submissions.js';
 import { serialized } from './serial.js';
-import { recomputeRisk } from './risk.js';
+import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from './risk.js';
 import { WATCHLIST_CONFIRMED } from './vocabulary.js';
 
 /**
@@ -85,11 +86,49 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
       thumb_path: stored.ok ? thumbPath : null,
       analysis_error: problems.length ? problems.join('; ') : null,
     };
-    return { stored: await saveAnalysis(env.db, id, row.sha256, result, now()), failure: null };
+    const saved = await saveAnalysis(env.db, id, row.sha256, result, now());
+    // Read from the submitted bytes: the derived copy that leaves the service has none of these fields.
+    if (saved) await saveRightsEvidence(env, id, row.submitter, await readRightsMetadata(bytes), now());
+    return { stored: saved, failure: null };
   } catch (error) {
     const reason = error instanceof ImageRejected ? error.reason : `analysis failed: ${error instanceof Error ? error.message : String(error)}`;
     return { stored: await saveAnalysisFailure(env.db, id, row.sha256, reason, now()), failure: reason };
   }
+}
+
+/**
+ * The rights fields the file states about itself, as one piece of local evidence (group `rights`),
+ * or none when it states none. Its kind says whether the creator or copyright holder it names is
+ * someone other than the submitter (the risk signal). The same finding again keeps its row, so an
+ * operator's mark stays; new bytes with other fields replace it.
+ */
+async function saveRightsEvidence(env: Env, id: string, submitter: string | null, rights: RightsMetadata, now: string): Promise<void> {
+  const found: NewEvidence | null = hasRights(rights)
+    ? { source: 'file_metadata', kind: rightsMismatch(rights, submitter) ? RIGHTS_MISMATCH_KIND : RIGHTS_KIND, group: 'rights', title: '파일 권리 표기', text: rightsText(rights) }
+    : null;
+  const old = await env.db
+    .prepare("SELECT id, kind, text FROM evidence WHERE submission_id = ? AND group_key = 'rights'")
+    .bind(id)
+    .all<{ id: string; kind: string; text: string | null }>();
+  const kept = found && old.results.find((r) => r.kind === found.kind && r.text === found.text);
+  const statements = old.results.filter((r) => r !== kept).map((r) => env.db.prepare('DELETE FROM evidence WHERE id = ?').bind(r.id));
+  if (found && !kept) statements.push(insertEvidenceStatement(env.db, id, found, now));
+  if (statements.length) await env.db.batch(statements);
+}
+
+/**
+ * A registry entry's new submitter for the same bytes: the rights evidence and the risk follow
+ * without a new analysis. A submission not yet analysed is left to its analysis, which reads the
+ * submitter then.
+ */
+export async function refreshRightsEvidence(env: Env, id: string): Promise<void> {
+  const row = await getSubmissionRow(env.db, id);
+  if (row?.analysis_status !== 'done') return;
+  const bytes = await env.blobs.get(`submissions/${row.file}`);
+  if (!bytes) return;
+  const now = env.clock.now().toISOString();
+  await saveRightsEvidence(env, id, row.submitter, await readRightsMetadata(bytes), now);
+  await recomputeRisk(env.db, id, now);
 }
 
 /**

@@ -4,6 +4,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import { listAll, type BlobInfo } from './blobs/types.js';
 import type { Env } from './env.js';
+import { refreshRightsEvidence } from './analysis.js';
 import { describeIssues } from './http.js';
 import { ImageRejected } from './images/rejected.js';
 import { auditStatement } from './repo/audit.js';
@@ -36,6 +37,8 @@ export const RegistryEntry = z
   .object({
     id: z.string().regex(ID_PATTERN, 'letters, digits, dot, dash or underscore, at most 128, not starting with a dot or dash'),
     title: z.string().trim().min(1).max(500),
+    /** Who submits and claims the rights: compared with the creator and copyright the file names. */
+    submitter: z.string().trim().min(1).max(200).optional(),
     file: z.string().min(1).max(1024),
     width: z.number().int().positive(),
     height: z.number().int().positive(),
@@ -44,7 +47,11 @@ export const RegistryEntry = z
   .strict();
 
 /** What a registry entry or a quick file says about a submission, before its bytes are read. */
-type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & { key: string; signature: FileSignature };
+type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & {
+  submitter: string | null;
+  key: string;
+  signature: FileSignature;
+};
 
 const IMAGES_PREFIX = 'submissions/images/';
 const REGISTRY_KEY = 'submissions/submissions.json';
@@ -105,6 +112,7 @@ interface IndexedSubmission {
   file: string;
   origin: 'quick' | 'registry';
   title: string | null;
+  submitter: string | null;
   submitted_at: string | null;
   submitted_at_epoch: number | null;
   bytes: number | null;
@@ -142,6 +150,7 @@ async function readStoredIndex(env: Env): Promise<StoredIndex> {
       .prepare(
         `SELECT id, file, origin, bytes, file_mtime_ms, file_version,
            CASE origin WHEN 'registry' THEN title END AS title,
+           CASE origin WHEN 'registry' THEN submitter END AS submitter,
            CASE origin WHEN 'registry' THEN submitted_at END AS submitted_at,
            CASE origin WHEN 'registry' THEN submitted_at_epoch END AS submitted_at_epoch
          FROM submissions WHERE id > ? ORDER BY id LIMIT ?`,
@@ -234,7 +243,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
       continue;
     }
-    candidates.push({ id: entry.id, title: entry.title, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, key: file.key, signature: file.signature });
+    candidates.push({ id: entry.id, title: entry.title, submitter: entry.submitter ?? null, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, key: file.key, signature: file.signature });
   }
 
   // The images folder's own files (not its subfolders), as the store lists them, page by page.
@@ -308,7 +317,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
 function quickCandidate(id: string, title: string, file: string, key: string, signature: FileSignature, zone: string): Candidate {
   const minute = new Date(signature.mtimeMs);
   minute.setSeconds(0, 0);
-  return { id, title, file, origin: 'quick', submitted_at: formatLocal(minute, zone), submitted_at_epoch: Math.floor(minute.getTime() / 1000), key, signature };
+  return { id, title, submitter: null, file, origin: 'quick', submitted_at: formatLocal(minute, zone), submitted_at_epoch: Math.floor(minute.getTime() / 1000), key, signature };
 }
 
 type ImportOutcome = { kind: 'imported' | 'updated' | 'unchanged'; queued: number } | { reason: string };
@@ -333,11 +342,13 @@ async function sha256Of(bytes: Buffer): Promise<string> {
  */
 async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmission | null): Promise<ImportOutcome> {
   const now = env.clock.now().toISOString();
-  type Meta = Pick<IndexedSubmission, 'title' | 'submitted_at' | 'submitted_at_epoch'>;
-  const metaChanged = (row: Meta) => row.title !== c.title || row.submitted_at !== c.submitted_at || row.submitted_at_epoch !== c.submitted_at_epoch;
+  type Meta = Pick<IndexedSubmission, 'title' | 'submitter' | 'submitted_at' | 'submitted_at_epoch'>;
+  const metaChanged = (row: Meta) =>
+    row.title !== c.title || row.submitter !== c.submitter || row.submitted_at !== c.submitted_at || row.submitted_at_epoch !== c.submitted_at_epoch;
   if (existing && existing.file === c.file && sameSignature(existing, c.signature)) {
     if (!metaChanged(existing)) return { kind: 'unchanged', queued: 0 };
     await updateSubmissionMetaStatement(env.db, c.id, c, c.signature, now).run();
+    if (existing.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
     return { kind: 'updated', queued: 0 };
   }
   const stored = await env.blobs.get(c.key).catch(() => null);
@@ -347,11 +358,12 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   // What was read is what counts, even if the file changed between stat and read.
   const signature = { ...c.signature, size: bytes.length };
   const row = existing
-    ? await env.db.prepare('SELECT title, submitted_at, submitted_at_epoch, sha256 FROM submissions WHERE id = ?').bind(c.id).first<Meta & { sha256: string | null }>()
+    ? await env.db.prepare('SELECT title, submitter, submitted_at, submitted_at_epoch, sha256 FROM submissions WHERE id = ?').bind(c.id).first<Meta & { sha256: string | null }>()
     : null;
   if (existing && row && row.sha256 === sha256 && existing.file === c.file) {
     const changed = metaChanged(row);
     await updateSubmissionMetaStatement(env.db, c.id, c, signature, now).run();
+    if (row.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
     return { kind: changed ? 'updated' : 'unchanged', queued: 0 };
   }
   let probe;

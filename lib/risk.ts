@@ -5,6 +5,10 @@ import { saveRiskStatement, type Risk, type RiskSignal } from './repo/submission
 import { serialized } from './serial.js';
 import type { GroupKey, RiskLevel } from './vocabulary.js';
 
+/** The kind of the rights evidence when the file names someone other than the submitter. */
+export const RIGHTS_MISMATCH_KIND = 'rights_metadata_mismatch';
+export const RIGHTS_KIND = 'rights_metadata';
+
 /**
  * The risk score: deterministic, 0-100. Each kind of counting evidence adds one signal with a
  * fixed weight (the sum is capped at 100). Only evidence that counts toward the score is used
@@ -16,6 +20,10 @@ const SIGNALS: { code: string; label: string; weight: number; applies: (e: Evide
   { code: 'attention_match', label: '주의 후보 일치', weight: 60, applies: (e) => e.group === 'attention' && e.matched },
   { code: 'web_match', label: '웹 일치 (pHash 검증)', weight: 45, applies: (e) => e.group === 'web_match' && e.matched },
   { code: 'internal_match', label: '내부 유사 제출물', weight: 25, applies: (e) => e.group === 'internal' && e.matched },
+  // The file names a creator or copyright holder other than the submitter. Alone it is medium (30),
+  // never high: such fields are often stale or name an employee or agency rather than the rights
+  // holder, so it asks for a look; with any match (internal 25, web 45) it adds up quickly.
+  { code: 'rights_metadata_mismatch', label: '파일 권리 표기 불일치', weight: 30, applies: (e) => e.group === 'rights' && e.kind === RIGHTS_MISMATCH_KIND },
   { code: 'web_related', label: '웹 관련 근거', weight: 10, applies: (e) => e.group === 'web_related' },
 ];
 

@@ -209,7 +209,7 @@ describe('hostile metadata gives the fields that parse, never a crash or a stall
     const resource = photoshop(good);
     resource.writeUInt32BE(0x7fffffff, 14 + 8);
     expect(readIptc(resource)).toEqual(emptyRights());
-    expect(readIptc(Buffer.from('Photoshop 3.0\08BIM', 'latin1'))).toEqual(emptyRights());
+    expect(readIptc(Buffer.from('Photoshop 3.0\x008BIM', 'latin1'))).toEqual(emptyRights());
     expect(readIptc(Buffer.from([0x1c, 2, 80]))).toEqual(emptyRights());
   });
 
