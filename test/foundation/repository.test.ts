@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { openSqlite } from '../../lib/db/sqlite.js';
 import type { Database } from '../../lib/db/types.js';
@@ -222,5 +223,22 @@ describe.each(backends)('repository on $name', (backend) => {
     const events = await listAuditEvents(db, 2);
     expect(events.map((e) => e.target_id)).toEqual(['2', '1']);
     expect((await listAuditEvents(db, 10, events[1].id)).map((e) => e.details)).toEqual([{ i: 0 }]);
+  });
+});
+
+describe('the D1 limits guard (lib/db/limits.ts)', () => {
+  it('refuses a statement binding more than 100 values and an invocation past 1,000 queries, before D1 would', async () => {
+    const { db: sqlite, close } = await backends[0].open();
+    await migrate(sqlite);
+    const db = limitedDatabase(sqlite);
+    const ids = Array.from({ length: 101 }, (_, i) => `s${i}`);
+    expect(() => db.prepare(`SELECT id FROM submissions WHERE id IN (${ids.map(() => '?').join(',')})`).bind(...ids)).toThrow('D1 limit: a statement binds 101 values (at most 100)');
+    expect((await db.prepare(`SELECT COUNT(*) AS n FROM submissions WHERE id IN (${ids.slice(0, 100).map(() => '?').join(',')})`).bind(...ids.slice(0, 100)).first<{ n: number }>())!.n).toBe(0);
+    const budget = limitedDatabase(sqlite, { maxBoundValues: 100, maxQueries: 5 });
+    await budget.batch([budget.prepare('SELECT 1'), budget.prepare('SELECT 2'), budget.prepare('SELECT 3')]);
+    await budget.prepare('SELECT 4').first();
+    await budget.prepare('SELECT 5').all();
+    await expect(async () => budget.prepare('SELECT 6').run()).rejects.toThrow('D1 limit: more than 5 queries in one invocation');
+    await close();
   });
 });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig, type Config } from '../../lib/config.js';
+import { D1_MAX_BOUND_VALUES, limitedDatabase } from '../../lib/db/limits.js';
 import { createEnv, type OwnedEnv } from '../../lib/env.js';
 import type { Clock } from '../../lib/time.js';
 import { createLogger } from '../../lib/log.js';
@@ -42,6 +43,7 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
   const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...overrides }, undefined, { cores: availableParallelism() });
   const clock = fakeClock();
   const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }) });
+  keepD1BoundValueLimit(env);
   const router = createRouter();
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const given = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...headers };
@@ -65,6 +67,20 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
       rmSync(dataDir, { recursive: true, force: true });
     },
   }) as TestEnv;
+}
+
+/**
+ * Every statement the suite runs keeps D1's limit of 100 bound values (lib/db/limits.ts), which
+ * better-sqlite3 alone would never show; the query budget is the Worker's per invocation, not a
+ * test's.
+ */
+function keepD1BoundValueLimit(env: OwnedEnv): void {
+  const sqlite = env.db;
+  const guarded = limitedDatabase(sqlite, { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: Number.POSITIVE_INFINITY });
+  env.db = Object.defineProperties(guarded, {
+    close: { value: () => sqlite.close() },
+    open: { get: () => sqlite.open },
+  }) as typeof sqlite;
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
