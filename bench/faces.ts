@@ -204,6 +204,7 @@ export async function run(): Promise<BenchTable[]> {
       notes: [
         `tfjs wasm backend, one thread, SIMD ${simd ? 'on' : 'off'}; ${RUNS} rounds through all settings, each image on a raster decoded and downscaled once to the model's input side; IoU 0.5. The fastest run shows the cost with the least interference from other work on the machine.`,
         'Labels (test/fixtures/faces/labels.json): the fixture photos and the six demo photos of the installed @vladmandic/face-api package, boxes checked by eye; boxes on the demo photos were taken from the TinyFaceDetector at 416 px where they sat on a face, so box shapes favour it. BlazeFace boxes span brows to mouth: the raw row shows why the product grows them.',
+        "Both detectors run with V8's dynamic tiering of WebAssembly off (blazeface.mjs sets it before the backend starts): with it on, the first 20 or so inferences ran on V8's baseline code at about a third of the speed, which is what short measurements (and the TinyFaceDetector's earlier 128.8 ms) mostly saw.",
         'The multithreaded wasm build (tfjs-backend-wasm-threaded-simd.wasm) does not start in Node: it creates its pthread workers from blob: URLs, which node:worker_threads refuses. Cores are used by one detection worker each instead.',
         ...missing.map(({ file, source }) => `not found, skipped: ${file} (${source})`),
       ],

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import v8 from 'node:v8';
 
 const require = createRequire(import.meta.url);
 const tf = require('@tensorflow/tfjs');
@@ -52,6 +53,13 @@ const anchorCache = new Map();
 /** Starts tfjs's wasm backend (single-threaded, SIMD where the runtime has it) and loads the model once. */
 export async function loadBlazeFace() {
   if (model) return;
+  // V8 first compiles wasm with its baseline compiler and optimises a function only once it has
+  // run hot for a while: the model ran at about a third of its speed for its first 20 or so images
+  // (bench/faces.ts, where every run counts). Without dynamic tiering every function is optimised
+  // in the background right after the module compiles. The flag is process-wide: WebAssembly
+  // compiled later in this process (another worker's model, any other wasm library) is optimised
+  // the same way, which only costs compile time in background threads.
+  v8.setFlagsFromString('--no-wasm-dynamic-tiering');
   setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm')), '/'));
   // The threaded wasm build starts its pthreads from blob: URLs, which Node's Worker refuses;
   // throughput across cores comes from one detection worker per core instead (faces.ts).
