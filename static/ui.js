@@ -13,6 +13,7 @@ export const SOURCE_LABEL = {
   global_vision: '글로벌 비전',
   global_search: '글로벌 검색',
   local_llm: '로컬 LLM',
+  file_metadata: '파일 메타데이터',
 };
 export const DECISION_CLASS = { 승인: 'approve', 보류: 'hold', 반려: 'reject' };
 export const STATUS_CLASS = { '판단에 사용': 'use', 무관: 'irrelevant', 오탐: 'false-positive', 보류: 'hold' };

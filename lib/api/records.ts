@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { EVIDENCE_SOURCES, REVIEW_GROUPS, type GroupKey } from '../vocabulary.js';
 
 /**
  * The records the API answers with (CONTRACT.md section 3 and the additions the README lists),
@@ -43,9 +44,9 @@ export const SubmissionRecord = z.object({
 export const EvidenceRecord = z.object({
   id: z.string(),
   submission_id: z.string(),
-  source: z.enum(['internal', 'watchlist', 'regional', 'global_vision', 'global_search', 'local_llm']),
+  source: z.enum(EVIDENCE_SOURCES),
   kind: z.string(),
-  group: z.enum(['attention', 'watchlist', 'internal', 'web_match', 'web_related', 'supporting', 'failures']),
+  group: z.enum(REVIEW_GROUPS.map((g) => g.key) as [GroupKey, ...GroupKey[]]),
   title: z.string().nullable(),
   url: z.string().nullable(),
   image_url: z.string().nullable(),

@@ -176,8 +176,8 @@ export async function addEvidence(db: Database, submissionId: string, items: New
   return getEvidenceByIds(db, ids);
 }
 
-const GROUP_ORDER = `CASE group_key WHEN 'attention' THEN 0 WHEN 'watchlist' THEN 1 WHEN 'internal' THEN 2
-  WHEN 'web_match' THEN 3 WHEN 'web_related' THEN 4 WHEN 'supporting' THEN 5 ELSE 6 END`;
+const GROUP_ORDER = `CASE group_key WHEN 'attention' THEN 0 WHEN 'watchlist' THEN 1 WHEN 'internal' THEN 2 WHEN 'rights' THEN 3
+  WHEN 'web_match' THEN 4 WHEN 'web_related' THEN 5 WHEN 'supporting' THEN 6 ELSE 7 END`;
 
 export async function listEvidence(db: Database, submissionId: string): Promise<Evidence[]> {
   const rows = await db
