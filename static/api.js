@@ -70,6 +70,7 @@ export const api = {
   rerunEnrichment: (id, faceCrop) => request('POST', `/api/submissions/${seg(id)}/rerun-enrichment`, faceCrop ? { face_crop: true } : undefined),
   decide: (id, decision, note) => request('POST', `/api/submissions/${seg(id)}/decision`, note ? { decision, note } : { decision }),
   setEvidenceStatus: (id, status) => request('POST', `/api/evidence/${seg(id)}/status`, { status }),
+  captureEvidencePage: (id) => request('POST', `/api/evidence/${seg(id)}/capture`),
   knowledge: (state) => request('GET', `/api/knowledge${q({ state })}`),
   promote: (id) => request('POST', `/api/knowledge/${seg(id)}/promote-watchlist`),
   exclude: (id) => request('POST', `/api/knowledge/${seg(id)}/exclude-watchlist`),

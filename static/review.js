@@ -41,6 +41,7 @@ class ReviewPage {
     this.submission = data.submission;
     this.knowledgeEntry = data.knowledge_entry ?? null;
     this.evidence = new Map((data.evidence ?? []).map((e) => [e.id, e]));
+    this.captures = Array.isArray(data.captures) ? data.captures : [];
     this.groups = orderGroups(data.groups ?? []);
     this.cards = new Map();
     this.slots = {
@@ -347,10 +348,41 @@ class ReviewPage {
           ev.text ? h('p', { class: 'evidence-text' }, ev.text) : null,
           ev.url ? h('p', { class: 'evidence-url' }, externalLink(ev.url, ev.url, { class: 'break' })) : null,
           meta.length ? h('dl', { class: 'evidence-meta' }, meta) : null,
+          this.pageCaptures(ev),
           this.statusButtons(ev),
         ),
       ),
     );
+  }
+
+  /**
+   * The kept copies of a web evidence item's page: when, what the server answered and the hash of
+   * the stored bytes, each openable as plain text; and a button to keep the page again now.
+   */
+  pageCaptures(ev) {
+    if (!hasOwnPage(ev)) return null;
+    const kept = this.captures.filter((c) => c.evidence_id === ev.id);
+    const line = (c) => {
+      const about = `페이지 보존 ${formatInstant(c.fetched_at, state.timeZone)} · HTTP ${c.http_status} · SHA-256 ${String(c.sha256).slice(0, 12)}…`;
+      if (!c.media_url) return h('li', { class: 'small' }, about, h('span', { class: 'muted' }, ' · 보존 기한이 지나 파일 삭제됨'));
+      // Same-origin, set as a property like every link; served as text, never as a page.
+      const open = h('a', { class: 'capture-link', target: '_blank', rel: 'noopener noreferrer' }, '보존본 보기 (텍스트)');
+      open.href = c.media_url;
+      return h('li', { class: 'small' }, about, ' · ', open);
+    };
+    const keep = actionButton(kept.length ? '페이지 다시 보존' : '페이지 보존', async () => {
+      const result = await attempt('페이지 보존', () => api.captureEvidencePage(ev.id));
+      if (!result) return;
+      if (!result.capture) {
+        const reason = result.evidence_added?.[0]?.error?.message ?? '알 수 없는 이유';
+        toast(`페이지를 보존하지 못했습니다: ${reason} (수집 실패 근거로 기록됨)`, 'error');
+        return;
+      }
+      this.captures.push(result.capture);
+      this.replaceCard(ev)?.querySelector('.capture-button')?.focus();
+      toast('페이지를 보존했습니다.', 'success');
+    }, { class: 'capture-button' });
+    return h('div', { class: 'page-captures' }, kept.length ? h('ul', { class: 'capture-list' }, kept.map(line)) : null, keep);
   }
 
   supportingCard(ev) {
@@ -420,6 +452,12 @@ class ReviewPage {
     }
     return group;
   }
+}
+
+/** A web evidence item with a page of its own (as lib/enrichment/capture.ts decides). */
+function hasOwnPage(ev) {
+  return ['regional', 'global_vision', 'global_search'].includes(ev.source) && ev.group !== 'failures' && !ev.supporting
+    && /^https?:\/\//i.test(ev.url ?? '') && ev.url !== ev.image_url;
 }
 
 /** `주의 후보 근거` always comes first; the rest keep the server's order. */

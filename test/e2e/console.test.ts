@@ -355,6 +355,16 @@ describe('operator console in a real browser', () => {
       return !!copy && copy.getAttribute('src')!.startsWith('/media/evidence/') && copy.complete && copy.naturalWidth > 0;
     });
 
+    // The gallery page kept when it was matched: its capture is listed and opens as text; keeping it again adds one.
+    const kept = page.locator('.group-web_match .evidence', { has: page.locator('.capture-list') }).first();
+    await expect(kept.locator('.capture-list li').first().textContent()).resolves.toMatch(/페이지 보존 .* · HTTP 200 · SHA-256 [0-9a-f]{12}…/);
+    await expect(kept.locator('a.capture-link').first().getAttribute('href')).resolves.toMatch(/^\/api\/captures\/pc_/);
+    const keptId = await kept.getAttribute('data-evidence-id');
+    await kept.locator('.capture-button').click();
+    await page.locator(`[data-evidence-id="${keptId}"] .capture-list li:nth-child(2)`).waitFor();
+    const captures = (await service.api('GET', '/api/submissions/astronaut/review')).captures.filter((c: { evidence_id: string }) => c.evidence_id === keptId);
+    expect(captures).toHaveLength(2);
+
     const summary = page.locator('.group-supporting .evidence.supporting').first();
     await expect(summary.locator('.summary-text').textContent()).resolves.toContain('같은 사진을 가리킵니다');
     const cite = summary.locator('.summary-text .evidence-ref').first();
