@@ -13,13 +13,14 @@ const { setWasmPaths } = require('@tensorflow/tfjs-backend-wasm');
 
 // The model is all convolutions, so it runs at any side that is a multiple of 32 once the graph's
 // fixed 256 px input and its reshapes are bypassed. Its cost is nearly all multiply-adds over the
-// feature maps, which grow with the square of the side (189 M at 256 px): bench/faces.ts finds
+// feature maps, which grow with the square of the side (189 million at 256 px): bench/faces.ts finds
 // 192 px about 1.7x faster than 256 with 21 of 24 labelled faces (256: 22), 160 px only 20.
 /** The product's input side; rasters larger than the side in use are refused. */
 export const INPUT_SIZE = 192;
 // BlazeFace's box spans brows to mouth; grown by this factor around its centre it covers the whole
 // face (forehead and chin), which is what a face crop shows and what the labelled boxes in
-// test/fixtures/faces/labels.json mark (bench/faces.ts: recall 0.50 unscaled, 0.92 at 1.5).
+// test/fixtures/faces/labels.json mark (bench/faces.ts at 256 px: recall 0.50 with the model's own
+// boxes, 0.92 with boxes grown 1.5x).
 const BOX_SCALE = 1.5;
 // Neighbouring anchors fire on the same face; of boxes overlapping more than this the best survives.
 const NMS_IOU = 0.3;
