@@ -1,0 +1,204 @@
+/**
+ * Geometric verification (lib/images/geometry.ts) beside the plain pHash and the region hashes:
+ * recall per edit, false matches among different photographs, and milliseconds per pair.
+ *
+ * Photographs: the robust-recall set (bench/eval-set.ts, outputs/eval-set/originals). Even-numbered
+ * photographs are the half the thresholds were tuned on, odd-numbered ones the held-out half; both
+ * are reported. Copies: five edits of that set read from disk, plus the edits of issue 14 made by
+ * test/helpers/geometry-transforms.ts (two random crops and two rotations per photograph, a collage,
+ * a screenshot, a photo of a screen, and a shared logo and caption).
+ * False pairs: every copy against every other original, the originals among themselves, and every
+ * two copies of different photographs made by the same edit (they share the frame, the page
+ * chrome, the bezel or the logo: the shared content where false matches come from), and a fifth
+ * of the pairs of copies made by different edits.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { computeFingerprints } from '../lib/images/fingerprint.js';
+import { GEOMETRY_THRESHOLDS, computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type GeometryResult } from '../lib/images/geometry.js';
+import { similarity } from '../lib/images/phash.js';
+import { type Fingerprints, matchFingerprints } from '../lib/images/robust.js';
+import { collage, randomCrop, randomRotation, screenPhoto, screenshot } from '../test/helpers/geometry-transforms.js';
+import { seededRandom } from '../test/helpers/random.js';
+import { EVAL_SET_DIR, buildEvalSet } from './eval-set.js';
+import type { BenchTable } from './run.js';
+
+export const name = 'geometry';
+
+const THRESHOLD = 0.9;
+
+interface Image {
+  photo: number;
+  edit: string;
+  fingerprints: Fingerprints;
+  features: GeometryFeatures;
+  /** Photographs whose pixels it holds besides its own (a collage's other tiles). */
+  contains: number[];
+}
+
+const LOGO = Buffer.from(
+  '<svg width="120" height="120" xmlns="http://www.w3.org/2000/svg"><circle cx="60" cy="60" r="54" fill="#e02020"/><text x="60" y="72" font-size="36" text-anchor="middle" fill="white" font-family="sans-serif">TV</text></svg>',
+);
+const caption = (width: number) =>
+  Buffer.from(
+    `<svg width="${width}" height="64" xmlns="http://www.w3.org/2000/svg"><rect width="${width}" height="64" fill="#101830"/><text x="16" y="42" font-size="30" fill="white" font-family="sans-serif">BREAKING · 속보 · news</text></svg>`,
+  );
+
+/** Edits already in the robust-recall set, read from outputs/eval-set/variants. */
+const ON_DISK = ['hflip', 'rot90', 'crop_10', 'pad_20', 'watermark'];
+
+const GENERATED: { edit: string; target: string; make: (photo: Buffer, others: Buffer[], random: () => number) => Promise<Buffer> }[] = [
+  { edit: 'crop 0-30 % per side (a)', target: '98 %', make: (p, _, r) => randomCrop(p, r) },
+  { edit: 'crop 0-30 % per side (b)', target: '98 %', make: (p, _, r) => randomCrop(p, r) },
+  { edit: 'rotation 3-45° (a)', target: '95 %', make: (p, _, r) => randomRotation(p, r) },
+  { edit: 'rotation 3-45° (b)', target: '95 %', make: (p, _, r) => randomRotation(p, r) },
+  { edit: '25-50 % of a collage', target: '90 %', make: (p, others, r) => collage(p, others, r) },
+  { edit: '25-50 % of a screenshot', target: '90 %', make: (p, _, r) => screenshot(p, r) },
+  { edit: 'photo of a screen', target: '80 %', make: (p, _, r) => screenPhoto(p, r) },
+  {
+    edit: 'logo and caption bar',
+    target: '-',
+    make: async (p) => {
+      const { width, height } = await sharp(p).metadata();
+      return sharp(p)
+        .composite([
+          { input: LOGO, left: width! - 140, top: 20 },
+          { input: caption(width!), left: 0, top: height! - 64 },
+        ])
+        .jpeg({ quality: 90 })
+        .toBuffer();
+    },
+  },
+];
+
+const percent = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${((100 * part) / whole).toFixed(1)} %`);
+
+/** Runs `work` over the items with two calls in flight (one per geometry worker on two cores). */
+async function inParallel<T>(items: T[], work: (item: T) => Promise<void>, width = 2): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) await work(items[next++]);
+  }));
+}
+
+export async function run(): Promise<BenchTable[]> {
+  if (!existsSync(path.join(EVAL_SET_DIR, 'manifest.json'))) await buildEvalSet();
+  const manifest = JSON.parse(readFileSync(path.join(EVAL_SET_DIR, 'manifest.json'), 'utf8')) as { photos: { id: string }[] };
+  const ids = manifest.photos.map((photo) => photo.id);
+  const originalBytes = ids.map((id) => readFileSync(path.join(EVAL_SET_DIR, 'originals', `${id}.png`)));
+
+  const featureTimes: number[] = [];
+  const describe = async (photo: number, edit: string, bytes: Buffer, contains: number[] = []): Promise<Image> => {
+    const started = performance.now();
+    const features = await computeGeometryFeatures(bytes);
+    featureTimes.push(performance.now() - started);
+    return { photo, edit, fingerprints: await computeFingerprints(bytes), features, contains };
+  };
+  const originals: Image[] = [];
+  for (const [i, bytes] of originalBytes.entries()) originals.push(await describe(i, 'original', bytes));
+
+  const random = seededRandom(14);
+  const copies: Image[] = [];
+  for (const [i, id] of ids.entries()) {
+    for (const edit of ON_DISK) copies.push(await describe(i, edit, readFileSync(path.join(EVAL_SET_DIR, 'variants', id, `${edit}.jpg`))));
+    for (const { edit, make } of GENERATED) {
+      const fillers = [1, 2, 3, 4].map((k) => (i + k * 7) % ids.length);
+      const bytes = await make(originalBytes[i], fillers.map((k) => originalBytes[k]), random);
+      copies.push(await describe(i, edit, bytes, edit.includes('collage') ? fillers : []));
+    }
+  }
+
+  // Recall: each copy against its own original.
+  const verdicts = new Map<Image, GeometryResult>();
+  await inParallel(copies, async (copy) => {
+    verdicts.set(copy, await verifyGeometry(copy.features, originals[copy.photo].features));
+  });
+  const edits = [...ON_DISK.map((edit) => ({ edit, target: '-' })), ...GENERATED];
+  const halves = [
+    { label: 'tuning half', keep: (photo: number) => photo % 2 === 0 },
+    { label: 'held-out half', keep: (photo: number) => photo % 2 === 1 },
+  ];
+  const recallRows: (string | number)[][] = [];
+  const confirmedInliers: number[] = [];
+  for (const { edit, target } of edits) {
+    const row: (string | number)[] = [edit, target];
+    for (const { keep } of halves) {
+      const set = copies.filter((copy) => copy.edit === edit && keep(copy.photo));
+      const original = (copy: Image) => originals[copy.photo].fingerprints;
+      row.push(
+        percent(set.filter((copy) => similarity(copy.fingerprints.phash, original(copy).phash) >= THRESHOLD).length, set.length),
+        percent(set.filter((copy) => matchFingerprints(copy.fingerprints, original(copy), THRESHOLD) !== null).length, set.length),
+        percent(set.filter((copy) => verdicts.get(copy)!.confirmed).length, set.length),
+      );
+    }
+    const missed = copies.filter((copy) => copy.edit === edit && !verdicts.get(copy)!.confirmed);
+    row.push(missed.length === 0 ? '' : missed.slice(0, 3).map((copy) => `${ids[copy.photo]}: ${(verdicts.get(copy) as { reason: string }).reason}`).join('; '));
+    recallRows.push(row);
+    for (const copy of copies) {
+      const verdict = verdicts.get(copy)!;
+      if (copy.edit === edit && verdict.confirmed) confirmedInliers.push(verdict.inliers);
+    }
+  }
+
+  // False matches: pairs of different photographs.
+  const falsePairs: [Image, Image][] = [];
+  for (const copy of copies) {
+    for (const original of originals) if (original.photo !== copy.photo && !copy.contains.includes(original.photo)) falsePairs.push([copy, original]);
+  }
+  for (const a of originals) for (const b of originals) if (a !== b) falsePairs.push([a, b]);
+  for (const a of copies) {
+    for (const b of copies) {
+      if (a.photo === b.photo || a.contains.includes(b.photo) || b.contains.includes(a.photo)) continue;
+      // Every pair made by the same edit; a fifth of the pairs made by two different edits.
+      if (a.edit === b.edit || (a.photo + b.photo + a.edit.length) % 5 === 0) falsePairs.push([a, b]);
+    }
+  }
+  const falseMatches = { plain: 0, region: 0, geometry: 0 };
+  const falseExamples: string[] = [];
+  let falseInliersMax = 0;
+  await inParallel(falsePairs, async ([a, b]) => {
+    if (similarity(a.fingerprints.phash, b.fingerprints.phash) >= THRESHOLD) falseMatches.plain++;
+    if (matchFingerprints(a.fingerprints, b.fingerprints, THRESHOLD)) falseMatches.region++;
+    const verdict = await verifyGeometry(a.features, b.features);
+    falseInliersMax = Math.max(falseInliersMax, verdict.inliers);
+    if (verdict.confirmed) {
+      falseMatches.geometry++;
+      if (falseExamples.length < 5) falseExamples.push(`${a.edit} of ${ids[a.photo]} ~ ${b.edit} of ${ids[b.photo]} (${verdict.inliers} inliers)`);
+    }
+  });
+
+  // Milliseconds per pair on one core: one call at a time, features already computed.
+  const timed = async (pairs: [Image, Image][]) => {
+    const started = performance.now();
+    for (const [a, b] of pairs) await verifyGeometry(a.features, b.features);
+    return (performance.now() - started) / pairs.length;
+  };
+  const sameTimes = await timed(copies.filter((_, i) => i % 4 === 0).map((copy) => [copy, originals[copy.photo]]));
+  const differentTimes = await timed(falsePairs.filter((_, i) => i % 200 === 0));
+  featureTimes.sort((x, y) => x - y);
+  confirmedInliers.sort((x, y) => x - y);
+
+  return [
+    {
+      title: 'Geometric verification: recall per edit (plain pHash / region hashes / geometry)',
+      columns: ['edit', 'target', 'pHash (tuning)', 'regions (tuning)', 'geometry (tuning)', 'pHash (held-out)', 'regions (held-out)', 'geometry (held-out)', 'geometry misses'],
+      rows: recallRows,
+      notes: [
+        `${ids.length} photographs of the robust-recall set: even-numbered ones are the tuning half, odd-numbered ones the held-out half; pHash and region hashes at similarity ${THRESHOLD}.`,
+        `Thresholds: at least ${GEOMETRY_THRESHOLDS.minInliers} RANSAC inliers, at least ${100 * GEOMETRY_THRESHOLDS.minInlierShare} % of the keypoints inside the matched region on each side, a region covering at least ${100 * GEOMETRY_THRESHOLDS.minCoverage} % of one image.`,
+        `Inliers of the confirmed copies: lowest ${confirmedInliers.slice(0, 5).join(', ')}; median ${confirmedInliers[Math.floor(confirmedInliers.length / 2)]}.`,
+      ],
+    },
+    {
+      title: 'Geometric verification: false matches and time',
+      columns: ['pairs of different photographs', 'plain pHash', 'region hashes', 'geometry', 'most inliers in a false pair', 'ms per pair (same photo)', 'ms per pair (different)', 'ms per image for features (median)'],
+      rows: [[falsePairs.length, falseMatches.plain, falseMatches.region, falseMatches.geometry, falseInliersMax, sameTimes.toFixed(1), differentTimes.toFixed(1), featureTimes[Math.floor(featureTimes.length / 2)].toFixed(0)]],
+      notes: [
+        'False pairs: every copy against every other original (a collage not against the photographs it holds), the originals among themselves, every two copies of different photographs made by the same edit (same frame, page chrome, bezel, logo) and a fifth of those made by different edits.',
+        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match and, when enough pairs pass the ratio test, RANSAC); the mirrored keypoints are tried when the direct fit refuses.',
+        ...falseExamples,
+      ],
+    },
+  ];
+}

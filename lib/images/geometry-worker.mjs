@@ -1,0 +1,184 @@
+// Geometric verification worker: OpenCV's wasm build (ORB keypoints, brute-force Hamming matching,
+// RANSAC homography), so the wasm never runs on the main thread. Plain .mjs because workers started
+// from .ts files are not transformed reliably by vitest or tsx. It only sees already decoded,
+// downscaled grey pixels (sharp decodes in the main thread), so a malformed file never reaches it.
+// Protocol, one message per request, answered in order:
+//   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures }
+//   out: { id, ok: true, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each),
+//          mirrorPoints, mirrorDescriptors (the same for the image mirrored left to right, with x
+//          mapped back into the unmirrored image) }
+//   in:  { id, op: 'match', from: { points, descriptors }, to: { points, descriptors }, ratio, reprojection,
+//          minPairs (fewer descriptor pairs than this answer no fit) }
+//   out: { id, ok: true, homography: number[9] | null (row-major, from -> to), pairs: Int32Array
+//          (from index, to index of each RANSAC inlier) }
+//   any: { id, ok: false, error }
+//   { fatal } once, when OpenCV cannot start: the main thread then drops this worker.
+import { createRequire } from 'node:module';
+import { parentPort } from 'node:worker_threads';
+
+const require = createRequire(import.meta.url);
+const cv = require('@techstark/opencv-js');
+const ready = new Promise((resolve, reject) => {
+  if (cv.Mat) return resolve();
+  cv.onRuntimeInitialized = resolve;
+  setTimeout(() => reject(new Error('OpenCV did not start within 30 s')), 30_000).unref();
+});
+ready.catch((error) => parentPort.postMessage({ fatal: `OpenCV could not start: ${error.message}` }));
+
+const DESCRIPTOR_BYTES = 32;
+
+/** Runs `work` with a list that collects every OpenCV object it allocates, then frees them all. */
+function withMats(work) {
+  const owned = [];
+  const own = (object) => (owned.push(object), object);
+  try {
+    return work(own);
+  } finally {
+    for (const object of owned) object.delete();
+  }
+}
+
+// ORB ignores a border of 31 px (its patch size); a smaller image has no keypoint to offer.
+const MIN_SIDE = 2 * 31 + 1;
+
+function detect(grey, maxFeatures, own, mapX) {
+  if (grey.rows < MIN_SIDE || grey.cols < MIN_SIDE) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+  const orb = own(new cv.ORB(maxFeatures));
+  const keypoints = own(new cv.KeyPointVector());
+  const descriptors = own(new cv.Mat());
+  orb.detectAndCompute(grey, own(new cv.Mat()), keypoints, descriptors);
+  const count = keypoints.size();
+  if (count === 0 || descriptors.rows !== count) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+  const points = new Float32Array(count * 2);
+  for (let i = 0; i < count; i++) {
+    const { pt } = keypoints.get(i);
+    points[i * 2] = mapX(pt.x);
+    points[i * 2 + 1] = pt.y;
+  }
+  return { points, descriptors: new Uint8Array(descriptors.data.slice(0, count * DESCRIPTOR_BYTES)) };
+}
+
+function features({ width, height, pixels, maxFeatures }) {
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) throw new Error(`invalid raster size ${width}x${height}`);
+  if (!(pixels instanceof Uint8Array) || pixels.length !== width * height) throw new Error(`expected ${width * height} grey bytes, got ${pixels?.length}`);
+  return withMats((own) => {
+    const grey = own(new cv.Mat(height, width, cv.CV_8UC1));
+    grey.data.set(pixels);
+    const direct = detect(grey, maxFeatures, own, (x) => x);
+    const mirrored = own(new cv.Mat());
+    cv.flip(grey, mirrored, 1);
+    const mirror = detect(mirrored, maxFeatures, own, (x) => width - 1 - x);
+    return { ...direct, mirrorPoints: mirror.points, mirrorDescriptors: mirror.descriptors };
+  });
+}
+
+function descriptorMat(descriptors, own) {
+  const rows = descriptors.length / DESCRIPTOR_BYTES;
+  const mat = own(new cv.Mat(rows, DESCRIPTOR_BYTES, cv.CV_8UC1));
+  mat.data.set(descriptors);
+  return mat;
+}
+
+const WORDS = DESCRIPTOR_BYTES / 4;
+
+const popcount = (x) => {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+};
+
+/**
+ * The nearest and second nearest descriptor of `to` for each of `from`, by Hamming distance, among
+ * the descriptors that share at least one whole byte with it (a byte-position index): two ORB
+ * descriptors close enough to pass the ratio test share a byte with near certainty (at distance 40
+ * of 256 bits, 31 of 32 bytes differ with probability below 1e-4), and the index skips about 85 %
+ * of the comparisons that a brute-force search makes. Returns [to index, distance, second distance] per `from`.
+ */
+function nearestTwo(from, to) {
+  const countFrom = from.length / DESCRIPTOR_BYTES;
+  const countTo = to.length / DESCRIPTOR_BYTES;
+  const start = new Int32Array(DESCRIPTOR_BYTES * 256 + 1);
+  for (let i = 0; i < countTo; i++) for (let p = 0; p < DESCRIPTOR_BYTES; p++) start[p * 256 + to[i * DESCRIPTOR_BYTES + p] + 1]++;
+  for (let k = 1; k < start.length; k++) start[k] += start[k - 1];
+  const fill = start.slice(0, -1);
+  const members = new Int32Array(countTo * DESCRIPTOR_BYTES);
+  for (let i = 0; i < countTo; i++) for (let p = 0; p < DESCRIPTOR_BYTES; p++) members[fill[p * 256 + to[i * DESCRIPTOR_BYTES + p]]++] = i;
+  const a = new Uint32Array(from.buffer.slice(from.byteOffset, from.byteOffset + from.length));
+  const b = new Uint32Array(to.buffer.slice(to.byteOffset, to.byteOffset + to.length));
+  const seen = new Int32Array(countTo).fill(-1);
+  const result = new Int32Array(countFrom * 3);
+  for (let q = 0; q < countFrom; q++) {
+    let best = -1;
+    let first = 1 << 30;
+    let second = 1 << 30;
+    for (let p = 0; p < DESCRIPTOR_BYTES; p++) {
+      const bucket = p * 256 + from[q * DESCRIPTOR_BYTES + p];
+      for (let m = start[bucket]; m < start[bucket + 1]; m++) {
+        const t = members[m];
+        if (seen[t] === q) continue;
+        seen[t] = q;
+        let distance = 0;
+        for (let w = 0; w < WORDS; w++) distance += popcount(a[q * WORDS + w] ^ b[t * WORDS + w]);
+        if (distance < first) {
+          second = first;
+          first = distance;
+          best = t;
+        } else if (distance < second) second = distance;
+      }
+    }
+    result.set([best, first, second], q * 3);
+  }
+  return result;
+}
+
+function match({ from, to, ratio, reprojection, minPairs }) {
+  const none = { homography: null, pairs: new Int32Array(0) };
+  if (from.descriptors.length < 4 * DESCRIPTOR_BYTES || to.descriptors.length < 4 * DESCRIPTOR_BYTES) return none;
+  const nearest = nearestTwo(from.descriptors, to.descriptors);
+  // Lowe's ratio test; each keypoint of `to` is used once (the closer claim wins).
+  const best = new Map();
+  for (let q = 0; q < nearest.length / 3; q++) {
+    const [train, first, second] = nearest.subarray(q * 3, q * 3 + 3);
+    if (train < 0 || first >= ratio * second) continue;
+    const held = best.get(train);
+    if (!held || held.distance > first) best.set(train, { query: q, distance: first });
+  }
+  // RANSAC's inliers are a subset of these pairs: too few already decides (most different photos).
+  if (best.size < Math.max(4, minPairs)) return none;
+  return withMats((own) => {
+    const queries = [];
+    const trains = [];
+    const source = [];
+    const target = [];
+    for (const [train, { query }] of best) {
+      queries.push(query);
+      trains.push(train);
+      source.push(from.points[query * 2], from.points[query * 2 + 1]);
+      target.push(to.points[train * 2], to.points[train * 2 + 1]);
+    }
+    const mask = own(new cv.Mat());
+    const homography = own(
+      cv.findHomography(own(cv.matFromArray(queries.length, 1, cv.CV_32FC2, source)), own(cv.matFromArray(trains.length, 1, cv.CV_32FC2, target)), cv.RANSAC, reprojection, mask, 2000, 0.995),
+    );
+    if (homography.rows !== 3 || homography.cols !== 3) return none;
+    const pairs = [];
+    for (let i = 0; i < queries.length; i++) if (mask.data[i]) pairs.push(queries[i], trains[i]);
+    return { homography: Array.from(homography.data64F), pairs: Int32Array.from(pairs) };
+  });
+}
+
+const OPERATIONS = { features, match };
+let queue = ready;
+
+parentPort.on('message', (request) => {
+  queue = queue
+    .then(() => {
+      const operation = OPERATIONS[request.op];
+      if (!operation) throw new Error(`unknown operation ${request.op}`);
+      return operation(request);
+    })
+    .then(
+      (result) => parentPort.postMessage({ id: request.id, ok: true, ...result }),
+      (error) => parentPort.postMessage({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) }),
+    );
+});

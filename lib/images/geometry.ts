@@ -1,0 +1,369 @@
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import sharp, { type OutputInfo } from 'sharp';
+import { decodeFailure, decodeOptions } from './decode.js';
+
+/**
+ * Geometric verification (issue 14): local features (ORB keypoints and descriptors) of each image,
+ * computed once and kept, and a check of one pair that matches the descriptors, fits a homography
+ * with RANSAC and confirms the match only when the fit is a plausible view of the same picture
+ * and the pixels on both sides of it agree. It answers which region of each image corresponds (the
+ * other image's outline brought over by the fit: a quadrilateral, clipped to the image) and how
+ * many keypoint pairs agree with the fit. OpenCV's wasm build runs in worker threads
+ * (geometry-worker.mjs); this module decodes with sharp and decides.
+ */
+
+/** Longer side the image is decoded to before detection: a collage's part keeps enough detail. */
+export const FEATURE_MAX_SIDE = 640;
+export const MAX_FEATURES = 1000;
+/** Lowe's ratio: a descriptor match counts only when clearly closer than the runner-up. */
+const RATIO = 0.8;
+/** RANSAC reprojection tolerance in pixels of the decoded (<= 640 px) image. */
+const REPROJECTION = 4;
+
+/**
+ * The decision thresholds, chosen on the tuning half of the robust-recall set (bench/geometry.ts:
+ * even-numbered photographs and their edited copies) and reported on the held-out half; see the
+ * README for the margins.
+ */
+export const GEOMETRY_THRESHOLDS = {
+  /** RANSAC inliers a confirmed match needs. */
+  minInliers: 20,
+  /**
+   * Inliers over the keypoints inside the matched region, on the side where that share is lower.
+   * A shared frame or app chrome matches at its own keypoints only, a small share of the region.
+   */
+  minInlierShare: 0.02,
+  /** Share of at least one image the matched region must cover: a shared logo covers little. */
+  minCoverage: 0.2,
+  /**
+   * The matched region of `a` is cut into 3x3 cells; in every cell with texture the pixels of `a`
+   * and of `b` brought onto it by the fitted transform must correlate at least this much
+   * (normalised cross-correlation of small grey copies). Shared page chrome, a frame or a logo fit
+   * a transform at their own keypoints, but the photographs beside them do not agree.
+   */
+  minCellCorrelation: 0.75,
+};
+
+export interface KeypointSet {
+  /** x, y pairs in pixels of the decoded image. */
+  points: Float32Array;
+  /** 32 bytes per keypoint. */
+  descriptors: Uint8Array;
+}
+
+export interface GeometryFeatures extends KeypointSet {
+  /** Size of the decoded image the points refer to. */
+  width: number;
+  height: number;
+  /** Keypoints of the image mirrored left to right, points mapped back: finds flipped copies. */
+  mirror: KeypointSet;
+  /** A grey copy of at most THUMBNAIL_SIDE px on its longer side, for the pixel agreement check. */
+  thumbnail: { width: number; height: number; pixels: Uint8Array };
+}
+
+const THUMBNAIL_SIDE = 160;
+
+/**
+ * A matched region: the other image's corners (top-left, top-right, bottom-right, bottom-left)
+ * brought over by the fit and clipped to this image, as fractions of its width and height; the
+ * clipping may add corners where the outline leaves the image.
+ */
+export type Quad = [number, number][];
+
+export type GeometryResult =
+  | { confirmed: true; inliers: number; inlierShare: number; mirrored: boolean; regionA: Quad; regionB: Quad; coverageA: number; coverageB: number; correlation: number }
+  | { confirmed: false; inliers: number; reason: string };
+
+interface Slot {
+  worker: Worker | null;
+  pending: Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>;
+}
+
+const slots: Slot[] = Array.from({ length: Math.max(1, os.availableParallelism()) }, () => ({ worker: null, pending: new Map() }));
+let nextId = 0;
+
+function start(slot: Slot): Worker {
+  const worker = new Worker(new URL('./geometry-worker.mjs', import.meta.url));
+  const fail = (reason: string) => {
+    if (slot.worker !== worker) return;
+    slot.worker = null;
+    for (const { reject } of slot.pending.values()) reject(new Error(`geometric verification failed: ${reason}`));
+    slot.pending.clear();
+    void worker.terminate();
+  };
+  worker.on('message', (message: { id?: number; ok?: boolean; error?: string; fatal?: string }) => {
+    if (message.fatal) return fail(message.fatal);
+    const waiting = slot.pending.get(message.id!);
+    slot.pending.delete(message.id!);
+    if (slot.pending.size === 0) worker.unref();
+    if (!waiting) return;
+    if (message.ok) waiting.resolve(message as Record<string, unknown>);
+    else waiting.reject(new Error(`geometric verification failed: ${message.error}`));
+  });
+  worker.on('error', (error) => fail(error.message));
+  worker.on('exit', (code) => fail(`worker exited with code ${code}`));
+  slot.worker = worker;
+  return worker;
+}
+
+function call(request: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<Record<string, unknown>> {
+  const slot = slots.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
+  const worker = slot.worker ?? start(slot);
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    slot.pending.set(id, { resolve, reject });
+    // Referenced while it owes an answer, so that a caller awaiting it keeps the process alive.
+    worker.ref();
+    worker.postMessage({ id, ...request }, transfer);
+  });
+}
+
+/** Decodes the image (rejecting what is not one with `ImageRejected`) and detects its keypoints. */
+export async function computeGeometryFeatures(image: Buffer, maxPixels?: number): Promise<GeometryFeatures> {
+  let decoded: { data: Buffer; info: OutputInfo };
+  try {
+    decoded = await sharp(image, decodeOptions(maxPixels))
+      .resize(FEATURE_MAX_SIDE, FEATURE_MAX_SIDE, { fit: 'inside', withoutEnlargement: true })
+      .flatten({ background: '#ffffff' })
+      .greyscale()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+  } catch (error) {
+    throw decodeFailure(error);
+  }
+  const { width, height, channels } = decoded.info;
+  if (channels !== 1) throw new Error(`expected one grey channel, got ${channels}`);
+  const scale = Math.min(1, THUMBNAIL_SIDE / Math.max(width, height));
+  const [thumbWidth, thumbHeight] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
+  const thumbnail = await sharp(decoded.data, { raw: { width, height, channels: 1 } }).resize(thumbWidth, thumbHeight, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
+  const pixels = new Uint8Array(decoded.data.subarray(0, width * height));
+  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: MAX_FEATURES }, [pixels.buffer]);
+  return {
+    width,
+    height,
+    points: answer.points as Float32Array,
+    descriptors: answer.descriptors as Uint8Array,
+    mirror: { points: answer.mirrorPoints as Float32Array, descriptors: answer.mirrorDescriptors as Uint8Array },
+    thumbnail: { width: thumbWidth, height: thumbHeight, pixels: new Uint8Array(thumbnail.subarray(0, thumbWidth * thumbHeight)) },
+  };
+}
+
+const project = (h: number[], x: number, y: number): [number, number] => {
+  const w = h[6] * x + h[7] * y + h[8];
+  return [(h[0] * x + h[1] * y + h[2]) / w, (h[3] * x + h[4] * y + h[5]) / w];
+};
+
+function invert(h: number[]): number[] | null {
+  const [a, b, c, d, e, f, g, k, l] = h;
+  const det = a * (e * l - f * k) - b * (d * l - f * g) + c * (d * k - e * g);
+  if (!Number.isFinite(det) || Math.abs(det) < 1e-12) return null;
+  return [e * l - f * k, c * k - b * l, b * f - c * e, f * g - d * l, a * l - c * g, c * d - a * f, d * k - e * g, b * g - a * k, a * e - b * d].map((v) => v / det);
+}
+
+/** Signed area (shoelace); NaN when a corner went to infinity. */
+const area = (quad: [number, number][]) => quad.reduce((sum, [x, y], i) => {
+  const [nx, ny] = quad[(i + 1) % quad.length];
+  return sum + x * ny - nx * y;
+}, 0) / 2;
+
+/** Whether the quadrilateral is convex (every turn the same way), i.e. a possible view of a rectangle. */
+function convex(quad: [number, number][]): boolean {
+  let sign = 0;
+  for (let i = 0; i < 4; i++) {
+    const [ax, ay] = quad[i];
+    const [bx, by] = quad[(i + 1) % 4];
+    const [cx, cy] = quad[(i + 2) % 4];
+    const turn = (bx - ax) * (cy - by) - (by - ay) * (cx - bx);
+    if (!Number.isFinite(turn) || turn === 0) return false;
+    if (sign !== 0 && Math.sign(turn) !== sign) return false;
+    sign = Math.sign(turn);
+  }
+  return true;
+}
+
+/** Clips the quadrilateral to the image (Sutherland-Hodgman against its four sides). */
+function clip(polygon: [number, number][], width: number, height: number): [number, number][] {
+  const edges: [(p: [number, number]) => number][] = [[(p) => p[0]], [(p) => width - p[0]], [(p) => p[1]], [(p) => height - p[1]]];
+  let out = polygon;
+  for (const [inside] of edges) {
+    const input = out;
+    out = [];
+    for (let i = 0; i < input.length; i++) {
+      const current = input[i];
+      const previous = input[(i + input.length - 1) % input.length];
+      const [ci, pi] = [inside(current), inside(previous)];
+      const cross = (): [number, number] => {
+        const t = pi / (pi - ci);
+        return [previous[0] + t * (current[0] - previous[0]), previous[1] + t * (current[1] - previous[1])];
+      };
+      if (ci >= 0) {
+        if (pi < 0) out.push(cross());
+        out.push(current);
+      } else if (pi >= 0) out.push(cross());
+    }
+  }
+  return out;
+}
+
+function insidePolygon(polygon: [number, number][], x: number, y: number): boolean {
+  let inside = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const [xi, yi] = polygon[i];
+    const [xj, yj] = polygon[j];
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+/** Keypoints of the set that lie inside the polygon. */
+function pointsInside(points: Float32Array, polygon: [number, number][]): number {
+  let count = 0;
+  for (let i = 0; i < points.length; i += 2) if (insidePolygon(polygon, points[i], points[i + 1])) count++;
+  return count;
+}
+
+/** Grey level of the thumbnail at (x, y) in pixels of the decoded image, bilinear; NaN outside. */
+function tap(features: GeometryFeatures, x: number, y: number): number {
+  const { thumbnail } = features;
+  const tx = (x * thumbnail.width) / features.width - 0.5;
+  const ty = (y * thumbnail.height) / features.height - 0.5;
+  if (!(tx >= 0 && ty >= 0 && tx <= thumbnail.width - 1 && ty <= thumbnail.height - 1)) return NaN;
+  const [x0, y0] = [Math.floor(tx), Math.floor(ty)];
+  const [x1, y1] = [Math.min(x0 + 1, thumbnail.width - 1), Math.min(y0 + 1, thumbnail.height - 1)];
+  const [fx, fy] = [tx - x0, ty - y0];
+  const at = (px: number, py: number) => thumbnail.pixels[py * thumbnail.width + px];
+  return (at(x0, y0) * (1 - fx) + at(x1, y0) * fx) * (1 - fy) + (at(x0, y1) * (1 - fx) + at(x1, y1) * fx) * fy;
+}
+
+/**
+ * The mean grey level over a sample's footprint (3x3 taps `step` apart), so that two images at
+ * different scales are compared at the same blur rather than one aliasing against the other.
+ */
+function sample(features: GeometryFeatures, x: number, y: number, step: number): number {
+  let sum = 0;
+  for (let i = 0; i < 9; i++) sum += tap(features, x + ((i % 3) - 1) * step, y + (Math.floor(i / 3) - 1) * step);
+  return sum / 9;
+}
+
+const CELLS = 3;
+const SAMPLES_PER_CELL_SIDE = 10;
+/** Grey-level standard deviation under which a cell is flat (sky, a plain band): it says nothing. */
+const FLAT_CELL = 6;
+/** Cells with texture a comparison needs. */
+const MIN_TEXTURED_CELLS = 3;
+
+/**
+ * The lowest normalised cross-correlation, over the cells (3x3 over the bounding box of regionA)
+ * that have texture, between `a` and `b` sampled at the same points through the transform; 0
+ * when fewer than MIN_TEXTURED_CELLS cells have texture.
+ */
+function weakestCellCorrelation(a: GeometryFeatures, b: GeometryFeatures, toB: number[], regionA: [number, number][]): number {
+  const xs = regionA.map(([x]) => x);
+  const ys = regionA.map(([, y]) => y);
+  const [left, top] = [Math.min(...xs), Math.min(...ys)];
+  const [cellWidth, cellHeight] = [(Math.max(...xs) - left) / CELLS, (Math.max(...ys) - top) / CELLS];
+  // A sample's footprint: a third of the distance between samples, in each image's own pixels.
+  const stepA = Math.min(cellWidth, cellHeight) / SAMPLES_PER_CELL_SIDE / 3;
+  const stepB = stepA * Math.sqrt(Math.abs(area(regionA.map(([x, y]) => project(toB, x, y))) / Math.abs(area(regionA))));
+  // A region without area cannot be compared: no agreement.
+  if (!(stepA > 0 && Number.isFinite(stepB) && stepB > 0)) return 0;
+  let weakest = 1;
+  let textured = 0;
+  for (let cell = 0; cell < CELLS * CELLS; cell++) {
+    const valuesA: number[] = [];
+    const valuesB: number[] = [];
+    for (let i = 0; i < SAMPLES_PER_CELL_SIDE * SAMPLES_PER_CELL_SIDE; i++) {
+      const x = left + ((cell % CELLS) + ((i % SAMPLES_PER_CELL_SIDE) + 0.5) / SAMPLES_PER_CELL_SIDE) * cellWidth;
+      const y = top + (Math.floor(cell / CELLS) + (Math.floor(i / SAMPLES_PER_CELL_SIDE) + 0.5) / SAMPLES_PER_CELL_SIDE) * cellHeight;
+      // The whole footprint inside the region: a sample on its edge would average in the background.
+      if (![[-1, -1], [1, -1], [1, 1], [-1, 1]].every(([dx, dy]) => insidePolygon(regionA, x + dx * 1.5 * stepA, y + dy * 1.5 * stepA))) continue;
+      const [u, v] = project(toB, x, y);
+      const [fromA, fromB] = [sample(a, x, y, stepA), sample(b, u, v, stepB)];
+      if (Number.isNaN(fromA) || Number.isNaN(fromB)) continue;
+      valuesA.push(fromA);
+      valuesB.push(fromB);
+    }
+    // A cell the region only grazes says little.
+    if (valuesA.length < 30) continue;
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    const [meanA, meanB] = [mean(valuesA), mean(valuesB)];
+    let [covariance, varianceA, varianceB] = [0, 0, 0];
+    for (let i = 0; i < valuesA.length; i++) {
+      const [da, db] = [valuesA[i] - meanA, valuesB[i] - meanB];
+      covariance += da * db;
+      varianceA += da * da;
+      varianceB += db * db;
+    }
+    if (Math.sqrt(varianceA / valuesA.length) < FLAT_CELL) continue;
+    textured++;
+    weakest = Math.min(weakest, varianceB === 0 ? 0 : covariance / Math.sqrt(varianceA * varianceB));
+  }
+  // Two plain images under the same logo agree in the logo's cell alone: too little to go on.
+  return textured >= MIN_TEXTURED_CELLS ? weakest : 0;
+}
+
+interface Fit {
+  homography: number[] | null;
+  pairs: Int32Array;
+}
+
+/**
+ * The region of each image that the other one covers, clipped to the image, and the checks that
+ * turn a RANSAC fit into a decision. `a` and `b` are the keypoint sets that were matched.
+ */
+function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: KeypointSet, mirrored: boolean): GeometryResult {
+  const inliers = fit.pairs.length / 2;
+  const { minInliers, minInlierShare, minCoverage, minCellCorrelation } = GEOMETRY_THRESHOLDS;
+  if (!fit.homography || inliers < minInliers) return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
+  const toB = fit.homography;
+  const toA = invert(toB);
+  if (!toA) return { confirmed: false, inliers, reason: 'the fitted transform is degenerate' };
+  const corners = (w: number, h: number): [number, number][] => [[0, 0], [w, 0], [w, h], [0, h]];
+  const aInB = corners(a.width, a.height).map(([x, y]) => project(toB, x, y));
+  const bInA = corners(b.width, b.height).map(([x, y]) => project(toA, x, y));
+  if (!convex(aInB) || !convex(bInA)) return { confirmed: false, inliers, reason: 'the fitted transform folds the image' };
+  const regionB = clip(aInB, b.width, b.height);
+  const regionA = clip(bInA, a.width, a.height);
+  const coverageA = Math.abs(area(regionA)) / (a.width * a.height);
+  const coverageB = Math.abs(area(regionB)) / (b.width * b.height);
+  if (!(Math.max(coverageA, coverageB) >= minCoverage)) {
+    return { confirmed: false, inliers, reason: `the matched region covers at most ${Math.round(100 * Math.max(coverageA, coverageB))} % of either image, ${100 * minCoverage} % needed` };
+  }
+  const inlierShare = Math.min(inliers / Math.max(1, pointsInside(a.points, regionA)), inliers / Math.max(1, pointsInside(bSet.points, regionB)));
+  if (inlierShare < minInlierShare) {
+    return { confirmed: false, inliers, reason: `${inliers} of the keypoints in the matched region agree (${Math.round(100 * inlierShare)} %), ${100 * minInlierShare} % needed` };
+  }
+  const correlation = weakestCellCorrelation(a, b, toB, regionA);
+  if (correlation < minCellCorrelation) {
+    return { confirmed: false, inliers, reason: `the pixels of the matched regions do not agree everywhere (weakest correlation ${correlation.toFixed(2)}, ${minCellCorrelation} needed): shared content or too little texture, not the same picture` };
+  }
+  const fraction = (quad: [number, number][], w: number, h: number): Quad => quad.map(([x, y]) => [Math.min(1, Math.max(0, x / w)), Math.min(1, Math.max(0, y / h))]);
+  return {
+    confirmed: true,
+    inliers,
+    inlierShare,
+    mirrored,
+    regionA: fraction(regionA, a.width, a.height),
+    regionB: fraction(regionB, b.width, b.height),
+    coverageA,
+    coverageB,
+    correlation,
+  };
+}
+
+async function fit(from: KeypointSet, to: KeypointSet): Promise<Fit> {
+  const answer = await call({ op: 'match', from, to, ratio: RATIO, reprojection: REPROJECTION, minPairs: GEOMETRY_THRESHOLDS.minInliers });
+  return { homography: answer.homography as number[] | null, pairs: answer.pairs as Int32Array };
+}
+
+/**
+ * Checks whether `a` shows the same picture as `b` (or part of it, or is part of it), directly or
+ * mirrored. regionA is the part of `a` that `b` shows, regionB the part of `b` that `a` shows.
+ */
+export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): Promise<GeometryResult> {
+  const direct = decide(await fit(a, b), a, b, b, false);
+  if (direct.confirmed || b.mirror.points.length === 0) return direct;
+  const mirrored = decide(await fit(a, b.mirror), a, b, b.mirror, true);
+  return mirrored.confirmed || mirrored.inliers > direct.inliers ? mirrored : direct;
+}
