@@ -167,6 +167,19 @@ function match({ from, to, ratio, reprojection, minPairs }) {
   });
 }
 
+/** OpenCV's wasm build throws the address of a C++ exception; its message is readable from there. */
+function describeError(error) {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'number' && typeof cv.exceptionFromPtr === 'function') {
+    try {
+      return `OpenCV: ${cv.exceptionFromPtr(error).msg}`;
+    } catch {
+      // Not an OpenCV exception after all.
+    }
+  }
+  return String(error);
+}
+
 const OPERATIONS = { features, match };
 let queue = ready;
 
@@ -179,6 +192,6 @@ parentPort.on('message', (request) => {
     })
     .then(
       (result) => parentPort.postMessage({ id: request.id, ok: true, ...result }),
-      (error) => parentPort.postMessage({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) }),
+      (error) => parentPort.postMessage({ id: request.id, ok: false, error: describeError(error) }),
     );
 });
