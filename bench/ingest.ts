@@ -82,6 +82,9 @@ interface IngestRun {
   analysedS: number;
 }
 
+const BENCH_TOKEN = 'bench-ingest-token-3f9a2c';
+const AUTH = { authorization: `Bearer ${BENCH_TOKEN}` };
+
 async function runService(buildDir: string, files: string[], queued: boolean): Promise<IngestRun> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-ingest-'));
   const imagesDir = path.join(dataDir, 'submissions', 'images');
@@ -90,7 +93,8 @@ async function runService(buildDir: string, files: string[], queued: boolean): P
   const port = 20000 + Math.floor(Math.random() * 30000);
   const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
     cwd: buildDir,
-    env: { PATH: process.env.PATH, SVC_DATA_DIR: dataDir, SVC_PORT: String(port) },
+    // The token lets the bench call the API (builds before accounts ignore it).
+    env: { PATH: process.env.PATH, SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -103,12 +107,12 @@ async function runService(buildDir: string, files: string[], queued: boolean): P
       await new Promise((r) => setTimeout(r, 50));
     }
     const started = performance.now();
-    const report = (await (await fetch(`${url}/api/submissions/reload`, { method: 'POST' })).json()) as { imported: string[] };
+    const report = (await (await fetch(`${url}/api/submissions/reload`, { method: 'POST', headers: AUTH })).json()) as { imported: string[] };
     const answerS = (performance.now() - started) / 1000;
     if (report.imported.length !== files.length) throw new Error(`imported ${report.imported.length} of ${files.length}: ${output.slice(-300)}`);
     if (queued) {
       for (;;) {
-        const progress = (await (await fetch(`${url}/api/jobs/progress`)).json()) as { types: { type: string; queued: number; running: number; done: number; failed: number }[] };
+        const progress = (await (await fetch(`${url}/api/jobs/progress`, { headers: AUTH })).json()) as { types: { type: string; queued: number; running: number; done: number; failed: number }[] };
         const analyse = progress.types.find((t) => t.type === 'analyse')!;
         if (analyse.queued + analyse.running === 0) {
           if (analyse.done !== files.length) throw new Error(`analysed ${analyse.done} of ${files.length} (${analyse.failed} failed)`);

@@ -30,7 +30,11 @@ export interface BlobStore {
   put(key: string, bytes: Uint8Array): Promise<void>;
   /** Deleting what is not there is not an error. */
   delete(key: string): Promise<void>;
-  /** Objects whose key starts with the prefix, in key order, at most `limit` (default 1000) a page. */
+  /**
+   * Every object whose key starts with the prefix, once, at most `limit` (default 1000) a page: in
+   * key order from R2, in directory order from the data folder. A cursor is good while its listing
+   * is kept (R2: always; the folder: its last 8 listings).
+   */
   list(prefix: string, options?: { cursor?: string | null; limit?: number }): Promise<BlobPage>;
 }
 
