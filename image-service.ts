@@ -39,7 +39,7 @@ export async function handleImageRequest(request: Request, images: ImageService)
     switch (route) {
       case 'analyse': {
         const { thumbnail, ...rest } = await images.analyse(body);
-        return Response.json({ ...rest, thumbnail: thumbnail.ok ? { ok: true, value: Buffer.from(thumbnail.value).toString('base64') } : thumbnail });
+        return Response.json({ ...rest, thumbnail: thumbnail.ok ? { ok: true, value: thumbnail.value.toString('base64') } : thumbnail });
       }
       case 'fingerprints':
         return Response.json(await images.fingerprints(body));
@@ -57,7 +57,7 @@ export async function handleImageRequest(request: Request, images: ImageService)
           return errorAnswer(400, 'invalid_request', 'expected {image: base64, faces: [{box, score}]}');
         }
         const crops = await images.cropFaces(Buffer.from(parsed.image, 'base64'), parsed.faces);
-        return Response.json(crops.map((c) => (c.ok ? { ...c, bytes: Buffer.from(c.bytes).toString('base64') } : c)));
+        return Response.json(crops.map((c) => (c.ok ? { ...c, bytes: c.bytes.toString('base64') } : c)));
       }
     }
   } catch (error) {

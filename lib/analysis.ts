@@ -57,7 +57,7 @@ export function storedFingerprints(phash: string, json: string | null): Fingerpr
 export async function readSubmissionImage(env: Env, file: string): Promise<Buffer> {
   const bytes = await env.blobs.get(`submissions/${file}`);
   if (!bytes) throw new Error(`the submitted file ${file} is gone`);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return bytes;
 }
 
 /**

@@ -351,9 +351,8 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
     if (existing.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
     return { kind: 'updated', queued: 0 };
   }
-  const stored = await env.blobs.get(c.key).catch(() => null);
-  if (!stored) return { reason: 'file cannot be read' };
-  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  const bytes = await env.blobs.get(c.key).catch(() => null);
+  if (!bytes) return { reason: 'file cannot be read' };
   const sha256 = await sha256Of(bytes);
   // What was read is what counts, even if the file changed between stat and read.
   const signature = { ...c.signature, size: bytes.length };

@@ -42,8 +42,7 @@ export function mediaKey(rawPath: string): string | null {
 /** The stored bytes behind a media path (links that leave their folder are refused by the store). */
 export async function readMediaBytes(blobs: BlobStore, rawPath: string): Promise<Buffer | null> {
   const key = mediaKey(rawPath);
-  const bytes = key ? await blobs.get(key).catch(() => null) : null;
-  return bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
+  return key ? blobs.get(key).catch(() => null) : null;
 }
 
 /** The content type from the bytes themselves, never from the name. */

@@ -23,7 +23,7 @@ export function r2BlobStore(bucket: R2BucketLike): BlobStore {
   return {
     async get(key) {
       const object = await bucket.get(checkedKey(key));
-      return object ? new Uint8Array(await object.arrayBuffer()) : null;
+      return object ? Buffer.from(await object.arrayBuffer()) : null;
     },
     async head(key) {
       const object = await bucket.head(checkedKey(key));

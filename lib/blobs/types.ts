@@ -24,7 +24,7 @@ export interface BlobPage {
 
 export interface BlobStore {
   /** The bytes under a key, or null when there are none (or they cannot be read: see `problem`). */
-  get(key: string): Promise<Uint8Array | null>;
+  get(key: string): Promise<Buffer | null>;
   head(key: string): Promise<BlobInfo | null>;
   /** Stores the bytes whole: a reader sees the old object or the new one, never a part. */
   put(key: string, bytes: Uint8Array): Promise<void>;

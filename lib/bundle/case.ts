@@ -146,12 +146,6 @@ interface CaseParts {
   generatedAt: Date;
 }
 
-/** A stored object by its key, or null when it is gone (or the stored key is not a valid one). */
-async function storedBytes(env: Env, key: string): Promise<Buffer | null> {
-  const bytes = await env.blobs.get(key).catch(() => null);
-  return bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
-}
-
 async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   const files: ManifestFile[] = [];
   const missing: { evidence_id: string | null; what: string; reason: string }[] = [];
@@ -161,7 +155,7 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
     return { name: path, bytes, compress, modified };
   };
 
-  const image = await storedBytes(env, `submissions/${c.submission.file}`);
+  const image = await env.blobs.get(`submissions/${c.submission.file}`).catch(() => null);
   if (image) {
     yield await file(`submission/${safeName(basename(c.submission.file))}`, image, false, new Date(c.submission.submitted_at_epoch * 1000), {
       role: 'submission_image', evidence_id: null, evidence_status: null, source_url: null, fetched_at: new Date(c.submission.submitted_at_epoch * 1000).toISOString(),
@@ -183,7 +177,7 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   }
 
   for (const capture of c.captures) {
-    const bytes = capture.media_path ? await storedBytes(env, capture.media_path) : null;
+    const bytes = capture.media_path ? await env.blobs.get(capture.media_path).catch(() => null) : null;
     if (!bytes) {
       missing.push({ evidence_id: capture.evidence_id, what: 'page_capture', reason: capture.media_path ? 'the stored page file is gone' : 'deleted by the retention policy' });
       continue;

@@ -9,7 +9,6 @@ export interface ImageProbe {
   height: number;
 }
 
-export { ImageRejected };
 
 const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'gif', 'svg', 'tiff', 'heif']);
 

@@ -12,11 +12,10 @@ export type Fetcher = (request: Request) => Promise<Response>;
 export const IMAGE_SERVICE_ROUTES = ['analyse', 'fingerprints', 'probe', 'derive', 'crop-faces'] as const;
 export type ImageServiceRoute = (typeof IMAGE_SERVICE_ROUTES)[number];
 
-const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 const fromBase64 = (text: string) => Buffer.from(text, 'base64');
 
 export function httpImageService(fetcher: Fetcher): ImageService {
-  async function call(route: ImageServiceRoute, body: Uint8Array | string, type: string): Promise<Response> {
+  async function call(route: ImageServiceRoute, body: Buffer | string, type: string): Promise<Response> {
     const response = await fetcher(
       new Request(`https://image-service/v1/${route}`, { method: 'POST', headers: { 'content-type': type }, body: typeof body === 'string' ? body : body.slice() }),
     );
@@ -26,7 +25,7 @@ export function httpImageService(fetcher: Fetcher): ImageService {
     if (answer?.error?.code === 'image_rejected') throw new ImageRejected(message);
     throw new Error(`image service: ${message}`);
   }
-  const json = async <T>(route: ImageServiceRoute, bytes: Uint8Array): Promise<T> => (await call(route, bytes, 'application/octet-stream')).json() as Promise<T>;
+  const json = async <T>(route: ImageServiceRoute, bytes: Buffer): Promise<T> => (await call(route, bytes, 'application/octet-stream')).json() as Promise<T>;
 
   return {
     async analyse(bytes) {
@@ -41,7 +40,7 @@ export function httpImageService(fetcher: Fetcher): ImageService {
       return { bytes: Buffer.from(await response.arrayBuffer()), format, width: Number(response.headers.get('x-image-width')), height: Number(response.headers.get('x-image-height')) };
     },
     async cropFaces(bytes, faces: Face[]) {
-      const response = await call('crop-faces', JSON.stringify({ image: base64(bytes), faces }), 'application/json');
+      const response = await call('crop-faces', JSON.stringify({ image: bytes.toString('base64'), faces }), 'application/json');
       const crops = (await response.json()) as ({ face: Face; ok: true; bytes: string } | { face: Face; ok: false; error: string })[];
       return crops.map((c): FaceCrop => (c.ok ? { ...c, bytes: fromBase64(c.bytes) } : c));
     },

@@ -18,17 +18,17 @@ export interface ImageAnalysis {
   /** Overlapping detections already merged. */
   faces: Settled<Face[]>;
   /** A JPEG of at most 320 px on its longer side. */
-  thumbnail: Settled<Uint8Array>;
+  thumbnail: Settled<Buffer>;
 }
 
 export interface ImageService {
-  analyse(bytes: Uint8Array): Promise<ImageAnalysis>;
-  fingerprints(bytes: Uint8Array): Promise<Fingerprints>;
+  analyse(bytes: Buffer): Promise<ImageAnalysis>;
+  fingerprints(bytes: Buffer): Promise<Fingerprints>;
   /** The real format and size from the header; an image over the pixel limit is refused here. */
-  probe(bytes: Uint8Array): Promise<ImageProbe>;
+  probe(bytes: Buffer): Promise<ImageProbe>;
   /** The metadata-free copy (lib/images/derived.ts): the only form in which an image may leave. */
-  derive(bytes: Uint8Array): Promise<DerivedImage>;
-  cropFaces(bytes: Uint8Array, faces: Face[]): Promise<FaceCrop[]>;
+  derive(bytes: Buffer): Promise<DerivedImage>;
+  cropFaces(bytes: Buffer, faces: Face[]): Promise<FaceCrop[]>;
   close(): Promise<void>;
 }
 

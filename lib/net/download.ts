@@ -21,7 +21,7 @@ export interface DownloadSettings {
 
 export interface ImageDownloadSettings extends DownloadSettings {
   /** Reads the real format and size (the images port's `probe`, with its pixel limit). */
-  probe: (bytes: Uint8Array) => Promise<ImageProbe>;
+  probe: (bytes: Buffer) => Promise<ImageProbe>;
 }
 
 export function downloadSettings(config: Config, egress: Egress): DownloadSettings {

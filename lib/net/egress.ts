@@ -8,7 +8,7 @@ export interface EgressRequest {
   url: URL;
   method: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: Uint8Array;
+  body?: Buffer;
   /** Deadline for the whole exchange: connect, headers and body. */
   timeoutMs: number;
   /** A shorter deadline for establishing the connection only (where the adapter can tell). */

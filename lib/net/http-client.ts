@@ -207,7 +207,7 @@ function checkedLookup(): LookupFunction {
  * address is the lookup that connects, so a second DNS answer cannot swap in a private address.
  */
 export const nodeEgress: Egress = async ({ publicOnly, body, ...request }) => {
-  const outcome = await httpRequest({ ...request, body: body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : undefined, lookup: publicOnly ? checkedLookup() : undefined });
+  const outcome = await httpRequest({ ...request, body, lookup: publicOnly ? checkedLookup() : undefined });
   if (outcome.ok) return outcome;
   if (outcome.cause instanceof LookupRefused) return { ok: false, error: { code: 'blocked_address', message: outcome.error.message } };
   return { ok: false, error: outcome.error };

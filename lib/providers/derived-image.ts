@@ -12,6 +12,6 @@ declare const approvedImageBrand: unique symbol;
 export type ApprovedImage = DerivedImage & { readonly [approvedImageBrand]: true };
 
 /** Derives the copy that may be sent to the web-detection service (a whole image or a face crop). */
-export async function approveForVision(images: ImageService, bytes: Uint8Array): Promise<ApprovedImage> {
+export async function approveForVision(images: ImageService, bytes: Buffer): Promise<ApprovedImage> {
   return (await images.derive(bytes)) as ApprovedImage;
 }

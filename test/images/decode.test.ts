@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { ImageRejected, probeImage } from '../../lib/images/decode.js';
+import { probeImage } from '../../lib/images/decode.js';
+import { ImageRejected } from '../../lib/images/rejected.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
 const LIMIT = 50_000_000;

@@ -2,7 +2,7 @@ import { phash } from '../../lib/images/fingerprint.js';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { ImageRejected } from '../../lib/images/decode.js';
+import { ImageRejected } from '../../lib/images/rejected.js';
 import { deriveImage } from '../../lib/images/derived.js';
 import { similarity } from '../../lib/images/phash.js';
 

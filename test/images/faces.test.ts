@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ImageRejected } from '../../lib/images/decode.js';
+import { ImageRejected } from '../../lib/images/rejected.js';
 import { cropFaces, createFaceDetector, dedupeFaces, iou, type Face, type FaceBox, type FaceDetector } from '../../lib/images/faces.js';
 
 // Records every real worker the detector starts and how many requests each was sent, so tests

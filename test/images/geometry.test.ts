@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ImageRejected } from '../../lib/images/decode.js';
+import { ImageRejected } from '../../lib/images/rejected.js';
 import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type Quad } from '../../lib/images/geometry.js';
 import { collage, randomCrop, randomRotation, screenPhoto, screenshot } from '../helpers/geometry-transforms.js';
 import { seededRandom } from '../helpers/random.js';

@@ -2,7 +2,7 @@ import { grayscale32, phash } from '../../lib/images/fingerprint.js';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { ImageRejected } from '../../lib/images/decode.js';
+import { ImageRejected } from '../../lib/images/rejected.js';
 import { dct32, hammingDistance, hashFromDct, similarity } from '../../lib/images/phash.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));

@@ -2,7 +2,7 @@ import { computeFingerprints, phash } from '../../lib/images/fingerprint.js';
 import { readFileSync } from 'node:fs';
 import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ImageRejected } from '../../lib/images/decode.js';
+import { ImageRejected } from '../../lib/images/rejected.js';
 import { similarity } from '../../lib/images/phash.js';
 import { type Fingerprints, RobustIndex, matchFingerprints } from '../../lib/images/robust.js';
 import {

@@ -26,7 +26,7 @@ const adapters: [string, Egress][] = [['node:http', nodeEgress], ['fetch', fetch
 
 describe.each(adapters)('over %s', (_adapter, egress) => {
   /** The fake web listens on loopback, so reaching it at all needs private downloads allowed. */
-  const probe = (bytes: Uint8Array) => probeImage(Buffer.from(bytes), DEFAULT_MAX_PIXELS);
+  const probe = (bytes: Buffer) => probeImage(bytes, DEFAULT_MAX_PIXELS);
   const open: ImageDownloadSettings = { ...downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config, egress), probe, timeoutMs: 3000 };
   const guarded: ImageDownloadSettings = { ...downloadSettings(buildConfig({}).config, egress), probe };
 
@@ -108,7 +108,7 @@ describe.each(adapters)('over %s', (_adapter, egress) => {
 
     it('refuses an image with more pixels than allowed, saying why', async () => {
       web.addImage('/camera.png', png);
-      const result = await downloadImage(web.urlFor('/camera.png'), { ...open, probe: (bytes: Uint8Array) => probeImage(Buffer.from(bytes), 1000) });
+      const result = await downloadImage(web.urlFor('/camera.png'), { ...open, probe: (bytes: Buffer) => probeImage(bytes, 1000) });
       expect(result).toEqual({ ok: false, error: { code: 'not_an_image', message: expect.stringContaining('more than the limit') } });
     });
 
