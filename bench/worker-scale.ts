@@ -1,10 +1,7 @@
-import { Miniflare } from 'miniflare';
 import sharp from 'sharp';
 import { startImageService } from '../image-service.js';
 import { buildConfig } from '../lib/config.js';
-import { migrate } from '../lib/db/migrate.js';
-import type { Database } from '../lib/db/types.js';
-import { buildWorker } from '../scripts/build-worker.js';
+import { startLocalWorker } from '../scripts/local-worker.js';
 import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision } from '../test/fakes/index.js';
 import type { BenchTable } from './run.js';
 
@@ -33,25 +30,8 @@ const percentile = (values: number[], p: number) => {
 export async function run(): Promise<BenchTable[]> {
   const [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
   const images = await startImageService(buildConfig({}).config, 0);
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath: await buildWorker(),
-    compatibilityDate: '2025-07-18',
-    compatibilityFlags: ['nodejs_compat'],
-    d1Databases: ['DB'],
-    r2Buckets: ['MEDIA'],
-    queueProducers: { JOBS: 'svc-jobs' },
-    queueConsumers: { 'svc-jobs': { maxBatchSize: 4, maxBatchTimeout: 1 } },
-    serviceBindings: {
-      async IMAGES(request) {
-        const answer = await fetch(`${images.url}${new URL(request.url).pathname}`, { method: 'POST', headers: { 'content-type': request.headers.get('content-type') ?? '' }, body: await request.arrayBuffer() });
-        return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers }) as never;
-      },
-    },
-    bindings: { SVC_ADMIN_TOKEN: ADMIN, ...fakeProviderSettings({ regional, vision, search, llm }) },
-  });
+  const mf = await startLocalWorker({ imageServiceUrl: images.url, bindings: { SVC_ADMIN_TOKEN: ADMIN, ...fakeProviderSettings({ regional, vision, search, llm }) } });
   try {
-    await migrate((await mf.getD1Database('DB')) as unknown as Database);
     const bucket = await mf.getR2Bucket('MEDIA');
     for (let i = 0; i < SUBMISSIONS; i++) await bucket.put(`submissions/images/w${String(i).padStart(5, '0')}.jpg`, await photo(i));
     const call = (path: string, method = 'GET') => mf.dispatchFetch(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });

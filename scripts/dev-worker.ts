@@ -1,18 +1,15 @@
-// `npm run dev:worker`: the Worker as it would be deployed, run locally. miniflare gives it D1, R2
-// and the job queue, kept under data/worker/ between runs; the image service runs in this process
+// `npm run dev:worker`: the Worker as it would be deployed, run locally (scripts/local-worker.ts),
+// with D1, R2 and the job queue kept under data/worker/ between runs; the image service runs in this process
 // tree as its own HTTP server behind the IMAGES binding. Settings come from .env and the process
 // environment, as for `npm start`. Images dropped in data/submissions/images/ (and the registry
 // file) are copied into the local R2 bucket at start, so the console's reload finds them.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Miniflare } from 'miniflare';
 import { startImageService } from '../image-service.js';
 import { SECRET_VARIABLES } from '../lib/config.js';
 import { loadConfig } from '../lib/config-file.js';
-import { migrate } from '../lib/db/migrate.js';
-import type { Database } from '../lib/db/types.js';
 import { dataPaths } from '../lib/paths.js';
-import { buildWorker } from './build-worker.js';
+import { startLocalWorker } from './local-worker.js';
 
 const { config } = loadConfig();
 const paths = dataPaths(config.SVC_DATA_DIR);
@@ -21,32 +18,7 @@ const images = await startImageService(config, config.SVC_IMAGE_SERVICE_PORT);
 
 // Every setting as the Worker's string bindings (secrets included, as `wrangler secret put` would).
 const bindings = Object.fromEntries(Object.entries(config).map(([name, value]) => [name, String(value)]));
-const mf = new Miniflare({
-  modules: true,
-  scriptPath: await buildWorker(),
-  compatibilityDate: '2025-07-18',
-  compatibilityFlags: ['nodejs_compat'],
-  host: config.SVC_HOST,
-  port: config.SVC_PORT,
-  d1Databases: ['DB'],
-  r2Buckets: ['MEDIA'],
-  queueProducers: { JOBS: 'svc-jobs' },
-  queueConsumers: { 'svc-jobs': { maxBatchSize: 4, maxBatchTimeout: 1 } },
-  d1Persist: join(persist, 'd1'),
-  r2Persist: join(persist, 'r2'),
-  serviceBindings: {
-    async IMAGES(request) {
-      const answer = await fetch(`${images.url}${new URL(request.url).pathname}`, {
-        method: request.method,
-        headers: { 'content-type': request.headers.get('content-type') ?? '' },
-        body: await request.arrayBuffer(),
-      });
-      return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers }) as never;
-    },
-  },
-  bindings,
-});
-await migrate((await mf.getD1Database('DB')) as unknown as Database);
+const mf = await startLocalWorker({ bindings, imageServiceUrl: images.url, host: config.SVC_HOST, port: config.SVC_PORT, persistDir: persist });
 
 const bucket = await mf.getR2Bucket('MEDIA');
 let copied = 0;

@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { Miniflare } from 'miniflare';
+import type { Miniflare } from 'miniflare';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildWorker } from '../../scripts/build-worker.js';
 import { startImageService, type RunningImageService } from '../../image-service.js';
 import { buildConfig } from '../../lib/config.js';
-import { migrate } from '../../lib/db/migrate.js';
-import type { Database } from '../../lib/db/types.js';
+import { startLocalWorker } from '../../scripts/local-worker.js';
 import {
   fakeProviderSettings,
   startFakeGlobalSearch,
@@ -47,26 +45,11 @@ beforeAll(async () => {
   llm.answer = (prompt) => `웹 페이지에서 같은 사진이 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
   images = await startImageService(buildConfig({}).config, 0);
   imageCalls = [];
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: await buildWorker(),
-    compatibilityDate: '2025-07-18',
-    compatibilityFlags: ['nodejs_compat'],
-    d1Databases: ['DB'],
-    r2Buckets: ['MEDIA'],
-    queueProducers: { JOBS: 'svc-jobs' },
-    queueConsumers: { 'svc-jobs': { maxBatchSize: 5, maxBatchTimeout: 1 } },
-    serviceBindings: {
-      async IMAGES(request) {
-        const path = new URL(request.url).pathname;
-        imageCalls.push(path);
-        const answer = await fetch(`${images.url}${path}`, { method: request.method, headers: { 'content-type': request.headers.get('content-type') ?? '' }, body: await request.arrayBuffer() });
-        return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers }) as never;
-      },
-    },
+  mf = await startLocalWorker({
+    imageServiceUrl: images.url,
+    onImageCall: (path) => imageCalls.push(path),
     bindings: { SVC_ADMIN_TOKEN: ADMIN, SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', ...fakeProviderSettings({ regional, vision, search, llm }) },
   });
-  await migrate((await mf.getD1Database('DB')) as unknown as Database);
 }, 120_000);
 
 afterAll(async () => {
