@@ -127,6 +127,23 @@ describe('the Worker under miniflare (D1, R2, Queues, the image service)', () =>
     expect(await page.text()).toContain('<script');
   }, 120_000);
 
+  it('requeues a job its consumer died in on the sweep trigger, and runs retention on the daily one', async () => {
+    const db = (await mf.getD1Database('DB')) as unknown as { prepare(sql: string): { bind(...v: unknown[]): { run(): Promise<unknown>; first<T>(): Promise<T | null> } } };
+    const long = '2026-01-01T00:00:00.000Z';
+    // As if a consumer took rocket's enrichment and its invocation ended before the job did.
+    await db.prepare(`UPDATE submissions SET enrichment_status = 'running' WHERE id = 'rocket'`).bind().run();
+    await db.prepare(`INSERT INTO jobs (type, submission_id, status, attempts, payload, run_token, created_at, started_at) VALUES ('enrich', 'rocket', 'running', 1, '{}', 'lost', ?, ?)`).bind(long, long).run();
+    const worker = await mf.getWorker();
+    await worker.scheduled({ cron: '*/5 * * * *' });
+    const stale = () => db.prepare(`SELECT status, attempts FROM jobs WHERE run_token IS NULL AND created_at = ?`).bind(long).first<{ status: string; attempts: number }>();
+    expect(await until('the stale job to run again', stale, (job) => job?.status === 'done')).toMatchObject({ status: 'done', attempts: 2 });
+    expect((await json('GET', '/api/submissions/rocket/review')).submission.enrichment_status).toBe('done');
+
+    await worker.scheduled({ cron: '0 3 * * *' });
+    const events = await json('GET', '/api/audit-events?limit=5');
+    expect(events.events.map((e: { action: string }) => e.action)).toContain('retention.run');
+  }, 60_000);
+
   it('answers bad input in the error shape and keeps going', async () => {
     const anonymous = await mf.dispatchFetch('http://localhost/api/review-queue');
     expect(anonymous.status).toBe(401);
