@@ -233,6 +233,7 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
           similarity: match.plainSimilarity,
           matched: true,
           match_transform: match.transform,
+          match_similarity: match.similarity,
           confidence: match.similarity,
           matched_submission_id: other.id,
         });
@@ -251,6 +252,7 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
           similarity: match.plainSimilarity,
           matched: true,
           match_transform: match.transform,
+          match_similarity: match.similarity,
           confidence: match.similarity,
           matched_submission_id: entry.submission_id,
           knowledge_entry_id: entry.id,

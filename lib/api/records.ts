@@ -41,6 +41,11 @@ export const SubmissionRecord = z.object({
   analysis_error: z.string().nullable(),
 });
 
+const matchedArea = z.object({
+  quad: z.array(z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)])).min(3).describe('corners as fractions of the width and height'),
+  coverage: z.number().min(0).max(1).describe('share of the image the region covers'),
+});
+
 export const EvidenceRecord = z.object({
   id: z.string(),
   submission_id: z.string(),
@@ -55,6 +60,12 @@ export const EvidenceRecord = z.object({
   similarity: z.number().min(0).max(1).nullable(),
   matched: z.boolean(),
   match_transform: z.string().nullable(),
+  match_similarity: z.number().min(0).max(1).nullable(),
+  match_inliers: z.number().int().nonnegative().nullable(),
+  match_region: z
+    .object({ submission: matchedArea, candidate: matchedArea })
+    .nullable()
+    .describe('The part of each image that shows the other, when the geometric check confirmed the match'),
   confidence: z.number().min(0).max(1).nullable(),
   status,
   counts_toward_score: z.boolean(),

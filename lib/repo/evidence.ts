@@ -3,6 +3,18 @@ import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js'
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
 
+/** A corner list as fractions of the image's width and height, and the share of its area it covers. */
+export interface MatchedArea {
+  quad: [number, number][];
+  coverage: number;
+}
+
+/** The part of each image that shows the other, found by the geometric check. */
+export interface MatchRegion {
+  submission: MatchedArea;
+  candidate: MatchedArea;
+}
+
 /** Evidence as the API returns it (CONTRACT.md section 3). */
 export interface Evidence {
   id: string;
@@ -20,6 +32,11 @@ export interface Evidence {
   similarity: number | null;
   matched: boolean;
   match_transform: string | null;
+  /** The similarity that decided the match: the transformed copy's, or the geometric match's pixel agreement. */
+  match_similarity: number | null;
+  /** Keypoint pairs that agree on one transform, when the geometric check confirmed the match. */
+  match_inliers: number | null;
+  match_region: MatchRegion | null;
   confidence: number | null;
   status: EvidenceStatus | null;
   counts_toward_score: boolean;
@@ -48,6 +65,9 @@ interface EvidenceRow {
   similarity: number | null;
   matched: number;
   match_transform: string | null;
+  match_similarity: number | null;
+  match_inliers: number | null;
+  match_region: string | null;
   confidence: number | null;
   status: EvidenceStatus | null;
   supporting: number;
@@ -75,6 +95,9 @@ export interface NewEvidence {
   similarity?: number | null;
   matched?: boolean;
   match_transform?: string | null;
+  match_similarity?: number | null;
+  match_inliers?: number | null;
+  match_region?: MatchRegion | null;
   confidence?: number | null;
   supporting?: boolean;
   face_crop?: boolean;
@@ -117,6 +140,9 @@ export function toEvidence(row: EvidenceRow): Evidence {
     similarity: row.similarity,
     matched: Boolean(row.matched),
     match_transform: row.match_transform,
+    match_similarity: row.match_similarity,
+    match_inliers: row.match_inliers,
+    match_region: fromJson<MatchRegion | null>(row.match_region, null),
     confidence: row.confidence,
     status: row.status,
     counts_toward_score: countsTowardScore(base),
@@ -131,13 +157,20 @@ export function toEvidence(row: EvidenceRow): Evidence {
   };
 }
 
+/** match_transform, match_similarity, match_inliers, match_region: set only on a match. */
+const matchColumns = (e: NewEvidence) =>
+  e.matched
+    ? [e.match_transform ?? 'identity', clamp01(e.match_similarity), e.match_inliers ?? null, e.match_region ? toJson(e.match_region) : null]
+    : [null, null, null, null];
+
 export function insertEvidenceStatement(db: Database, submissionId: string, e: NewEvidence, now: string, id = newId('ev')) {
   return db
     .prepare(
       `INSERT INTO evidence (id, submission_id, source, kind, group_key, title, text, url, image_url, local_media_path,
-         local_media_created_at, query, similarity, matched, match_transform, confidence, supporting, face_crop,
-         source_evidence_ids, source_urls, matched_submission_id, knowledge_entry_id, error_code, error_message, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         local_media_created_at, query, similarity, matched, match_transform, match_similarity, match_inliers, match_region,
+         confidence, supporting, face_crop, source_evidence_ids, source_urls, matched_submission_id, knowledge_entry_id,
+         error_code, error_message, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       id,
@@ -155,7 +188,7 @@ export function insertEvidenceStatement(db: Database, submissionId: string, e: N
       e.query ?? null,
       clamp01(e.similarity),
       e.matched ? 1 : 0,
-      e.matched ? (e.match_transform ?? 'identity') : null,
+      ...matchColumns(e),
       clamp01(e.confidence),
       e.supporting || e.group === 'supporting' ? 1 : 0,
       e.face_crop ? 1 : 0,
@@ -235,8 +268,11 @@ export async function replaceSimilarityEvidence(
       kept.add(id);
       statements.push(
         db
-          .prepare('UPDATE evidence SET kind = ?, title = ?, local_media_path = ?, similarity = ?, matched = ?, match_transform = ?, confidence = ? WHERE id = ?')
-          .bind(e.kind, e.title ?? null, e.local_media_path ?? null, clamp01(e.similarity), e.matched ? 1 : 0, e.matched ? (e.match_transform ?? 'identity') : null, clamp01(e.confidence), id),
+          .prepare(
+            `UPDATE evidence SET kind = ?, title = ?, local_media_path = ?, similarity = ?, matched = ?, match_transform = ?,
+               match_similarity = ?, match_inliers = ?, match_region = ?, confidence = ? WHERE id = ?`,
+          )
+          .bind(e.kind, e.title ?? null, e.local_media_path ?? null, clamp01(e.similarity), e.matched ? 1 : 0, ...matchColumns(e), clamp01(e.confidence), id),
       );
     } else statements.push(insertEvidenceStatement(db, submissionId, e, now, newId('ev')));
   }
