@@ -13,15 +13,17 @@ import type { ImageService } from './lib/images/service.js';
 /**
  * The image service: the images port (sharp, the JPEG reader, the face model) behind a small HTTP
  * API, for the Worker, which reaches it through a service binding (in production a container; locally
- * this process). POST /v1/<analyse|fingerprints|probe|derive|crop-faces> with the image as the body.
+ * this process). POST /v1/<analyse|fingerprints|probe|derive|crop-faces|match-geometry> with the image as the body.
  * It keeps no state and stores nothing.
  */
 
 // The largest image the service takes: well above any submission the console accepts.
 const MAX_IMAGE_BYTES = 64 * 1024 * 1024;
 
+const encodedImage = z.string().max(Math.ceil((MAX_IMAGE_BYTES * 4) / 3) + 4);
+const GeometryRequest = z.object({ query: encodedImage, reference: encodedImage });
 const CropRequest = z.object({
-  image: z.string().max(Math.ceil((MAX_IMAGE_BYTES * 4) / 3) + 4),
+  image: encodedImage,
   faces: z.array(z.object({ box: z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() }), score: z.number() })).max(100),
 });
 
@@ -58,6 +60,15 @@ export async function handleImageRequest(request: Request, images: ImageService)
         }
         const crops = await images.cropFaces(Buffer.from(parsed.image, 'base64'), parsed.faces);
         return Response.json(crops.map((c) => (c.ok ? { ...c, bytes: c.bytes.toString('base64') } : c)));
+      }
+      case 'match-geometry': {
+        let parsed;
+        try {
+          parsed = GeometryRequest.parse(JSON.parse(body.toString('utf8')));
+        } catch {
+          return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64}');
+        }
+        return Response.json(await images.matchGeometry(Buffer.from(parsed.query, 'base64'), Buffer.from(parsed.reference, 'base64')));
       }
     }
   } catch (error) {

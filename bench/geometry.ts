@@ -157,7 +157,10 @@ export async function run(): Promise<BenchTable[]> {
   const falseMatches = { plain: 0, region: 0, geometry: 0 };
   const falseExamples: string[] = [];
   let falseInliersMax = 0;
+  let checked = 0;
   await inParallel(falsePairs, async ([a, b]) => {
+    // The full run takes most of an hour: say how far it got.
+    if (++checked % 10_000 === 0) console.error(`geometry bench: ${checked} of ${falsePairs.length} false pairs checked`);
     if (similarity(a.fingerprints.phash, b.fingerprints.phash) >= THRESHOLD) falseMatches.plain++;
     if (matchFingerprints(a.fingerprints, b.fingerprints, THRESHOLD)) falseMatches.region++;
     const verdict = await verifyGeometry(a.features, b.features);

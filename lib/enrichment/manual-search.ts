@@ -1,5 +1,5 @@
 import type { Env } from '../env.js';
-import { ServiceError, invalid, notFound } from '../errors.js';
+import { ServiceError, conflict, invalid, notFound } from '../errors.js';
 import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients, type ProviderClients } from '../providers/clients.js';
 import { auditStatement } from '../repo/audit.js';
@@ -9,7 +9,7 @@ import { recomputeRisk } from '../risk.js';
 import { storedFingerprints } from '../analysis.js';
 import { captureMatchedPages } from './capture.js';
 import { gatedCall } from './gate.js';
-import { verifyImage } from './verify.js';
+import { verifyImage, type Reference } from './verify.js';
 
 /**
  * `POST /api/search/manual`: an operator's text query to a search provider. Only the text leaves;
@@ -45,11 +45,18 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
   }
   let evidence: Evidence[] = [];
   if (submission?.phash) {
-    const reference = storedFingerprints(submission.phash, submission.fingerprints);
+    const { file, phash, fingerprints } = submission;
+    // Read once, and only when a result has an image to verify.
+    let reference: Reference | null = null;
+    const readReference = async (): Promise<Reference> => {
+      const image = await env.blobs.get(`submissions/${file}`);
+      if (!image) throw conflict(`the submitted file ${file} is gone: the results cannot be verified against it`);
+      return { fingerprints: storedFingerprints(phash, fingerprints), image };
+    };
     const items: NewEvidence[] = [];
     let budget = env.config.SVC_SEARCH_RESULT_COMPARE_LIMIT;
     for (const r of answer.items) {
-      const v = r.image_url && budget-- > 0 ? await verifyImage(env, submission.id, reference, r.image_url) : null;
+      const v = r.image_url && budget-- > 0 ? await verifyImage(env, submission.id, (reference ??= await readReference()), r.image_url) : null;
       items.push({
         source: provider,
         kind: `manual_${type}_result`,
@@ -61,7 +68,7 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
         query,
         similarity: v?.similarity,
         matched: v?.matched,
-        match_transform: v?.transform,
+        ...v?.match,
         error: v?.error,
       });
     }

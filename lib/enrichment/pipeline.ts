@@ -15,7 +15,7 @@ import { captureMatchedPages } from './capture.js';
 import { gatedCall } from './gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
-import { pageImageCandidates, verifyImage } from './verify.js';
+import { pageImageCandidates, verifyImage, type Verification } from './verify.js';
 
 /**
  * The enrichment flow of SPEC.md section 1 for one submission:
@@ -56,6 +56,8 @@ class Run {
   directMatch = false;
   /** Provider requests that went out. */
   calls = 0;
+  /** The submitted image, read as the flow starts: candidates are checked geometrically against it. */
+  original: Buffer | null = null;
   readonly clients: ProviderClients;
 
   constructor(
@@ -107,12 +109,13 @@ class Run {
   }
 
   /** Verifies candidate images (at most the compare limit) and returns the verdicts. */
-  async verify(urls: string[]) {
+  async verify(urls: string[]): Promise<Verification[]> {
     const limit = this.env.config.SVC_SEARCH_RESULT_COMPARE_LIMIT;
     const unique = [...new Set(urls.filter((u) => /^https?:\/\//i.test(u)))].slice(0, limit);
+    if (unique.length > 0 && !this.original) throw new Error('candidates cannot be verified before the submitted image is read');
     const verdicts = [];
     for (const url of unique) {
-      const v = await verifyImage(this.env, this.submission.id, this.fingerprints, url);
+      const v = await verifyImage(this.env, this.submission.id, { fingerprints: this.fingerprints, image: this.original! }, url);
       if (v.matched) this.directMatch = true;
       verdicts.push(v);
     }
@@ -133,6 +136,7 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
   let status: EnrichmentStatus;
   try {
     const original = await readSubmissionImage(env, submission.file);
+    run.original = original;
     const approved = await approveForVision(env.images, original);
     await keepDerivedCopy(env, submissionId, approved);
     const detection = await detectWeb(run, approved, false);
@@ -181,7 +185,7 @@ async function detectWeb(run: Run, image: ApprovedImage, faceCrop: boolean): Pro
     const verdicts = await run.verify(matches.map((m) => m.url));
     for (const v of verdicts) {
       const m = matches.find((x) => x.url === v.imageUrl)!;
-      items.push({ ...base, kind: m.kind, group: v.matched ? 'web_match' : 'web_related', title: m.page?.pageTitle ?? null, url: m.page?.url ?? null, image_url: v.imageUrl, local_media_path: v.localMediaPath, similarity: v.similarity, matched: v.matched, match_transform: v.transform, confidence: m.score, error: v.error });
+      items.push({ ...base, kind: m.kind, group: v.matched ? 'web_match' : 'web_related', title: m.page?.pageTitle ?? null, url: m.page?.url ?? null, image_url: v.imageUrl, local_media_path: v.localMediaPath, similarity: v.similarity, matched: v.matched, ...v.match, confidence: m.score, error: v.error });
     }
   }
   for (const p of detection.pagesWithMatchingImages) items.push({ ...base, kind: 'page_with_matching_image', group: 'web_related', title: p.pageTitle || null, url: p.url, confidence: p.score });
@@ -220,7 +224,7 @@ async function imageSearches(run: Run, candidates: QueryCandidate[]): Promise<vo
       await run.add(
         items.map((i) => {
           const v = verdicts.find((x) => x.imageUrl === i.imageUrl);
-          return { source: 'regional', kind: 'image_result', group: v?.matched ? 'web_match' : 'web_related', title: i.title, url: i.imageUrl, image_url: i.imageUrl ?? i.thumbnailUrl, local_media_path: v?.localMediaPath, query, similarity: v?.similarity, matched: v?.matched, match_transform: v?.transform, error: v?.error } satisfies NewEvidence;
+          return { source: 'regional', kind: 'image_result', group: v?.matched ? 'web_match' : 'web_related', title: i.title, url: i.imageUrl, image_url: i.imageUrl ?? i.thumbnailUrl, local_media_path: v?.localMediaPath, query, similarity: v?.similarity, matched: v?.matched, ...v?.match, error: v?.error } satisfies NewEvidence;
         }),
       );
       if (items.length < config.REGIONAL_SEARCH_DISPLAY) break;
@@ -276,7 +280,7 @@ async function searchResults(run: Run, source: 'regional' | 'global_search', kin
       query,
       similarity: best?.similarity,
       matched: best?.matched,
-      match_transform: best?.transform,
+      ...best?.match,
       error: best?.error ?? pageError,
     });
   }

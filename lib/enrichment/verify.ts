@@ -1,46 +1,83 @@
 import { createHash } from 'node:crypto';
 import type { Env } from '../env.js';
+import type { GeometryResult } from '../images/geometry.js';
 import { similarity } from '../images/phash.js';
 import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
+import type { NewEvidence } from '../repo/evidence.js';
 
 /**
  * Verification of web candidates: each image is downloaded under the safe-download rules, kept
- * under data/evidence/<submission>/, and compared with the submission's fingerprints.
+ * under data/evidence/<submission>/, compared with the submission's fingerprints (the SPEC pHash
+ * and the region hashes) and, unless it is the same picture as it stands, checked geometrically
+ * (local features and a fitted transform: a crop beyond the hash windows, a rotation, the picture
+ * inside a collage or a screenshot, a photo of a screen).
  */
 export interface Verification {
   imageUrl: string;
   localMediaPath: string | null;
+  /** The plain pHash similarity, the number SPEC's threshold is about. */
   similarity: number | null;
   matched: boolean;
-  transform: string | null;
+  /** How it matched, as stored on the evidence; empty when it did not. */
+  match: Pick<NewEvidence, 'match_transform' | 'match_similarity' | 'match_inliers' | 'match_region'>;
   error: { code: string; message: string } | null;
+}
+
+/** The submission a candidate is compared with. */
+export interface Reference {
+  fingerprints: Fingerprints;
+  image: Buffer;
 }
 
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', svg: 'svg', avif: 'avif', tiff: 'tif', heif: 'heif' };
 
-export async function verifyImage(env: Env, submissionId: string, reference: Fingerprints, imageUrl: string): Promise<Verification> {
+export async function verifyImage(env: Env, submissionId: string, reference: Reference, imageUrl: string): Promise<Verification> {
   const downloaded = await downloadImage(imageUrl, { ...downloadSettings(env.config, env.egress), probe: env.images.probe });
-  if (!downloaded.ok) return { imageUrl, localMediaPath: null, similarity: null, matched: false, transform: null, error: downloaded.error };
+  if (!downloaded.ok) return { imageUrl, localMediaPath: null, similarity: null, matched: false, match: {}, error: downloaded.error };
   const name = `${createHash('sha256').update(downloaded.bytes).digest('hex').slice(0, 24)}.${EXTENSIONS[downloaded.format] ?? 'img'}`;
   const localMediaPath = `evidence/${submissionId}/${name}`;
   await env.blobs.put(localMediaPath, downloaded.bytes);
+  let candidate: Fingerprints;
   try {
-    const candidate = await env.images.fingerprints(downloaded.bytes);
-    const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
-    const match = matchFingerprints(candidate, reference, threshold);
-    return {
-      imageUrl,
-      localMediaPath,
-      // The plain pHash similarity is the number shown; the transform says how a copy matched.
-      similarity: match ? match.plainSimilarity : similarity(candidate.phash, reference.phash),
-      matched: match !== null,
-      transform: match?.transform ?? null,
-      error: null,
-    };
+    candidate = await env.images.fingerprints(downloaded.bytes);
   } catch (error) {
-    return { imageUrl, localMediaPath, similarity: null, matched: false, transform: null, error: { code: 'not_an_image', message: error instanceof Error ? error.message : String(error) } };
+    return { imageUrl, localMediaPath, similarity: null, matched: false, match: {}, error: { code: 'not_an_image', message: error instanceof Error ? error.message : String(error) } };
+  }
+  const plain = similarity(candidate.phash, reference.fingerprints.phash);
+  const hashed = matchFingerprints(candidate, reference.fingerprints, env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD);
+  // The same picture as it stands has nothing left for geometry to find.
+  const geometry = hashed?.transform === 'identity' ? null : await checkGeometry(env, downloaded.bytes, reference.image, imageUrl);
+  const confirmed = geometry?.confirmed ? geometry : null;
+  const regions = confirmed
+    ? {
+        match_inliers: confirmed.inliers,
+        match_region: {
+          submission: { quad: confirmed.regionB, coverage: confirmed.coverageB },
+          candidate: { quad: confirmed.regionA, coverage: confirmed.coverageA },
+        },
+      }
+    : {};
+  // A hash match keeps its name (SPEC's pHash decides first); geometry adds where the regions are.
+  const match = hashed
+    ? { match_transform: hashed.transform, match_similarity: hashed.similarity, ...regions }
+    : confirmed
+      ? { match_transform: confirmed.mirrored ? 'hflip+geometric' : 'geometric', match_similarity: confirmed.correlation, ...regions }
+      : {};
+  return { imageUrl, localMediaPath, similarity: plain, matched: Boolean(hashed || confirmed), match, error: null };
+}
+
+/**
+ * The geometric check; a failure of the check itself (not of the image, which the fingerprints
+ * already accepted) leaves the hash verdict standing and is logged.
+ */
+async function checkGeometry(env: Env, candidate: Buffer, submission: Buffer, imageUrl: string): Promise<GeometryResult | null> {
+  try {
+    return await env.images.matchGeometry(candidate, submission);
+  } catch (error) {
+    env.log.warn('geometric check failed', { image_url: imageUrl, error: error instanceof Error ? error.message : String(error) });
+    return null;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Face, FaceCrop } from './faces.js';
+import type { GeometryResult } from './geometry.js';
 import { ImageRejected } from './rejected.js';
 import type { ImageService } from './service.js';
 
@@ -9,7 +10,7 @@ import type { ImageService } from './service.js';
  */
 export type Fetcher = (request: Request) => Promise<Response>;
 
-export const IMAGE_SERVICE_ROUTES = ['analyse', 'fingerprints', 'probe', 'derive', 'crop-faces'] as const;
+export const IMAGE_SERVICE_ROUTES = ['analyse', 'fingerprints', 'probe', 'derive', 'crop-faces', 'match-geometry'] as const;
 export type ImageServiceRoute = (typeof IMAGE_SERVICE_ROUTES)[number];
 
 const fromBase64 = (text: string) => Buffer.from(text, 'base64');
@@ -43,6 +44,10 @@ export function httpImageService(fetcher: Fetcher): ImageService {
       const response = await call('crop-faces', JSON.stringify({ image: bytes.toString('base64'), faces }), 'application/json');
       const crops = (await response.json()) as ({ face: Face; ok: true; bytes: string } | { face: Face; ok: false; error: string })[];
       return crops.map((c): FaceCrop => (c.ok ? { ...c, bytes: fromBase64(c.bytes) } : c));
+    },
+    async matchGeometry(query, reference) {
+      const response = await call('match-geometry', JSON.stringify({ query: query.toString('base64'), reference: reference.toString('base64') }), 'application/json');
+      return (await response.json()) as GeometryResult;
     },
     close: async () => undefined,
   };

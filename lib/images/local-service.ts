@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { probeImage } from './decode.js';
 import { deriveImage } from './derived.js';
 import { createFaceDetector, cropFaces, dedupeFaces } from './faces.js';
 import { computeFingerprints } from './fingerprint.js';
+import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures } from './geometry.js';
 import { settle, type ImageService } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
 
@@ -11,6 +13,7 @@ import { makeThumbnail } from './thumbnail.js';
  */
 export function localImageService(maxPixels: number): ImageService {
   const faces = createFaceDetector({ maxPixels });
+  const features = keptFeatures(maxPixels);
   return {
     async analyse(bytes) {
       const [fingerprints, found, thumbnail] = await Promise.all([
@@ -24,6 +27,32 @@ export function localImageService(maxPixels: number): ImageService {
     probe: (bytes) => probeImage(bytes, maxPixels),
     derive: (bytes) => deriveImage(bytes, maxPixels),
     cropFaces: (bytes, found) => cropFaces(bytes, found, maxPixels),
+    async matchGeometry(query, reference) {
+      return verifyGeometry(await features(query), await features(reference));
+    },
     close: () => faces.close(),
+  };
+}
+
+/** Images whose keypoints are kept: an enrichment run checks all its candidates against one submission. */
+const KEPT_FEATURES = 8;
+
+/** Keypoints by image content, the last KEPT_FEATURES images kept (about 100 KB each). */
+function keptFeatures(maxPixels: number): (bytes: Buffer) => Promise<GeometryFeatures> {
+  const kept = new Map<string, Promise<GeometryFeatures>>();
+  return (bytes) => {
+    const key = createHash('sha256').update(bytes).digest('base64');
+    const found = kept.get(key);
+    if (found) {
+      kept.delete(key);
+      kept.set(key, found);
+      return found;
+    }
+    const computed = computeGeometryFeatures(bytes, maxPixels);
+    // A refused image is not kept: its error says what is wrong with the bytes, every time.
+    computed.catch(() => kept.delete(key));
+    kept.set(key, computed);
+    if (kept.size > KEPT_FEATURES) kept.delete(kept.keys().next().value!);
+    return computed;
   };
 }

@@ -1,6 +1,7 @@
 import type { ImageProbe } from './decode.js';
 import type { DerivedImage } from './derived.js';
 import type { Face, FaceCrop } from './faces.js';
+import type { GeometryResult } from './geometry.js';
 import type { Fingerprints } from './robust.js';
 
 /**
@@ -29,6 +30,13 @@ export interface ImageService {
   /** The metadata-free copy (lib/images/derived.ts): the only form in which an image may leave. */
   derive(bytes: Buffer): Promise<DerivedImage>;
   cropFaces(bytes: Buffer, faces: Face[]): Promise<FaceCrop[]>;
+  /**
+   * The geometric check (lib/images/geometry.ts): whether `query` shows `reference`, or part of
+   * it, or is part of it, turned, mirrored or in perspective; regionA is in `query`, regionB in
+   * `reference`. A service keeps the keypoints of the images it saw last, so checking many
+   * candidates against one submission computes the submission's once.
+   */
+  matchGeometry(query: Buffer, reference: Buffer): Promise<GeometryResult>;
   close(): Promise<void>;
 }
 

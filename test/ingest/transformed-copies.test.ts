@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,11 +75,11 @@ describe('edited copies of a watchlisted photo', () => {
     const url = web.addImage('/mirrored.jpg', await copies.mirrored(), 'image/jpeg');
     const other = web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
     const row = (await getSubmissionRow(env.db, 'astronaut'))!;
-    const reference = storedFingerprints(row.phash!, row.fingerprints);
+    const reference = { fingerprints: storedFingerprints(row.phash!, row.fingerprints), image: readFileSync(fixturePath('astronaut.png')) };
     const allowLocal = { ...env, config: { ...env.config, SVC_ALLOW_PRIVATE_DOWNLOADS: true } };
     const mirrored = await verifyImage(allowLocal, 'astronaut', reference, url);
-    expect(mirrored).toMatchObject({ matched: true, transform: 'hflip' });
+    expect(mirrored).toMatchObject({ matched: true, match: { match_transform: 'hflip' } });
     expect(mirrored.similarity).toBeLessThan(0.9);
-    expect(await verifyImage(allowLocal, 'astronaut', reference, other)).toMatchObject({ matched: false, transform: null });
+    expect(await verifyImage(allowLocal, 'astronaut', reference, other)).toMatchObject({ matched: false, match: {} });
   });
 });

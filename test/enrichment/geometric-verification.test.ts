@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../lib/config.js';
+import { httpImageService } from '../../lib/images/http-service.js';
+import { localImageService } from '../../lib/images/local-service.js';
+import type { Evidence } from '../../lib/repo/evidence.js';
+import { handleImageRequest } from '../../image-service.js';
+import {
+  fakeProviderSettings,
+  startFakeGlobalSearch,
+  startFakeLocalLlm,
+  startFakeRegional,
+  startFakeVision,
+  startFakeWeb,
+  type FakeGlobalSearch,
+  type FakeLocalLlm,
+  type FakeRegional,
+  type FakeVision,
+  type FakeWeb,
+} from '../fakes/index.js';
+import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { copyFixture, fixturePath } from '../helpers/fixtures.js';
+import { screenshot } from '../helpers/geometry-transforms.js';
+import { seededRandom } from '../helpers/random.js';
+
+/**
+ * Issue 14, item 2 in the pipeline: web candidates that the hashes cannot match (the submission as
+ * a part of a web page screenshot, a rotated copy) are confirmed by the geometric check, and the
+ * evidence says where each image shows the other; a different photograph in the same page chrome is
+ * refused.
+ */
+let regional: FakeRegional;
+let vision: FakeVision;
+let search: FakeGlobalSearch;
+let llm: FakeLocalLlm;
+let web: FakeWeb;
+let env: TestEnv;
+
+const chelsea = () => sharp(fixturePath('chelsea.png')).removeAlpha();
+const allFakes = () => [regional, vision, search, llm, web];
+const bounds = (quad: [number, number][]) => ({
+  left: Math.min(...quad.map(([x]) => x)),
+  right: Math.max(...quad.map(([x]) => x)),
+  top: Math.min(...quad.map(([, y]) => y)),
+  bottom: Math.max(...quad.map(([, y]) => y)),
+});
+
+beforeAll(async () => {
+  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+});
+afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
+beforeEach(() => {
+  for (const f of allFakes()) f.reset();
+});
+afterEach(async () => env?.dispose());
+
+async function enrichChelsea(candidates: Record<string, Buffer>) {
+  for (const [path, bytes] of Object.entries(candidates)) web.addImage(path, bytes, 'image/jpeg');
+  vision.detection = { partialMatchingImages: Object.keys(candidates).map((path) => ({ url: web.urlFor(path) })) };
+  env = await createTestEnv({ ...fakeProviderSettings({ regional, vision, search, llm }), SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', SVC_SEARCH_RESULT_COMPARE_LIMIT: '5' });
+  copyFixture('chelsea.png', env.paths.imagesDir);
+  await env.call('POST', '/api/submissions/reload');
+  await env.jobs.drain();
+  const review = (await (await env.call('GET', '/api/submissions/chelsea/review')).json()) as { evidence: Evidence[] };
+  return (path: string) => review.evidence.find((e) => e.image_url === web.urlFor(path))!;
+}
+
+describe('geometric verification of web candidates', () => {
+  it('confirms the submission inside a web page screenshot and keeps where it is in each image', async () => {
+    const photo = await chelsea().png().toBuffer();
+    const page = await screenshot(photo, seededRandom(4));
+    const otherPage = await screenshot(await sharp(fixturePath('coffee.png')).removeAlpha().png().toBuffer(), seededRandom(4));
+    const evidence = await enrichChelsea({ '/page.jpg': page, '/other-page.jpg': otherPage });
+
+    const found = evidence('/page.jpg');
+    expect(found).toMatchObject({ group: 'web_match', matched: true, match_transform: 'geometric' });
+    // The plain pHash of a whole page says nothing like a match; the decisive figure is the pixel agreement.
+    expect(found.similarity!).toBeLessThan(0.9);
+    expect(found.match_similarity!).toBeGreaterThanOrEqual(0.75);
+    expect(found.match_inliers!).toBeGreaterThanOrEqual(20);
+    // The whole submission shows on the page, as a part of it.
+    expect(found.match_region!.submission.coverage).toBeGreaterThan(0.9);
+    expect(found.match_region!.candidate.coverage).toBeGreaterThan(0.1);
+    expect(found.match_region!.candidate.coverage).toBeLessThan(0.6);
+    const onPage = bounds(found.match_region!.candidate.quad);
+    expect(onPage.right - onPage.left).toBeLessThan(0.9);
+
+    const other = evidence('/other-page.jpg');
+    expect(other).toMatchObject({ group: 'web_related', matched: false, match_transform: null, match_similarity: null, match_inliers: null, match_region: null });
+  });
+
+  it('confirms a rotated copy and keeps the hash name of a copy the hashes already matched', async () => {
+    const rotated = await chelsea().rotate(20, { background: '#ffffff' }).jpeg({ quality: 85 }).toBuffer();
+    const mirrored = await chelsea().flop().jpeg({ quality: 85 }).toBuffer();
+    const same = await chelsea().jpeg({ quality: 80 }).toBuffer();
+    const evidence = await enrichChelsea({ '/rotated.jpg': rotated, '/mirrored.jpg': mirrored, '/same.jpg': same });
+
+    expect(evidence('/rotated.jpg')).toMatchObject({ group: 'web_match', match_transform: 'geometric' });
+    // A mirrored copy the region hashes found keeps their name and gets the regions from geometry.
+    const flipped = evidence('/mirrored.jpg');
+    expect(flipped).toMatchObject({ group: 'web_match', match_transform: 'hflip' });
+    expect(flipped.match_similarity!).toBeGreaterThan(0.9);
+    expect(flipped.match_region!.submission.coverage).toBeGreaterThan(0.95);
+    // The same picture as it stands is decided by the pHash; there is no region to draw.
+    expect(evidence('/same.jpg')).toMatchObject({ group: 'web_match', match_transform: 'identity', match_inliers: null, match_region: null });
+  });
+});
+
+describe('the geometric check behind the image service', () => {
+  const images = localImageService(buildConfig({}).config.SVC_MAX_IMAGE_PIXELS);
+  const remote = httpImageService((request) => handleImageRequest(request, images));
+  afterAll(() => images.close());
+
+  it('answers over HTTP what it answers in process', async () => {
+    const photo = readFileSync(fixturePath('rocket.jpg'));
+    const crop = await sharp(photo).extract({ left: 60, top: 40, width: 420, height: 320 }).jpeg().toBuffer();
+    const [inProcess, overHttp] = [await images.matchGeometry(crop, photo), await remote.matchGeometry(crop, photo)];
+    expect(overHttp).toEqual(inProcess);
+    expect(overHttp, JSON.stringify(overHttp)).toMatchObject({ confirmed: true, mirrored: false });
+  });
+
+  it('refuses what is not an image and a request that is not the right shape, and keeps working', async () => {
+    const photo = readFileSync(fixturePath('rocket.jpg'));
+    await expect(remote.matchGeometry(Buffer.from('not an image at all'), photo)).rejects.toThrow(/not.*image|unsupported|decode/i);
+    const bad = await handleImageRequest(new Request('https://image-service/v1/match-geometry', { method: 'POST', body: '{"query": 1}' }), images);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: { code: 'invalid_request', message: 'expected {query: base64, reference: base64}' } });
+    expect((await remote.matchGeometry(photo, photo)).confirmed).toBe(true);
+  });
+});
