@@ -7,7 +7,7 @@ import { folderBlobStore } from './blobs/folder.js';
 import type { BlobStore } from './blobs/types.js';
 import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
-import { openSqlite, type SqliteDatabase } from './db/sqlite.js';
+import { openSqlite } from './db/sqlite.js';
 import { localImageService } from './images/local-service.js';
 import type { ImageService } from './images/service.js';
 import { nodeEgress } from './net/http-client.js';
@@ -41,25 +41,36 @@ export interface Env {
   actor: Actor;
 }
 
+/** Where the records and the media are kept. The env closes the database when it closes. */
+export interface Storage {
+  db: Database & { close(): void; readonly open: boolean };
+  blobs: BlobStore;
+}
+
 export interface EnvOptions {
   clock?: Clock;
   log?: Logger;
   version?: string;
+  /**
+   * Records and media kept elsewhere than in SVC_DATA_DIR's SQLite file and folder, such as a D1
+   * database and an R2 bucket (lib/blobs/r2.ts).
+   */
+  storage?: Storage;
 }
 
-/** The Node service's env: a SQLite file and a data folder it owns and closes. */
+/** The Node service's env: its storage, its in-process job runner and image service, which it closes. */
 export interface OwnedEnv extends Env {
-  db: SqliteDatabase;
+  db: Storage['db'];
   paths: DataPaths;
   jobs: JobRunner;
   close(): Promise<void>;
 }
 
-/** Opens the SQLite file under SVC_DATA_DIR, applies migrations and wires the services. */
+/** Opens the SQLite file under SVC_DATA_DIR (or takes the given storage), applies migrations and wires the services. */
 export async function createEnv(config: Config, options: EnvOptions = {}): Promise<OwnedEnv> {
   const paths = dataPaths(config.SVC_DATA_DIR);
   ensureDataDirs(paths);
-  const db = openSqlite(paths.database);
+  const { db, blobs } = options.storage ?? { db: openSqlite(paths.database), blobs: folderBlobStore(paths.dataDir) };
   await migrate(db);
   const clock = options.clock ?? systemClock;
   const images = localImageService(config.SVC_MAX_IMAGE_PIXELS);
@@ -67,7 +78,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     config,
     db,
     paths,
-    blobs: folderBlobStore(paths.dataDir),
+    blobs,
     egress: nodeEgress,
     assets: folderAssets(),
     clock,

@@ -3,11 +3,19 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig, type Config } from '../../lib/config.js';
 import { D1_MAX_BOUND_VALUES, limitedDatabase } from '../../lib/db/limits.js';
-import { createEnv, type OwnedEnv } from '../../lib/env.js';
+import { createEnv, type OwnedEnv, type Storage } from '../../lib/env.js';
 import type { Clock } from '../../lib/time.js';
 import { createLogger } from '../../lib/log.js';
 import { createRouter } from '../../lib/router.js';
+import { d1r2Storage } from './d1-r2.js';
 import { checkAnswer } from './openapi-check.js';
+
+/**
+ * Which storage adapters every test env runs on: the Node service's SQLite file and data folder
+ * (the default), or the Worker's D1 and R2 (`SVC_TEST_ADAPTERS=d1-r2`, vitest.d1-r2.config.ts).
+ */
+const ADAPTERS = process.env.SVC_TEST_ADAPTERS ?? 'sqlite-folder';
+if (ADAPTERS !== 'sqlite-folder' && ADAPTERS !== 'd1-r2') throw new Error(`SVC_TEST_ADAPTERS: sqlite-folder or d1-r2, not ${JSON.stringify(ADAPTERS)}`);
 
 /** A clock the test moves by hand. */
 export function fakeClock(start = '2026-11-21T03:00:00.000Z'): Clock & { set(iso: string): void; advance(ms: number): void } {
@@ -37,12 +45,13 @@ export interface TestEnv extends OwnedEnv {
   dispose(): Promise<void>;
 }
 
-/** A fresh env on a temporary data folder; `overrides` are environment variables as text. */
+/** A fresh env on a temporary data folder (or a fresh D1 and R2); `overrides` are environment variables as text. */
 export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...overrides }, undefined, { cores: availableParallelism() });
   const clock = fakeClock();
-  const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }) });
+  const storage: Storage | undefined = ADAPTERS === 'd1-r2' ? await d1r2Storage() : undefined;
+  const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }), storage });
   keepD1BoundValueLimit(env);
   const router = createRouter();
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -71,8 +80,8 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
 
 /**
  * Every statement the suite runs keeps D1's limit of 100 bound values (lib/db/limits.ts), which
- * better-sqlite3 alone would never show; the query budget is the Worker's per invocation, not a
- * test's.
+ * better-sqlite3 alone would never show (nor miniflare's D1); the query budget is the Worker's per
+ * invocation, not a test's.
  */
 function keepD1BoundValueLimit(env: OwnedEnv): void {
   const sqlite = env.db;
