@@ -3,12 +3,13 @@ import { settle } from './images/service.js';
 import { ImageRejected } from './images/rejected.js';
 import { RobustIndex, type Fingerprints } from './images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from './images/rights-metadata.js';
-import { insertEvidenceStatement, replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
+import type { GeometryResult } from './images/geometry.js';
+import { geometricMatch, insertEvidenceStatement, replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
 import type { JobOutcome } from './jobs.js';
 import { enqueueJobStatement, type Job } from './repo/jobs.js';
-import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure } from './repo/submissions.js';
+import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from './repo/submissions.js';
 import { serialized } from './serial.js';
 import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from './risk.js';
 import { WATCHLIST_CONFIRMED } from './vocabulary.js';
@@ -186,6 +187,25 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
   return { status: 'done' };
 }
 
+/** How far below the threshold a plain pHash similarity still sends a pair to the geometric check. */
+const NEAR_THRESHOLD = 0.1;
+
+/**
+ * The geometric check of another stored submission (as the candidate) against this one; null when
+ * it refuses, a file is gone, or the check cannot run (logged: the hash verdict stands).
+ */
+async function checkGeometry(env: Env, row: SubmissionRow, other: SubmissionRow): Promise<Extract<GeometryResult, { confirmed: true }> | null> {
+  const [mine, theirs] = await Promise.all([env.blobs.get(`submissions/${row.file}`), env.blobs.get(`submissions/${other.file}`)]);
+  if (!mine || !theirs) return null;
+  try {
+    const result = await env.images.matchGeometry(theirs, mine);
+    return result.confirmed ? result : null;
+  } catch (error) {
+    env.log.warn('geometric check failed', { submission: row.id, other: other.id, error: error instanceof Error ? error.message : String(error) });
+    return null;
+  }
+}
+
 interface ReferenceEntry {
   id: string;
   submission_id: string;
@@ -235,6 +255,25 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
           match_transform: match.transform,
           match_similarity: match.similarity,
           confidence: match.similarity,
+          matched_submission_id: other.id,
+        });
+      }
+      // Near the threshold the pHash cannot tell; the geometric check of both images can.
+      for (const near of index.plainNear(fp, threshold - NEAR_THRESHOLD, threshold)) {
+        if (near.key === id) continue;
+        const other = await getSubmissionRow(env.db, near.key);
+        const confirmed = other && (await checkGeometry(env, row, other));
+        if (!other || !confirmed) continue;
+        evidence.push({
+          source: 'internal',
+          kind: 'submission_match',
+          group: 'internal',
+          title: other.title,
+          local_media_path: other.file,
+          similarity: near.plainSimilarity,
+          matched: true,
+          ...geometricMatch(confirmed),
+          confidence: confirmed.correlation,
           matched_submission_id: other.id,
         });
       }

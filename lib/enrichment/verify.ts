@@ -5,7 +5,7 @@ import { similarity } from '../images/phash.js';
 import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
-import type { NewEvidence } from '../repo/evidence.js';
+import { geometricMatch, matchRegionFields, type NewEvidence } from '../repo/evidence.js';
 
 /**
  * Verification of web candidates: each image is downloaded under the safe-download rules, kept
@@ -50,20 +50,11 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
   // The same picture as it stands has nothing left for geometry to find.
   const geometry = hashed?.transform === 'identity' ? null : await checkGeometry(env, downloaded.bytes, reference.image, imageUrl);
   const confirmed = geometry?.confirmed ? geometry : null;
-  const regions = confirmed
-    ? {
-        match_inliers: confirmed.inliers,
-        match_region: {
-          submission: { quad: confirmed.regionB, coverage: confirmed.coverageB },
-          candidate: { quad: confirmed.regionA, coverage: confirmed.coverageA },
-        },
-      }
-    : {};
   // A hash match keeps its name (SPEC's pHash decides first); geometry adds where the regions are.
   const match = hashed
-    ? { match_transform: hashed.transform, match_similarity: hashed.similarity, ...regions }
+    ? { match_transform: hashed.transform, match_similarity: hashed.similarity, ...(confirmed ? matchRegionFields(confirmed) : {}) }
     : confirmed
-      ? { match_transform: confirmed.mirrored ? 'hflip+geometric' : 'geometric', match_similarity: confirmed.correlation, ...regions }
+      ? geometricMatch(confirmed)
       : {};
   return { imageUrl, localMediaPath, similarity: plain, matched: Boolean(hashed || confirmed), match, error: null };
 }

@@ -359,6 +359,18 @@ export class RobustIndex<K> {
     return matches.sort((a, b) => b.similarity - a.similarity || b.plainSimilarity - a.plainSimilarity);
   }
 
+  /**
+   * Stored images whose plain pHash is at least `from` similar to the query's but that `query`
+   * does not match at `threshold`: the candidates near the threshold that deserve a closer look.
+   */
+  plainNear(fingerprints: Fingerprints, from: number, threshold: number): { key: K; plainSimilarity: number }[] {
+    const query = prepare(parse(fingerprints));
+    return this.plain
+      .query(fingerprints.phash, radius(from))
+      .filter(({ key: id }) => match(query, this.reference(id), threshold) === null)
+      .map(({ key: id, distance }) => ({ key: this.keys[id], plainSimilarity: 1 - distance / 64 }));
+  }
+
   private reference(id: number): Parsed {
     const base = id * ID_WORDS;
     const regions: Partial<Record<RegionName, RegionHash>> = {};

@@ -1,4 +1,5 @@
 import type { Database } from '../db/types.js';
+import type { GeometryResult } from '../images/geometry.js';
 import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
@@ -13,6 +14,28 @@ export interface MatchedArea {
 export interface MatchRegion {
   submission: MatchedArea;
   candidate: MatchedArea;
+}
+
+/**
+ * The match columns of a copy confirmed by the geometric check (lib/images/geometry.ts) run with
+ * the candidate as `query` and the submission as `reference`: named `geometric` (mirrored:
+ * `hflip+geometric`), decided by the pixel agreement of the matched regions.
+ */
+export function geometricMatch(confirmed: Extract<GeometryResult, { confirmed: true }>): Pick<NewEvidence, 'match_transform' | 'match_similarity'> & MatchRegionFields {
+  return { match_transform: confirmed.mirrored ? 'hflip+geometric' : 'geometric', match_similarity: confirmed.correlation, ...matchRegionFields(confirmed) };
+}
+
+type MatchRegionFields = Pick<NewEvidence, 'match_inliers' | 'match_region'>;
+
+/** Where each image shows the other, from the same geometric check. */
+export function matchRegionFields(confirmed: Extract<GeometryResult, { confirmed: true }>): MatchRegionFields {
+  return {
+    match_inliers: confirmed.inliers,
+    match_region: {
+      submission: { quad: confirmed.regionB, coverage: confirmed.coverageB },
+      candidate: { quad: confirmed.regionA, coverage: confirmed.coverageA },
+    },
+  };
 }
 
 /** Evidence as the API returns it (CONTRACT.md section 3). */

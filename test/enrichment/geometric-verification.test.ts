@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
@@ -104,6 +105,37 @@ describe('geometric verification of web candidates', () => {
     expect(flipped.match_region!.submission.coverage).toBeGreaterThan(0.95);
     // The same picture as it stands is decided by the pHash; there is no region to draw.
     expect(evidence('/same.jpg')).toMatchObject({ group: 'web_match', match_transform: 'identity', match_inliers: null, match_region: null });
+  });
+});
+
+describe('geometric verification of internal candidates near the threshold', () => {
+  it('matches two submissions whose pHashes are near the threshold when geometry confirms, on both sides', async () => {
+    env = await createTestEnv();
+    // Turned by 4 degrees and cut by 6 % per side: pHash similarity 0.84, no region hash matches.
+    const turned = await sharp(fixturePath('coffee.png')).removeAlpha().rotate(4, { background: '#ffffff' }).toBuffer({ resolveWithObject: true });
+    const { width, height } = turned.info;
+    const cut = { left: Math.round(width * 0.06), top: Math.round(height * 0.06), width: Math.round(width * 0.88), height: Math.round(height * 0.88) };
+    writeFileSync(join(env.paths.imagesDir, 'coffee-turned.jpg'), await sharp(turned.data).extract(cut).jpeg({ quality: 88 }).toBuffer());
+    for (const name of ['coffee.png', 'chelsea.png', 'rocket.jpg']) copyFixture(name, env.paths.imagesDir);
+    await env.call('POST', '/api/submissions/reload');
+    await env.jobs.drain('analyse');
+
+    const internal = async (id: string) =>
+      ((await (await env.call('GET', `/api/submissions/${id}/review`)).json()) as { evidence: Evidence[] }).evidence.filter((e) => e.group === 'internal');
+    for (const [id, other] of [['coffee', 'coffee-turned'], ['coffee-turned', 'coffee']]) {
+      const [match] = await internal(id);
+      expect(match).toMatchObject({ matched: true, matched_submission_id: other, match_transform: 'geometric' });
+      expect(match.similarity!).toBeGreaterThanOrEqual(0.8);
+      expect(match.similarity!).toBeLessThan(0.9);
+      expect(match.match_inliers!).toBeGreaterThanOrEqual(20);
+      // The turned copy is cut: it shows most of the original, and all of it shows in the original.
+      const [mine, theirs] = id === 'coffee' ? [match.match_region!.submission, match.match_region!.candidate] : [match.match_region!.candidate, match.match_region!.submission];
+      expect(mine.coverage).toBeGreaterThan(0.6);
+      expect(mine.coverage).toBeLessThan(0.9);
+      expect(theirs.coverage).toBeGreaterThan(0.95);
+    }
+    expect(await internal('chelsea')).toEqual([]);
+    expect(await internal('rocket')).toEqual([]);
   });
 });
 
