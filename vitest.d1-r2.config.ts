@@ -1,9 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The handler tests again on the Worker's storage: D1 and R2 under miniflare instead of the SQLite
- * file and the data folder (test/helpers/env.ts, test/helpers/d1-r2.ts). Files that put media into
- * the data folder themselves cannot run here (see the list's comments).
+ * Handler tests again on the Worker's storage: D1 and R2 under miniflare instead of the SQLite file
+ * and the data folder (test/helpers/env.ts, test/helpers/d1-r2.ts). `npm test` runs this after the
+ * main run; one file: `npx vitest run --config vitest.d1-r2.config.ts test/review/decision.test.ts`.
+ *
+ * Reload, the job loops, media serving and retention run here through test/ingest/storage-ports.
+ * Not here: files that write media into the data folder or read it there themselves (test/ingest,
+ * test/enrichment, bundle, later-submissions, retention, foundation/http), providers (its restart
+ * reopens the data folder's SQLite file), queue-scale (a scale check: 24 s on D1 for what
+ * queue-bootstrap already covers), and the files that test miniflare or the Worker directly.
  */
 export default defineConfig({
   test: {
@@ -12,9 +18,14 @@ export default defineConfig({
       'test/review/decision.test.ts',
       'test/review/evidence-status.test.ts',
       'test/review/knowledge.test.ts',
+      'test/review/audit-events.test.ts',
       'test/review/queue-bootstrap.test.ts',
       'test/review/exports.test.ts',
+      'test/review/openapi.test.ts',
       'test/auth/auth.test.ts',
+      'test/auth/alerts.test.ts',
+      'test/foundation/risk.test.ts',
+      'test/ingest/storage-ports.test.ts',
     ],
     env: { SVC_TEST_ADAPTERS: 'd1-r2' },
     setupFiles: ['test/helpers/d1-r2-setup.ts'],

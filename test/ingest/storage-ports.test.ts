@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runRetention } from '../../lib/review/retention.js';
+import { saveDerivedPath } from '../../lib/repo/submissions.js';
+import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { fixturePath, reencoded } from '../helpers/fixtures.js';
+import { body, seedSubmission, webMatch } from '../review/seed.js';
+
+/**
+ * Reload, the job loops, media serving and retention, with every image put and read through the
+ * blob port only, so the same file runs on the SQLite file and data folder and, in the second run
+ * (vitest.d1-r2.config.ts), on D1 and R2 as the Worker has them.
+ */
+let env: TestEnv;
+beforeEach(async () => {
+  env = await createTestEnv({ SVC_EVIDENCE_RETENTION_DAYS: '30' });
+  // Stored objects carry the real time of their writing; retention compares it with the clock.
+  env.clock.set(new Date().toISOString());
+});
+afterEach(async () => env.dispose());
+
+const DAY = 24 * 60 * 60 * 1000;
+
+interface Job {
+  type: string;
+  status: string;
+  submission_id: string;
+}
+
+async function jobs(): Promise<Job[]> {
+  return (await body(env.call('GET', '/api/jobs'))).jobs;
+}
+
+/** Waits for the running job loops to finish every analysis (a generous bound: they take well under a second each). */
+async function analysesFinished(): Promise<Job[]> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    const all = await jobs();
+    if (all.every((j) => j.type !== 'analyse' || j.status === 'done' || j.status === 'failed')) return all;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the job loops did not finish the analyses within 60 s');
+}
+
+async function internalMatches(id: string): Promise<string[]> {
+  const review = await body(env.call('GET', `/api/submissions/${id}/review`));
+  return review.evidence.filter((e: { group: string }) => e.group === 'internal').map((e: { matched_submission_id: string }) => e.matched_submission_id);
+}
+
+describe('submissions in blob storage', () => {
+  it('reload imports the images and the registry, the job loops analyse them, and /media serves what was stored', async () => {
+    const camera = readFileSync(fixturePath('camera.png'));
+    await env.blobs.put('submissions/images/camera.png', camera);
+    await env.blobs.put('submissions/images/camera_copy.jpg', await reencoded('camera.png', 70));
+    await env.blobs.put('submissions/images/coffee.png', readFileSync(fixturePath('coffee.png')));
+    const entry = { id: 'SUB-001', title: 'Coffee', file: 'images/coffee.png', width: 512, height: 512, submitted_at: '2026-03-01 09:30' };
+    await env.blobs.put('submissions/submissions.json', Buffer.from(JSON.stringify([entry])));
+    env.jobs.start();
+
+    const report = await body(env.call('POST', '/api/submissions/reload'));
+    expect(report.imported.sort()).toEqual(['SUB-001', 'camera', 'camera-copy']);
+    expect(report).toMatchObject({ updated: [], unchanged: 0, rejected: [], queued_jobs: 3 });
+    expect((await analysesFinished()).filter((j) => j.type === 'analyse').map((j) => [j.submission_id, j.status]).sort()).toEqual([
+      ['SUB-001', 'done'],
+      ['camera', 'done'],
+      ['camera-copy', 'done'],
+    ]);
+    expect(await internalMatches('camera')).toEqual(['camera-copy']);
+    expect(await internalMatches('camera-copy')).toEqual(['camera']);
+    expect(await internalMatches('SUB-001')).toEqual([]);
+
+    const image = await env.call('GET', '/media/images/camera.png');
+    expect(image.status).toBe(200);
+    expect(Buffer.from(await image.arrayBuffer()).equals(camera)).toBe(true);
+    const { submission } = await body(env.call('GET', '/api/submissions/camera/review'));
+    const thumb = await env.call('GET', submission.thumb_url);
+    expect(thumb.status).toBe(200);
+    expect(await sharp(Buffer.from(await thumb.arrayBuffer())).metadata()).toMatchObject({ format: 'jpeg', width: 320 });
+    expect((await env.call('GET', '/media/images/missing.png')).status).toBe(404);
+
+    expect(await body(env.call('POST', '/api/submissions/reload'))).toMatchObject({ imported: [], updated: [], unchanged: 3, queued_jobs: 0 });
+    // New bytes under the same key: analysed again, and the match that no longer holds is gone.
+    await env.blobs.put('submissions/images/camera_copy.jpg', readFileSync(fixturePath('rocket.jpg')));
+    expect(await body(env.call('POST', '/api/submissions/reload'))).toMatchObject({ imported: [], updated: ['camera-copy'], queued_jobs: 1 });
+    await analysesFinished();
+    expect(await internalMatches('camera')).toEqual([]);
+  });
+
+  it('an image whose pixels stop half way fails its analysis with the reason, and the others are analysed', async () => {
+    const whole = readFileSync(fixturePath('astronaut.png'));
+    await env.blobs.put('submissions/images/coffee.png', readFileSync(fixturePath('coffee.png')));
+    // The header reads as a PNG (so the reload takes it); the pixels stop half way.
+    await env.blobs.put('submissions/images/broken.png', whole.subarray(0, whole.length >> 1));
+    expect(await body(env.call('POST', '/api/submissions/reload'))).toMatchObject({ rejected: [], queued_jobs: 2 });
+    await env.jobs.drain('analyse');
+    const progress = await body(env.call('GET', '/api/jobs/progress'));
+    expect(progress.types[0]).toMatchObject({ type: 'analyse', queued: 0, done: 1, failed: 1 });
+    expect(progress.failures).toEqual([expect.objectContaining({ type: 'analyse', submission_id: 'broken', error: expect.stringMatching(/^image could not be decoded: .*libpng read error/) })]);
+    expect((await body(env.call('GET', '/api/submissions/coffee/review'))).submission).toMatchObject({ analysis_status: 'done' });
+  });
+});
+
+describe('retention on blob storage', () => {
+  async function seedWithMedia(id: string) {
+    await env.blobs.put(`derived/${id}.jpg`, Buffer.from('derived bytes'));
+    await env.blobs.put(`evidence/${id}/result.jpg`, readFileSync(fixturePath('rocket.jpg')));
+    await seedSubmission(env, id, { evidence: [{ ...webMatch(), local_media_path: `evidence/${id}/result.jpg` }] });
+    await saveDerivedPath(env.db, id, `derived/${id}.jpg`, env.clock.now().toISOString());
+  }
+
+  it('deletes expired downloads, derived copies and old unreferenced objects, and nothing else', async () => {
+    await seedWithMedia('old');
+    env.clock.advance(20 * DAY);
+    await seedWithMedia('fresh');
+    await env.blobs.put('derived/crops/face-1.jpg', Buffer.from('a face crop'));
+    await env.blobs.put('submissions/images/own.png', Buffer.from('a submitted image'));
+    env.clock.advance(11 * DAY);
+
+    expect(await body(env.call('POST', '/api/retention/run'))).toMatchObject({ evidence_images: 1, derived_images: 1, unreferenced_files: 1, failed_files: 0 });
+    for (const key of ['evidence/old/result.jpg', 'derived/old.jpg', 'derived/crops/face-1.jpg']) expect(await env.blobs.head(key)).toBeNull();
+    for (const key of ['evidence/fresh/result.jpg', 'derived/fresh.jpg', 'submissions/images/own.png']) expect(await env.blobs.head(key)).not.toBeNull();
+    expect((await env.call('GET', '/media/evidence/old/result.jpg')).status).toBe(404);
+    expect((await env.call('GET', '/media/evidence/fresh/result.jpg')).status).toBe(200);
+    const review = await body(env.call('GET', '/api/submissions/old/review'));
+    expect(review.evidence[0]).toMatchObject({ local_media_url: null, image_url: 'https://pages.example/photo.jpg' });
+    expect(await runRetention(env)).toMatchObject({ evidence_images: 0, derived_images: 0, unreferenced_files: 0 });
+  });
+});
