@@ -3,23 +3,15 @@
  * analysed (fingerprints, faces, thumbnail, internal matching). The service runs as its own
  * process, as `npm start` runs it, without provider keys (enrichment is skipped at once), once for
  * this build and once for the build before analysis became queued work, on the same files, in
- * alternating rounds. Then the no-op reload at 100,000 files: every file already imported and
- * unchanged, timed in-process with the longest event-loop stall.
+ * alternating rounds. The no-op reload at 100,000 files is bench/reload.ts.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { buildConfig } from '../lib/config.js';
-import { createEnv } from '../lib/env.js';
-import { reload } from '../lib/ingest.js';
-import { createLogger } from '../lib/log.js';
-import { upsertSubmissionStatement } from '../lib/repo/submissions.js';
-import { formatLocal } from '../lib/time.js';
 import { seededRandom } from '../test/helpers/random.js';
 import type { BenchTable } from './run.js';
 
@@ -32,7 +24,6 @@ const CORPUS_SIZE = 120;
 const ROUNDS = 3;
 /** The last build that analysed inside the reload request, one image after another. */
 const PREVIOUS_BUILD = '7202108';
-const NOOP_FILES = 100_000;
 
 async function generateCorpus(): Promise<string[]> {
   await mkdir(CORPUS_DIR, { recursive: true });
@@ -130,54 +121,6 @@ async function runService(buildDir: string, files: string[], queued: boolean): P
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-async function noopReload(): Promise<{ seconds: number[]; maxStallMs: number }> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-noop-'));
-  const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
-  const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
-  try {
-    const tiny = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#888' } }).jpeg().toBuffer();
-    const now = new Date().toISOString();
-    for (let start = 0; start < NOOP_FILES; start += 5000) {
-      const statements = [];
-      for (let i = start; i < start + 5000; i++) {
-        const name = `f${String(i).padStart(6, '0')}.jpg`;
-        const file = path.join(env.paths.imagesDir, name);
-        await writeFile(file, tiny);
-        const info = await stat(file);
-        const minute = new Date(Math.floor(info.mtimeMs / 60000) * 60000);
-        statements.push(
-          upsertSubmissionStatement(env.db, {
-            id: `f${String(i).padStart(6, '0')}`, title: name, file: `images/${name}`, origin: 'quick',
-            submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
-            submitted_at_epoch: minute.getTime() / 1000, width: 8, height: 8, format: 'jpeg', bytes: info.size, sha256: 'x',
-            file_mtime_ms: Math.floor(info.mtimeMs), file_version: String(info.ino),
-          }, now),
-        );
-      }
-      await env.db.batch(statements);
-    }
-    await env.db.prepare(`UPDATE submissions SET analysis_status = 'done', enrichment_status = 'skipped'`).run();
-    // The seeding's write-ahead log is folded in now, not during the first timed reload.
-    await env.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').run();
-    const seconds: number[] = [];
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    for (let round = 0; round < ROUNDS; round++) {
-      const started = performance.now();
-      const report = await reload(env);
-      seconds.push((performance.now() - started) / 1000);
-      if (report.unchanged !== NOOP_FILES) {
-        throw new Error(`the no-op reload was not one: ${report.imported.length} imported, ${report.updated.length} updated, ${report.unchanged} unchanged`);
-      }
-    }
-    delay.disable();
-    return { seconds, maxStallMs: delay.max / 1e6 };
-  } finally {
-    await env.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
 export async function run(): Promise<BenchTable[]> {
   const files = await generateCorpus();
   const sizes = await Promise.all(files.map(async (f) => {
@@ -196,7 +139,6 @@ export async function run(): Promise<BenchTable[]> {
     ['this build (reload records, analyses queued, one per core)', median(current.map((r) => r.answerS)).toFixed(2), median(current.map((r) => r.analysedS)).toFixed(2), rate(current)],
   ];
   if (previous) rows.push([`previous build ${PREVIOUS_BUILD} (analysis inside the reload request)`, median(before.map((r) => r.answerS)).toFixed(2), median(before.map((r) => r.analysedS)).toFixed(2), rate(before)]);
-  const noop = await noopReload();
   return [
     {
       title: `Ingest end to end: ${files.length} JPEGs of ${(Math.min(...sizes) / 1e6).toFixed(1)}-${(Math.max(...sizes) / 1e6).toFixed(1)} MP`,
@@ -207,12 +149,6 @@ export async function run(): Promise<BenchTable[]> {
         'analysed = fingerprints, faces, thumbnail (this build) or derived copy (previous build), internal matching; no provider keys, so enrichment is skipped',
         previous ? '' : `the previous build could not be checked out with git worktree (${PREVIOUS_BUILD}), so only this build ran`,
       ].filter(Boolean),
-    },
-    {
-      title: `No-op reload at ${NOOP_FILES.toLocaleString('en')} files`,
-      columns: ['files', 'reload (s, median)', 'rounds (s)', 'longest event-loop stall (ms)'],
-      rows: [[NOOP_FILES, median(noop.seconds).toFixed(2), noop.seconds.map((s) => s.toFixed(2)).join(', '), noop.maxStallMs.toFixed(1)]],
-      notes: ['every file already imported with its size, mtime and inode: nothing is read or hashed; in-process, the database a real SQLite file'],
     },
   ];
 }

@@ -11,6 +11,7 @@ import * as indexQuery from './index-query.js';
 import * as ingest from './ingest.js';
 import * as phashThroughput from './phash-throughput.js';
 import * as queueLoad from './queue-load.js';
+import * as reloadBench from './reload.js';
 import * as geometry from './geometry.js';
 import * as robustRecall from './robust-recall.js';
 import * as workerScale from './worker-scale.js';
@@ -28,7 +29,7 @@ export interface BenchModule {
   run(): Promise<BenchTable[]>;
 }
 
-const BENCHES: BenchModule[] = [ingest, queueLoad, bundle, phashThroughput, indexQuery, robustRecall, geometry, faces, workerScale];
+const BENCHES: BenchModule[] = [ingest, reloadBench, queueLoad, bundle, phashThroughput, indexQuery, robustRecall, geometry, faces, workerScale];
 
 function markdown(table: BenchTable): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;

@@ -1,0 +1,130 @@
+/**
+ * The no-op reload at 100,000 files: every file already imported with its size, mtime and inode,
+ * so nothing is read or hashed. Timed in-process with the longest event-loop stall of each round,
+ * for this build and for a baseline build on the same data folder, in alternating rounds (the
+ * machine is shared, so only figures from the same run compare). `BENCH_RELOAD_BASELINE=<commit>`
+ * picks the baseline; without it only this build runs.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import sharp from 'sharp';
+import { buildConfig } from '../lib/config.js';
+import { createEnv } from '../lib/env.js';
+import { reload } from '../lib/ingest.js';
+import { createLogger } from '../lib/log.js';
+import { upsertSubmissionStatement } from '../lib/repo/submissions.js';
+import { formatLocal } from '../lib/time.js';
+import type { BenchTable } from './run.js';
+
+export const name = 'reload';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const FILES = 100_000;
+const ROUNDS = 5;
+
+interface Build {
+  label: string;
+  createEnv: typeof createEnv;
+  reload: typeof reload;
+}
+
+/** A checkout of the baseline commit beside this one, sharing node_modules, loaded in this process. */
+async function baselineBuild(commit: string): Promise<Build> {
+  const dir = path.join(ROOT, 'outputs', 'bench', `build-${commit}`);
+  if (!existsSync(path.join(dir, 'lib', 'ingest.ts'))) execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
+  if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  const lib = (module: string) => import(pathToFileURL(path.join(dir, 'lib', module)).href);
+  const [envModule, ingestModule] = await Promise.all([lib('env.ts'), lib('ingest.ts')]);
+  return { label: `baseline ${commit}`, createEnv: envModule.createEnv, reload: ingestModule.reload };
+}
+
+/** A data folder with FILES tiny images, each already recorded as an unchanged quick submission. */
+async function seed(dataDir: string): Promise<void> {
+  const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
+  const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
+  try {
+    const tiny = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#888' } }).jpeg().toBuffer();
+    const now = new Date().toISOString();
+    for (let start = 0; start < FILES; start += 5000) {
+      const statements = [];
+      for (let i = start; i < start + 5000; i++) {
+        const name = `f${String(i).padStart(6, '0')}.jpg`;
+        const file = path.join(env.paths.imagesDir, name);
+        await writeFile(file, tiny);
+        const info = await stat(file);
+        const minute = new Date(Math.floor(info.mtimeMs / 60000) * 60000);
+        statements.push(
+          upsertSubmissionStatement(env.db, {
+            id: `f${String(i).padStart(6, '0')}`, title: name, file: `images/${name}`, origin: 'quick',
+            submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
+            submitted_at_epoch: minute.getTime() / 1000, width: 8, height: 8, format: 'jpeg', bytes: info.size, sha256: 'x',
+            file_mtime_ms: Math.floor(info.mtimeMs), file_version: String(info.ino),
+          }, now),
+        );
+      }
+      await env.db.batch(statements);
+    }
+    await env.db.prepare(`UPDATE submissions SET analysis_status = 'done', enrichment_status = 'skipped'`).run();
+    // The seeding's write-ahead log is folded in now, not during the first timed reload.
+    await env.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').run();
+  } finally {
+    await env.close();
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+export async function run(): Promise<BenchTable[]> {
+  const baseline = process.env.BENCH_RELOAD_BASELINE;
+  const builds: Build[] = [{ label: 'this build', createEnv, reload }];
+  if (baseline) builds.push(await baselineBuild(baseline));
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-reload-'));
+  const envs: Awaited<ReturnType<typeof createEnv>>[] = [];
+  try {
+    await seed(dataDir);
+    const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
+    for (const build of builds) envs.push(await build.createEnv(config, { log: createLogger(config, { silent: true }) }));
+    const seconds: number[][] = builds.map(() => []);
+    const stalls: number[][] = builds.map(() => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let b = 0; b < builds.length; b++) {
+        const delay = monitorEventLoopDelay({ resolution: 5 });
+        delay.enable();
+        const started = performance.now();
+        const report = await builds[b].reload(envs[b]);
+        seconds[b].push((performance.now() - started) / 1000);
+        delay.disable();
+        stalls[b].push(delay.max / 1e6);
+        if (report.unchanged !== FILES) {
+          throw new Error(`the no-op reload was not one: ${report.imported.length} imported, ${report.updated.length} updated, ${report.unchanged} unchanged`);
+        }
+      }
+    }
+    const load = os.loadavg().map((l) => l.toFixed(1)).join(', ');
+    return [
+      {
+        title: `No-op reload at ${FILES.toLocaleString('en')} files`,
+        columns: ['build', 'reload (s, median)', 'rounds (s)', 'longest event-loop stall (ms, median of rounds)', 'longest stall of all rounds (ms)'],
+        rows: builds.map((build, b) => [
+          build.label,
+          median(seconds[b]).toFixed(2),
+          seconds[b].map((s) => s.toFixed(2)).join(', '),
+          median(stalls[b]).toFixed(0),
+          Math.max(...stalls[b]).toFixed(0),
+        ]),
+        notes: [
+          `${ROUNDS} rounds${builds.length > 1 ? ', the builds alternating,' : ''} on one data folder; in-process, the database a real SQLite file; load average at the end ${load} (${os.availableParallelism()} cores)`,
+          'every file already imported with its size, mtime and inode: nothing is read or hashed',
+        ],
+      },
+    ];
+  } finally {
+    for (const env of envs) await env.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
