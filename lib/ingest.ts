@@ -133,7 +133,7 @@ const signatureOf = (info: BlobInfo): FileSignature => ({ size: info.size, mtime
 const INDEX_PAGE = 2000;
 // Files read at once: enough to keep the disk and the thread pool busy.
 const FILE_CONCURRENCY = 16;
-// Listed files compared with the stored index between turns of the event loop.
+// Stored rows checked for a gone file between turns of the event loop.
 const COMPARE_SLICE = 1000;
 
 interface StoredIndex {
@@ -246,33 +246,29 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     candidates.push({ id: entry.id, title: entry.title, submitter: entry.submitter ?? null, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, key: file.key, signature: file.signature });
   }
 
-  // The images folder's own files (not its subfolders), as the store lists them, page by page.
-  const listed: { name: string; info: BlobInfo }[] = [];
-  for await (const info of listAll(env.blobs, IMAGES_PREFIX)) {
-    const name = info.key.slice(IMAGES_PREFIX.length);
-    if (!name.includes('/') && !name.startsWith('.') && !claimedFiles.has(name)) listed.push({ name, info });
-  }
+  // The images folder's own files (not its subfolders), compared with the stored index as the store
+  // lists them: the store gives the event loop a turn between pages, and no list of 100,000 is kept.
   const present = new Set<string>();
   const fresh: { name: string; file: string; signature: FileSignature; key: string }[] = [];
   const takenIds = new Set([...claimedIds, ...registryIds]);
-  for (let i = 0; i < listed.length; i++) {
-    if (i > 0 && i % COMPARE_SLICE === 0) await yieldToEvents();
-    const { name, info } = listed[i];
+  for await (const info of listAll(env.blobs, IMAGES_PREFIX)) {
+    const name = info.key.slice(IMAGES_PREFIX.length);
+    if (name.includes('/') || name.startsWith('.') || claimedFiles.has(name)) continue;
     const file = `images/${name}`;
     if (info.problem) {
       report.rejected.push({ file, id: null, reason: `file is ${info.problem} (data/submissions/images/)` });
       continue;
     }
-    const found = { key: info.key, signature: signatureOf(info) };
+    const signature = signatureOf(info);
     present.add(file);
     const existing = storedByFile.get(file);
     if (existing?.origin === 'registry') continue;
     if (existing) {
       takenIds.add(existing.id);
       // Its time comes from the modification time, so the same signature means nothing changed.
-      if (sameSignature(existing, found.signature)) report.unchanged++;
-      else candidates.push(quickCandidate(existing.id, quickTitle(name), file, found.key, found.signature, zone));
-    } else fresh.push({ name, file, signature: found.signature, key: found.key });
+      if (sameSignature(existing, signature)) report.unchanged++;
+      else candidates.push(quickCandidate(existing.id, quickTitle(name), file, info.key, signature, zone));
+    } else fresh.push({ name, file, signature, key: info.key });
   }
   // New quick files get their ids in name order, so colliding names are numbered the same way every time.
   fresh.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -283,7 +279,9 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     takenIds.add(id);
     candidates.push(quickCandidate(id, quickTitle(f.name), f.file, f.key, f.signature, zone));
   }
+  let checked = 0;
   for (const row of stored.values()) {
+    if (++checked % COMPARE_SLICE === 0) await yieldToEvents();
     if (row.origin === 'quick' && !present.has(row.file) && !claimedFiles.has(row.file.slice('images/'.length))) report.removed.push(row.id);
   }
 
