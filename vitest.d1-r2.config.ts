@@ -25,6 +25,7 @@ export default defineConfig({
       'test/auth/auth.test.ts',
       'test/auth/alerts.test.ts',
       'test/foundation/risk.test.ts',
+      'test/foundation/test-env.test.ts',
       'test/ingest/storage-ports.test.ts',
     ],
     env: { SVC_TEST_ADAPTERS: 'd1-r2' },

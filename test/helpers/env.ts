@@ -3,6 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig, type Config } from '../../lib/config.js';
 import { D1_MAX_BOUND_VALUES, limitedDatabase } from '../../lib/db/limits.js';
+import type { Database, Statement } from '../../lib/db/types.js';
 import { createEnv, type OwnedEnv, type Storage } from '../../lib/env.js';
 import type { Clock } from '../../lib/time.js';
 import { createLogger } from '../../lib/log.js';
@@ -52,7 +53,7 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
   const clock = fakeClock();
   const storage: Storage | undefined = ADAPTERS === 'd1-r2' ? await d1r2Storage() : undefined;
   const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }), storage });
-  keepD1BoundValueLimit(env);
+  keepD1BindingRules(env);
   const router = createRouter();
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const given = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...headers };
@@ -79,17 +80,37 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
 }
 
 /**
- * Every statement the suite runs keeps D1's limit of 100 bound values (lib/db/limits.ts), which
- * better-sqlite3 alone would never show (nor miniflare's D1); the query budget is the Worker's per
- * invocation, not a test's.
+ * Every statement the suite runs keeps D1's rules for bound values, which better-sqlite3 alone would
+ * never show: at most 100 per statement (lib/db/limits.ts; miniflare's D1 does not check it either),
+ * and none undefined (D1 refuses it, better-sqlite3 binds null). The query budget is the Worker's
+ * per invocation, not a test's.
  */
-function keepD1BoundValueLimit(env: OwnedEnv): void {
-  const sqlite = env.db;
-  const guarded = limitedDatabase(sqlite, { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: Number.POSITIVE_INFINITY });
+function keepD1BindingRules(env: OwnedEnv): void {
+  const own = env.db;
+  const guarded = limitedDatabase(refusingUndefined(own), { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: Number.POSITIVE_INFINITY });
   env.db = Object.defineProperties(guarded, {
-    close: { value: () => sqlite.close() },
-    open: { get: () => sqlite.open },
-  }) as typeof sqlite;
+    close: { value: () => own.close() },
+    open: { get: () => own.open },
+  }) as typeof own;
+}
+
+function refusingUndefined(db: Database): Database {
+  const inner = new WeakMap<Statement, Statement>();
+  const wrap = (statement: Statement, sql: string): Statement => {
+    const wrapped: Statement = {
+      bind(...values) {
+        const at = values.indexOf(undefined as never);
+        if (at >= 0) throw new TypeError(`D1 refuses undefined as bound value ${at + 1} of: ${sql.replace(/\s+/g, ' ').slice(0, 200)}`);
+        return wrap(statement.bind(...values), sql);
+      },
+      first: () => statement.first(),
+      all: () => statement.all(),
+      run: () => statement.run(),
+    };
+    inner.set(wrapped, statement);
+    return wrapped;
+  };
+  return { prepare: (sql) => wrap(db.prepare(sql), sql), batch: (statements) => db.batch(statements.map((s) => inner.get(s) ?? s)) };
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
