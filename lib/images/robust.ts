@@ -288,6 +288,10 @@ export class RobustIndex<K> {
     return this.ids.size;
   }
 
+  has(key: K): boolean {
+    return this.ids.has(key);
+  }
+
   /** Stores the image's fingerprints under the key, replacing earlier ones. */
   add(key: K, fingerprints: Fingerprints): void {
     const reference = parse(fingerprints);
