@@ -33,18 +33,22 @@ export function queueJobs(queue: QueueLike): JobNotice {
 }
 
 /**
- * One job per message. A message whose job could not be run because storage failed is retried
+ * One job per message, the batch's jobs at once. A message whose job could not be run because storage failed is retried
  * (after the queue's max_retries it goes to the dead-letter queue); a job that failed is recorded
  * as failed by runNextJob and its message acknowledged.
  */
 export async function consumeJobNotices(env: Env, messages: readonly MessageLike[]): Promise<void> {
-  for (const message of messages) {
-    try {
-      for (const type of JOB_TYPES) if (await runNextJob(env, type, JOB_HANDLERS[type])) break;
-      message.ack();
-    } catch (error) {
-      env.log.error('job notice could not be handled', { error: error instanceof Error ? error.message : String(error) });
-      message.retry();
-    }
-  }
+  // The batch's jobs run side by side, as the Node loops do: a job mostly waits (the image service,
+  // providers, D1), and each claims its own row.
+  await Promise.all(
+    messages.map(async (message) => {
+      try {
+        for (const type of JOB_TYPES) if (await runNextJob(env, type, JOB_HANDLERS[type])) break;
+        message.ack();
+      } catch (error) {
+        env.log.error('job notice could not be handled', { error: error instanceof Error ? error.message : String(error) });
+        message.retry();
+      }
+    }),
+  );
 }

@@ -20,15 +20,18 @@ describe('job notices on a queue', () => {
     for (const body of batches.flat().map((m) => m.body)) expect(JSON.stringify(body).length).toBeLessThan(128 * 1024);
   });
 
-  it('runs one job per notice, analysis first, and acknowledges a notice that finds nothing', async () => {
+  it('runs one job per notice, the batch at once, and acknowledges a notice that finds nothing', async () => {
     env = await createTestEnv();
-    copyFixture('camera.png', env.paths.imagesDir);
+    for (const name of ['camera.png', 'coffee.png']) copyFixture(name, env.paths.imagesDir);
     await env.call('POST', '/api/submissions/reload');
+    const jobs = async () => ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[]).map((j) => [j.type, j.status]).sort();
     const [first, second, spare] = [message(), message(), message()];
     await consumeJobNotices(env, [first, second, spare]);
     expect([first, second, spare].map((m) => m.acked)).toEqual([true, true, true]);
-    const jobs = (await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[];
-    expect(jobs.map((j) => [j.type, j.status]).sort()).toEqual([['analyse', 'done'], ['enrich', 'skipped']]);
+    // Both analyses ran side by side; each queued its enrichment, which its own notice will run.
+    expect(await jobs()).toEqual([['analyse', 'done'], ['analyse', 'done'], ['enrich', 'queued'], ['enrich', 'queued']]);
+    await consumeJobNotices(env, [message(), message()]);
+    expect(await jobs()).toEqual([['analyse', 'done'], ['analyse', 'done'], ['enrich', 'skipped'], ['enrich', 'skipped']]);
   });
 
   it('retries a notice when storage fails, so the queue delivers it again (and at last to the dead-letter queue)', async () => {
