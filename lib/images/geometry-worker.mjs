@@ -3,10 +3,10 @@
 // from .ts files are not transformed reliably by vitest or tsx. It only sees already decoded,
 // downscaled grey pixels (sharp decodes in the main thread), so a malformed file never reaches it.
 // Protocol, one message per request, answered in order:
-//   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures }
+//   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures, mirror }
 //   out: { id, ok: true, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each),
 //          mirrorPoints, mirrorDescriptors (the same for the image mirrored left to right, with x
-//          mapped back into the unmirrored image) }
+//          mapped back into the unmirrored image; empty when mirror is false) }
 //   in:  { id, op: 'match', from: { points, descriptors }, to: { points, descriptors }, ratio, reprojection,
 //          minPairs (fewer descriptor pairs than this answer no fit) }
 //   out: { id, ok: true, homography: number[9] | null (row-major, from -> to), pairs: Int32Array
@@ -58,17 +58,22 @@ function detect(grey, maxFeatures, own, mapX) {
   return { points, descriptors: new Uint8Array(descriptors.data.slice(0, count * DESCRIPTOR_BYTES)) };
 }
 
-function features({ width, height, pixels, maxFeatures }) {
+const NONE = { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+
+function features({ width, height, pixels, maxFeatures, mirror }) {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) throw new Error(`invalid raster size ${width}x${height}`);
   if (!(pixels instanceof Uint8Array) || pixels.length !== width * height) throw new Error(`expected ${width * height} grey bytes, got ${pixels?.length}`);
   return withMats((own) => {
     const grey = own(new cv.Mat(height, width, cv.CV_8UC1));
     grey.data.set(pixels);
     const direct = detect(grey, maxFeatures, own, (x) => x);
-    const mirrored = own(new cv.Mat());
-    cv.flip(grey, mirrored, 1);
-    const mirror = detect(mirrored, maxFeatures, own, (x) => width - 1 - x);
-    return { ...direct, mirrorPoints: mirror.points, mirrorDescriptors: mirror.descriptors };
+    let flipped = NONE;
+    if (mirror) {
+      const mirrored = own(new cv.Mat());
+      cv.flip(grey, mirrored, 1);
+      flipped = detect(mirrored, maxFeatures, own, (x) => width - 1 - x);
+    }
+    return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors };
   });
 }
 

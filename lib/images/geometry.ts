@@ -56,7 +56,10 @@ export interface GeometryFeatures extends KeypointSet {
   /** Size of the decoded image the points refer to. */
   width: number;
   height: number;
-  /** Keypoints of the image mirrored left to right, points mapped back: finds flipped copies. */
+  /**
+   * Keypoints of the image mirrored left to right, points mapped back: finds flipped copies. Only
+   * the reference side of a check uses them; an image computed as a query only has none.
+   */
   mirror: KeypointSet;
   /** A grey copy of at most THUMBNAIL_SIDE px on its longer side, for the pixel agreement check. */
   thumbnail: { width: number; height: number; pixels: Uint8Array };
@@ -119,8 +122,12 @@ function call(request: Record<string, unknown>, transfer: ArrayBuffer[] = []): P
   });
 }
 
-/** Decodes the image (rejecting what is not one with `ImageRejected`) and detects its keypoints. */
-export async function computeGeometryFeatures(image: Buffer, maxPixels?: number): Promise<GeometryFeatures> {
+/**
+ * Decodes the image (rejecting what is not one with `ImageRejected`) and detects its keypoints,
+ * and those of its mirror image unless `mirror` is false (a query, e.g. a web candidate, is only
+ * ever checked against a reference's mirror: half the detection).
+ */
+export async function computeGeometryFeatures(image: Buffer, maxPixels?: number, { mirror = true } = {}): Promise<GeometryFeatures> {
   let decoded: { data: Buffer; info: OutputInfo };
   try {
     decoded = await sharp(image, decodeOptions(maxPixels))
@@ -138,7 +145,7 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number)
   const [thumbWidth, thumbHeight] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
   const thumbnail = await sharp(decoded.data, { raw: { width, height, channels: 1 } }).resize(thumbWidth, thumbHeight, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   const pixels = new Uint8Array(decoded.data.subarray(0, width * height));
-  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: MAX_FEATURES }, [pixels.buffer]);
+  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: MAX_FEATURES, mirror }, [pixels.buffer]);
   return {
     width,
     height,

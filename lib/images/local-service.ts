@@ -28,7 +28,7 @@ export function localImageService(maxPixels: number): ImageService {
     derive: (bytes) => deriveImage(bytes, maxPixels),
     cropFaces: (bytes, found) => cropFaces(bytes, found, maxPixels),
     async matchGeometry(query, reference) {
-      return verifyGeometry(await features(query), await features(reference));
+      return verifyGeometry(await features(query, false), await features(reference, true));
     },
     close: () => faces.close(),
   };
@@ -37,18 +37,21 @@ export function localImageService(maxPixels: number): ImageService {
 /** Images whose keypoints are kept: an enrichment run checks all its candidates against one submission. */
 const KEPT_FEATURES = 8;
 
-/** Keypoints by image content, the last KEPT_FEATURES images kept (about 100 KB each). */
-function keptFeatures(maxPixels: number): (bytes: Buffer) => Promise<GeometryFeatures> {
+/**
+ * Keypoints by image content (with or without the mirror image's), the last KEPT_FEATURES kept
+ * (about 100 KB each).
+ */
+function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean) => Promise<GeometryFeatures> {
   const kept = new Map<string, Promise<GeometryFeatures>>();
-  return (bytes) => {
-    const key = createHash('sha256').update(bytes).digest('base64');
+  return (bytes, mirror) => {
+    const key = `${createHash('sha256').update(bytes).digest('base64')}${mirror ? '+mirror' : ''}`;
     const found = kept.get(key);
     if (found) {
       kept.delete(key);
       kept.set(key, found);
       return found;
     }
-    const computed = computeGeometryFeatures(bytes, maxPixels);
+    const computed = computeGeometryFeatures(bytes, maxPixels, { mirror });
     // A refused image is not kept: its error says what is wrong with the bytes, every time.
     computed.catch(() => kept.delete(key));
     kept.set(key, computed);

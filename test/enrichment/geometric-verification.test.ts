@@ -95,9 +95,12 @@ describe('geometric verification of web candidates', () => {
     const rotated = await chelsea().rotate(20, { background: '#ffffff' }).jpeg({ quality: 85 }).toBuffer();
     const mirrored = await chelsea().flop().jpeg({ quality: 85 }).toBuffer();
     const same = await chelsea().jpeg({ quality: 80 }).toBuffer();
-    const evidence = await enrichChelsea({ '/rotated.jpg': rotated, '/mirrored.jpg': mirrored, '/same.jpg': same });
+    const mirroredRotated = await sharp(await chelsea().flop().png().toBuffer()).rotate(-15, { background: '#000000' }).jpeg({ quality: 85 }).toBuffer();
+    const evidence = await enrichChelsea({ '/rotated.jpg': rotated, '/mirrored.jpg': mirrored, '/same.jpg': same, '/mirrored-rotated.jpg': mirroredRotated });
 
     expect(evidence('/rotated.jpg')).toMatchObject({ group: 'web_match', match_transform: 'geometric' });
+    // Only the submission's mirror image is searched: the candidate's keypoints are computed unmirrored.
+    expect(evidence('/mirrored-rotated.jpg')).toMatchObject({ group: 'web_match', match_transform: 'hflip+geometric' });
     // A mirrored copy the region hashes found keeps their name and gets the regions from geometry.
     const flipped = evidence('/mirrored.jpg');
     expect(flipped).toMatchObject({ group: 'web_match', match_transform: 'hflip' });
