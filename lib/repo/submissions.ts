@@ -96,9 +96,33 @@ const SHOWN_COLUMNS = [
   'decision', 'decision_note', 'decided_at', 'evidence_count', 'attention_match',
 ] as const;
 type ShownRow = Pick<SubmissionRow, (typeof SHOWN_COLUMNS)[number]>;
-const SELECT_SHOWN = `SELECT ${SHOWN_COLUMNS.map((c) => `s.${c}`).join(', ')}, s.queue_rank FROM submissions s`;
+/**
+ * A page of the queue reads each row as one JSON array of the shown columns and its `queue_rank`:
+ * better-sqlite3 makes a JS object and a string per cell, which for 51 rows of 25 cells costs
+ * about three times what SQLite takes to write the same cells as JSON and JSON.parse to read them
+ * (issue 11: 1.0 against 0.3 ms a page). JSON keeps every value as stored (JSON columns stay text).
+ */
+const SELECT_SHOWN_CELLS = `SELECT json_array(${SHOWN_COLUMNS.map((c) => `s.${c}`).join(', ')}, s.queue_rank) AS cells FROM submissions s`;
+
+/** The cells in SHOWN_COLUMNS' order, named by one object literal (one shape, unlike keys set in a loop). */
+function shownRow(cells: string): ShownRow & { queue_rank: string } {
+  const [
+    id, title, file, thumb_path, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256,
+    phash, faces, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
+    decision, decision_note, decided_at, evidence_count, attention_match, queue_rank,
+  ] = JSON.parse(cells);
+  return {
+    id, title, file, thumb_path, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256,
+    phash, faces, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
+    decision, decision_note, decided_at, evidence_count, attention_match, queue_rank,
+  };
+}
+
+// The characters encodeURIComponent leaves as they are, and the separator: most paths have no others.
+const URL_SAFE_PATH = /^[\w.!~*'()/-]*$/;
 
 export function mediaUrl(path: string): string {
+  if (URL_SAFE_PATH.test(path)) return `/media/${path}`;
   return `/media/${path.split('/').map(encodeURIComponent).join('/')}`;
 }
 
@@ -218,10 +242,10 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
   const clause = where.length ? ` WHERE ${where.join(' AND ')}` : '';
   // One row beyond the page tells whether there is a next one.
   const rows = await db
-    .prepare(`${SELECT_SHOWN}${clause} ORDER BY s.queue_rank LIMIT ? OFFSET ?`)
+    .prepare(`${SELECT_SHOWN_CELLS}${clause} ORDER BY s.queue_rank LIMIT ? OFFSET ?`)
     .bind(...params, filter.limit + 1, after === null ? filter.offset : 0)
-    .all<ShownRow & { queue_rank: string }>();
-  const page = rows.results.slice(0, filter.limit);
+    .all<{ cells: string }>();
+  const page = rows.results.slice(0, filter.limit).map((r) => shownRow(r.cells));
   return {
     items: page.map(toSubmission),
     total,

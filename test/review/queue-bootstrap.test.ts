@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { ProviderRecord, SubmissionRecord } from './contract.js';
-import { attentionMatch, body, refusal, seedSubmission, webMatch, webRelated } from './seed.js';
+import { getSubmission, saveAnalysis } from '../../lib/repo/submissions.js';
+import { attentionMatch, body, PHASH, refusal, seedSubmission, webMatch, webRelated } from './seed.js';
 
 let env: TestEnv;
 beforeEach(async () => {
@@ -111,6 +112,31 @@ describe('GET /api/review-queue', () => {
     await body(env.call('POST', `/api/evidence/${attention.id}/status`, { status: '오탐' }));
     expect(ids(await q('attention=true'))).toEqual([]);
     expect((await q('q=flagged')).items[0]).toMatchObject({ attention_match: false, evidence_count: 1 });
+  });
+
+  it('each item is the whole submission record, value for value as the review detail reads it', async () => {
+    await seedQueue();
+    const now = env.clock.now().toISOString();
+    // Cells that a JSON round trip could get wrong: quotes, a backslash, a line break, Korean and an
+    // emoji in the title, a thumbnail path that needs escaping in its URL, faces, a note, an error.
+    await saveAnalysis(env.db, 'match', 'ab'.repeat(32), {
+      phash: PHASH,
+      fingerprints: { variants: [PHASH] },
+      faces: [{ box: { x: 1.5, y: 2, width: 30, height: 40 }, score: 0.875 }],
+      thumb_path: 'thumbs/사진 #1%.jpg',
+    }, now);
+    await env.db.prepare(`UPDATE submissions SET title = ?, analysis_error = ? WHERE id = 'match'`).bind('"따옴표" \\ 줄\n바꿈 📷', 'decoder: <bad>').run();
+    await body(env.call('POST', '/api/submissions/decided/decision', { decision: '반려', note: '출처 "불명"' }));
+    // A JSON cell that does not parse reads as empty, in the list as in the detail.
+    await env.db.prepare(`UPDATE submissions SET faces = 'not json' WHERE id = 'none'`).run();
+    const answer = await body(env.call('GET', '/api/review-queue'));
+    expect(ids(answer)).toEqual(['both', 'match', 'related', 'none', 'decided']);
+    for (const item of answer.items) expect(item).toEqual(await getSubmission(env.db, item.id));
+    const match = answer.items[1];
+    expect(match).toMatchObject({ title: '"따옴표" \\ 줄\n바꿈 📷', thumb_url: '/media/thumbs/%EC%82%AC%EC%A7%84%20%231%25.jpg', media_url: '/media/images/match.png' });
+    expect(match.faces).toEqual([{ box: { x: 1.5, y: 2, width: 30, height: 40 }, score: 0.875 }]);
+    expect(answer.items[3].faces).toEqual([]);
+    expect(answer.items[4].decision).toMatchObject({ value: '반려', note: '출처 "불명"' });
   });
 
   it('refuses malformed paging and filters with 400', async () => {
