@@ -230,42 +230,30 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
     const fp = index.has(id) && row.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
     const evidence: NewEvidence[] = [];
     if (fp) {
+      /** An internal match with another submission; `confidence` is the figure that decided it. */
+      const internal = (other: SubmissionRow, plainSimilarity: number, how: Pick<NewEvidence, 'match_transform' | 'match_similarity' | 'match_inliers' | 'match_region'>): NewEvidence => ({
+        source: 'internal',
+        kind: 'submission_match',
+        group: 'internal',
+        title: other.title,
+        local_media_path: other.file,
+        similarity: plainSimilarity,
+        matched: true,
+        ...how,
+        confidence: how.match_similarity,
+        matched_submission_id: other.id,
+      });
       for (const match of index.query(fp, threshold)) {
         if (match.key === id) continue;
         const other = await getSubmissionRow(env.db, match.key);
-        if (!other) continue;
-        evidence.push({
-          source: 'internal',
-          kind: 'submission_match',
-          group: 'internal',
-          title: other.title,
-          local_media_path: other.file,
-          similarity: match.plainSimilarity,
-          matched: true,
-          match_transform: match.transform,
-          match_similarity: match.similarity,
-          confidence: match.similarity,
-          matched_submission_id: other.id,
-        });
+        if (other) evidence.push(internal(other, match.plainSimilarity, { match_transform: match.transform, match_similarity: match.similarity }));
       }
       // Near the threshold the pHash cannot tell; the geometric check of both images can.
       for (const near of index.plainNear(fp, threshold - NEAR_THRESHOLD, threshold)) {
         if (near.key === id) continue;
         const other = await getSubmissionRow(env.db, near.key);
         const confirmed = other && (await checkGeometry(env, row, other));
-        if (!other || !confirmed) continue;
-        evidence.push({
-          source: 'internal',
-          kind: 'submission_match',
-          group: 'internal',
-          title: other.title,
-          local_media_path: other.file,
-          similarity: near.plainSimilarity,
-          matched: true,
-          ...geometricMatch(confirmed),
-          confidence: confirmed.correlation,
-          matched_submission_id: other.id,
-        });
+        if (other && confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(confirmed)));
       }
       for (const match of references.index.query(fp, threshold)) {
         const entry = references.entries.get(match.key)!;
