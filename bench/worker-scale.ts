@@ -73,7 +73,7 @@ export async function run(): Promise<BenchTable[]> {
           ['finished jobs every 10 s (seconds: analysed / enriched)', timeline.map((p) => `${p.s}: ${p.analysed}/${p.enriched}`).join(', ')],
         ],
         notes: [
-          '800x600 generated JPEGs; fake providers on 127.0.0.1 answer at once; one queue consumer with batches of 4 (miniflare runs one batch at a time), the image service on the same 2 cores.',
+          '800x600 generated JPEGs; fake providers on 127.0.0.1 answer at once; one queue consumer with batches of 4 whose jobs run side by side (miniflare runs one batch at a time; on Cloudflare several consumer invocations run at once), the image service on the same 2 cores.',
           `BENCH_WORKER_SUBMISSIONS sets the count (default 1,000).`,
         ],
       },
