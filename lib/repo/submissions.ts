@@ -220,17 +220,20 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
   } else if ([...filter.q].length >= TRIGRAM) {
     const match = `"${filter.q.replaceAll('"', '""')}"`;
     const filtered = where.length ? ` AND ${where.join(' AND ')}` : '';
+    // The count hands over the matching rows when they are few, so that the page does not run the
+    // search a second time (issue 11: the search is most of the cost of finding one id).
+    const few = (rowid: string) => `CASE WHEN COUNT(*) <= ${COMMON_TERM} THEN json_group_array(${rowid}) END AS rowids`;
     const counted = await db
       .prepare(
         where.length
-          ? `SELECT COUNT(*) AS n FROM submissions_search f JOIN submissions s ON s.rowid = f.rowid WHERE submissions_search MATCH ?${filtered}`
-          : 'SELECT COUNT(*) AS n FROM submissions_search WHERE submissions_search MATCH ?',
+          ? `SELECT COUNT(*) AS n, ${few('s.rowid')} FROM submissions_search f JOIN submissions s ON s.rowid = f.rowid WHERE submissions_search MATCH ?${filtered}`
+          : `SELECT COUNT(*) AS n, ${few('rowid')} FROM submissions_search WHERE submissions_search MATCH ?`,
       )
       .bind(match, ...params)
-      .first<{ n: number }>();
+      .first<{ n: number; rowids: string | null }>();
     total = Number(counted?.n ?? 0);
     if (total > COMMON_TERM) add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
-    else add('s.rowid IN (SELECT rowid FROM submissions_search WHERE submissions_search MATCH ?)', match);
+    else add('s.rowid IN (SELECT value FROM json_each(?))', counted?.rowids ?? '[]');
   } else {
     add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
     const counted = await db.prepare(`SELECT COUNT(*) AS n FROM submissions s WHERE ${where.join(' AND ')}`).bind(...params).first<{ n: number }>();
