@@ -10,6 +10,9 @@ import { checkedKey, LIST_LIMIT, type BlobInfo, type BlobStore } from './types.j
  * a link planted in a media folder cannot expose another file of the machine.
  */
 const LEAVES = 'a link that leaves its folder';
+// A file whose path no key may be (a backslash is legal in a Linux file name): listed with this
+// problem, so one such file does not stop the listing of the others.
+const REFUSED = 'named as no key may be (a backslash, or over 1,024 characters)';
 // A listing is walked once and kept for the pages that follow (a reload pages through 100,000 names).
 const LISTINGS_KEPT = 8;
 // Names stated between turns of the event loop: a page of 1,000 at once held it for 10-40 ms on a
@@ -26,8 +29,7 @@ export function folderBlobStore(root: string): BlobStore {
    * Synchronous on purpose: one stat takes microseconds on a local disk, several times less than
    * through the thread pool, and a page of a listing stats 1,000 names in a few milliseconds.
    */
-  function inspect(key: string): { file: string; info: Stats } | { problem: string } | null {
-    const file = join(root, checkedKey(key));
+  function inspect(key: string, file = join(root, checkedKey(key))): { file: string; info: Stats } | { problem: string } | null {
     const link = lstatSync(file, { throwIfNoEntry: false });
     if (!link) return null;
     if (link.isFile()) return { file, info: link };
@@ -41,6 +43,15 @@ export function folderBlobStore(root: string): BlobStore {
     }
     const info = statSync(real, { throwIfNoEntry: false });
     return info?.isFile() ? { file: real, info } : null;
+  }
+
+  /** The file under a listed key, or null when its name is one no key may be. */
+  function listedFile(key: string): string | null {
+    try {
+      return join(root, checkedKey(key));
+    } catch {
+      return null;
+    }
   }
 
   const describe = (key: string, found: NonNullable<ReturnType<typeof inspect>>): BlobInfo =>
@@ -110,8 +121,10 @@ export function folderBlobStore(root: string): BlobStore {
         // A page from a kept listing would otherwise run without giving the event loop a turn (an
         // awaited promise only lets microtasks in): 100 pages of stats would hold it for a second.
         if ((next - start) % STAT_SLICE === 0) await nextTurn();
-        const found = inspect(keys[next]);
-        if (found) objects.push(describe(keys[next], found));
+        const key = keys[next];
+        const file = listedFile(key);
+        const found = file === null ? { problem: REFUSED } : inspect(key, file);
+        if (found) objects.push(describe(key, found));
       }
       if (next >= keys.length) {
         if (listingId) listings.delete(listingId);
