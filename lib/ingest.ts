@@ -300,14 +300,16 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   }
 
   const outcomes = await mapLimit(candidates, FILE_CONCURRENCY, (c) => importCandidate(env, c, stored.get(c.id) ?? null));
+  const newBytes: SubmissionInput[] = [];
   candidates.forEach((c, i) => {
     const outcome = outcomes[i];
     if ('reason' in outcome) report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
     else if (outcome.kind === 'imported') report.imported.push(c.id);
     else if (outcome.kind === 'unchanged') report.unchanged++;
     else report.updated.push(c.id);
-    if (!('reason' in outcome)) report.queued_jobs += outcome.queued;
+    if ('row' in outcome) newBytes.push(outcome.row);
   });
+  report.queued_jobs += await storeNewBytes(env, newBytes);
 
   const now = env.clock.now().toISOString();
   // Work a crash left owed (an analysis never finished, an enrichment never queued) is queued too.
@@ -332,7 +334,8 @@ function quickCandidate(id: string, title: string, file: string, key: string, si
   return { id, title, submitter: null, file, origin: 'quick', submitted_at: formatLocal(minute, zone), submitted_at_epoch: Math.floor(minute.getTime() / 1000), key, signature };
 }
 
-type ImportOutcome = { kind: 'imported' | 'updated' | 'unchanged'; queued: number } | { reason: string };
+/** What a candidate came to; new bytes carry the row to store (storeNewBytes). */
+type ImportOutcome = { kind: 'unchanged' | 'updated' } | { kind: 'imported' | 'updated'; row: SubmissionInput } | { reason: string };
 
 const sameSignature = (row: IndexedSubmission, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
 
@@ -358,10 +361,10 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   const metaChanged = (row: Meta) =>
     row.title !== c.title || row.submitter !== c.submitter || row.submitted_at !== c.submitted_at || row.submitted_at_epoch !== c.submitted_at_epoch;
   if (existing && existing.file === c.file && sameSignature(existing, c.signature)) {
-    if (!metaChanged(existing)) return { kind: 'unchanged', queued: 0 };
+    if (!metaChanged(existing)) return { kind: 'unchanged' };
     await updateSubmissionMetaStatement(env.db, c.id, c, c.signature, now).run();
     if (existing.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
-    return { kind: 'updated', queued: 0 };
+    return { kind: 'updated' };
   }
   const bytes = await env.blobs.get(c.key).catch(() => null);
   if (!bytes) return { reason: 'file cannot be read' };
@@ -375,7 +378,7 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
     const changed = metaChanged(row);
     await updateSubmissionMetaStatement(env.db, c.id, c, signature, now).run();
     if (row.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
-    return { kind: changed ? 'updated' : 'unchanged', queued: 0 };
+    return { kind: changed ? 'updated' : 'unchanged' };
   }
   let probe;
   try {
@@ -384,9 +387,26 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
     if (error instanceof ImageRejected) return { reason: error.reason };
     throw error;
   }
-  const [, queued] = await env.db.batch([
-    upsertSubmissionStatement(env.db, { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_version: signature.version }, now),
-    enqueueJobStatement(env.db, 'analyse', c.id, {}, now),
-  ]);
-  return { kind: existing ? 'updated' : 'imported', queued: queuedCount([queued]) };
+  return {
+    kind: existing ? 'updated' : 'imported',
+    row: { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_version: signature.version },
+  };
+}
+
+// New bytes stored per statement: 100 rows of about 300 bytes of JSON each.
+const WRITE_PAGE = 100;
+
+/**
+ * Stores the new bytes' rows with their `analyse` jobs: each page of rows and its jobs in one
+ * atomic batch of two statements, so a reload of 1,000 new files costs D1 20 queries, not 2,000.
+ */
+async function storeNewBytes(env: Env, rows: SubmissionInput[]): Promise<number> {
+  let queued = 0;
+  const now = env.clock.now().toISOString();
+  for (let start = 0; start < rows.length; start += WRITE_PAGE) {
+    const page = rows.slice(start, start + WRITE_PAGE);
+    const [, jobs] = await env.db.batch([upsertSubmissionStatement(env.db, page, now), enqueueJobStatement(env.db, 'analyse', page.map((r) => r.id), {}, now)]);
+    queued += queuedCount([jobs]);
+  }
+  return queued;
 }

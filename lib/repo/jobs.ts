@@ -29,15 +29,16 @@ const toJob = ({ run_token: _token, ...row }: JobRow): Job => ({ ...row, payload
  * queue jobs return the ids queued: D1's `changes` counts more than the rows inserted, so the
  * number queued is the number of rows returned (`queuedCount`).
  */
-export function enqueueJobStatement(db: Database, type: JobType, submissionId: string, payload: Record<string, unknown>, now: string) {
+export function enqueueJobStatement(db: Database, type: JobType, submissionIds: string | string[], payload: Record<string, unknown>, now: string) {
+  // One statement for many submissions (distinct ids), as one bound JSON value: see upsertSubmissionStatement.
   return db
     .prepare(
       `INSERT INTO jobs (type, submission_id, status, payload, created_at)
-       SELECT ?, ?, 'queued', ?, ? WHERE NOT EXISTS
-         (SELECT 1 FROM jobs WHERE type = ? AND submission_id = ? AND status = 'queued')
+       SELECT ?, s.value, 'queued', ?, ? FROM json_each(?) s WHERE NOT EXISTS
+         (SELECT 1 FROM jobs WHERE type = ? AND submission_id = s.value AND status = 'queued')
        RETURNING id`,
     )
-    .bind(type, submissionId, toJson(payload), now, type, submissionId);
+    .bind(type, toJson(payload), now, toJson(Array.isArray(submissionIds) ? submissionIds : [submissionIds]), type);
 }
 
 /**

@@ -286,13 +286,20 @@ export interface SubmissionInput {
   file_version?: string | null;
 }
 
-/** A new submission, or new bytes for an existing one: analysis starts over, the decision stays. */
-export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now: string) {
+/**
+ * New submissions, or new bytes for existing ones: analysis starts over, the decision stays. One
+ * statement for many rows (one bound JSON value): D1 counts statements against its 1,000 queries
+ * per invocation and allows 100 bound values each, so a reload of 1,000 new files stays one query
+ * per page. Ids must be distinct.
+ */
+export function upsertSubmissionStatement(db: Database, rows: SubmissionInput | SubmissionInput[], now: string) {
+  const list = (Array.isArray(rows) ? rows : [rows]).map((s) => ({ ...s, submitter: s.submitter ?? null, file_mtime_ms: s.file_mtime_ms ?? null, file_version: s.file_version ?? null }));
+  const field = (name: keyof SubmissionInput) => `json_extract(value, '$.${name}')`;
+  const columns = ['id', 'title', 'file', 'origin', 'submitter', 'width', 'height', 'submitted_at', 'submitted_at_epoch', 'format', 'bytes', 'sha256', 'file_mtime_ms', 'file_version'] as const;
   return db
     .prepare(
-      `INSERT INTO submissions (id, title, file, origin, submitter, width, height, submitted_at, submitted_at_epoch, format, bytes,
-         sha256, file_mtime_ms, file_version, analysis_status, enrichment_status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'pending', ?, ?)
+      `INSERT INTO submissions (${columns.join(', ')}, analysis_status, enrichment_status, created_at, updated_at)
+       SELECT ${columns.map(field).join(', ')}, 'pending', 'pending', ?, ? FROM json_each(?) WHERE true
        ON CONFLICT (id) DO UPDATE SET title = excluded.title, file = excluded.file, origin = excluded.origin, submitter = excluded.submitter,
          width = excluded.width, height = excluded.height, submitted_at = excluded.submitted_at,
          submitted_at_epoch = excluded.submitted_at_epoch, format = excluded.format, bytes = excluded.bytes,
@@ -300,10 +307,7 @@ export function upsertSubmissionStatement(db: Database, s: SubmissionInput, now:
          phash = NULL, fingerprints = NULL, faces = '[]', thumb_path = NULL, analysis_status = 'pending',
          analysis_error = NULL, enrichment_status = 'pending', updated_at = excluded.updated_at`,
     )
-    .bind(
-      s.id, s.title, s.file, s.origin, s.submitter ?? null, s.width, s.height, s.submitted_at, s.submitted_at_epoch, s.format, s.bytes,
-      s.sha256, s.file_mtime_ms ?? null, s.file_version ?? null, now, now,
-    );
+    .bind(now, now, toJson(list));
 }
 
 /** A new title or time, and the file's stat signature (its bytes are the same as stored). */

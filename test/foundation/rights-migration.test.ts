@@ -50,7 +50,7 @@ function earlierMigrations(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-mig-before-'));
   dirs.push(dir);
   mkdirSync(dir, { recursive: true });
-  for (const f of readdirSync(MIGRATIONS)) if (/^\d+_.+\.sql$/.test(f) && !/^001[01]_/.test(f)) copyFileSync(join(MIGRATIONS, f), join(dir, f));
+  for (const f of readdirSync(MIGRATIONS)) if (/^\d+_.+\.sql$/.test(f) && !/^001[013]_/.test(f)) copyFileSync(join(MIGRATIONS, f), join(dir, f));
   return dir;
 }
 
@@ -86,7 +86,9 @@ describe.each(backends)('migration 0010 on $name', (backend) => {
 
       expect(await migrate(db)).toContain('0010_rights_metadata.sql');
 
-      expect((await db.prepare('SELECT * FROM evidence ORDER BY id').all()).results).toEqual(evidenceBefore.results);
+      // Every row and value kept; migration 0013 adds the geometric match columns, empty.
+      const widened = evidenceBefore.results.map((row) => ({ ...(row as object), match_similarity: null, match_inliers: null, match_region: null }));
+      expect((await db.prepare('SELECT * FROM evidence ORDER BY id').all()).results).toEqual(widened);
       expect((await db.prepare('SELECT * FROM page_captures').all()).results).toEqual(capturesBefore.results);
       expect(await getSubmission(db, 's1')).toMatchObject({ evidence_count: 2, attention_match: true });
       expect((await getSubmissionRow(db, 's1'))?.submitter).toBeNull();

@@ -2,7 +2,8 @@ import { readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { quickId, quickTitle } from '../../lib/ingest.js';
+import { D1_MAX_BOUND_VALUES, D1_MAX_QUERIES, limitedDatabase } from '../../lib/db/limits.js';
+import { quickId, quickTitle, reload as reloadFiles } from '../../lib/ingest.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, reencoded } from '../helpers/fixtures.js';
 
@@ -248,5 +249,22 @@ describe('quick ids and titles', () => {
     expect(quickId('사진 1.png')).toMatch(/^image-[0-9a-f]{8}$/);
     expect(quickId('---.png')).toMatch(/^image-[0-9a-f]{8}$/);
     expect(quickTitle('my_summer-photo.jpg')).toBe('my summer photo');
+  });
+});
+
+describe('reload within the Worker platform limits', () => {
+  it('imports 600 new files in fewer than D1’s 1,000 queries per invocation', async () => {
+    const limited = await createTestEnv();
+    try {
+      const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } }).jpeg().toBuffer();
+      for (let i = 0; i < 600; i++) writeFileSync(join(limited.paths.imagesDir, `n${String(i).padStart(3, '0')}.jpg`), Buffer.concat([tiny, Buffer.from([i & 0xff, i >> 8])]));
+      // The Worker's guard, as it wraps D1 once per invocation: one reload is one request.
+      limited.db = limitedDatabase(limited.db, { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: D1_MAX_QUERIES }) as typeof limited.db;
+      const report = await reloadFiles(limited);
+      expect(report.imported).toHaveLength(600);
+      expect(report.queued_jobs).toBe(600);
+    } finally {
+      await limited.dispose();
+    }
   });
 });
