@@ -4,7 +4,7 @@
  * loaded from a second process by wrk with 8 connections: p50/p99 and requests/s per URL, and the
  * longest time the service's event loop was held during the whole load.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -40,6 +40,37 @@ function get(url: string): Promise<{ status: number; body: string }> {
   });
 }
 
+/** The address the service logs once it listens (its info lines are JSON on stdout). */
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen: string | null = '';
+    child.stdout!.setEncoding('utf8');
+    // Read to the end either way: a full pipe would stop the service.
+    child.stdout!.on('data', (chunk: string) => {
+      if (seen === null) return;
+      seen += chunk;
+      const url = /"message":"listening","url":"([^"]+)"/.exec(seen)?.[1];
+      if (url) {
+        seen = null;
+        resolve(url);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited (${code}) before it listened`)));
+  });
+}
+
+/** The monitor's answer to SIGWINCH, read once the file it writes is whole (a loaded machine may take a while). */
+async function longestStall(file: string): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      return (JSON.parse(readFileSync(file, 'utf8')) as { max_ms: number }).max_ms;
+    } catch (error) {
+      if (attempt >= 100) throw new Error(`the loop monitor wrote no whole ${file} within 10 s: ${String(error)}`);
+    }
+  }
+}
+
 export async function run(): Promise<BenchTable[]> {
   try {
     execFileSync('wrk', ['--version'], { stdio: 'ignore' });
@@ -56,17 +87,17 @@ export async function run(): Promise<BenchTable[]> {
     seedS = (performance.now() - started) / 1000;
     writeFileSync(marker, JSON.stringify({ submissions: SUBMISSIONS }));
   }
-  const port = 20000 + Math.floor(Math.random() * 30000);
   const loopFile = path.join(DATA_DIR, 'loop.json');
+  // Port 0: the service takes a free port and logs its address (a port picked here may be taken).
   const child = spawn(process.execPath, ['--import', './bench/loop-monitor.mjs', '--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, SVC_DATA_DIR: DATA_DIR, SVC_PORT: String(port), SVC_ADMIN_TOKEN: TOKEN, BENCH_LOOP_FILE: loopFile },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH, SVC_DATA_DIR: DATA_DIR, SVC_PORT: '0', SVC_ADMIN_TOKEN: TOKEN, BENCH_LOOP_FILE: loopFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let errors = '';
   child.stderr.on('data', (d) => (errors += d));
-  const base = `http://127.0.0.1:${port}`;
   try {
+    const base = await listeningUrl(child);
     for (let i = 0; i < 1200 && !(await get(`${base}/health`).then((r) => r.status === 200, () => false)); i++) await new Promise((r) => setTimeout(r, 50));
     const deep = JSON.parse((await get(`${base}/api/review-queue?offset=90000&limit=50`)).body) as { next_cursor: string };
     const urls: [string, string][] = [
@@ -91,10 +122,10 @@ export async function run(): Promise<BenchTable[]> {
       process.kill(child.pid!, 'SIGUSR2');
       const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, base + url], { encoding: 'utf8' });
       const rate = Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
+      rmSync(loopFile, { force: true });
       process.kill(child.pid!, 'SIGWINCH');
-      await new Promise((r) => setTimeout(r, 200));
-      const loop = JSON.parse(readFileSync(loopFile, 'utf8')) as { max_ms: number };
-      rows.push([label, latency(output, '50').toFixed(1), latency(output, '99').toFixed(1), rate.toFixed(0), loop.max_ms.toFixed(1)]);
+      const stall = await longestStall(loopFile);
+      rows.push([label, latency(output, '50').toFixed(1), latency(output, '99').toFixed(1), rate.toFixed(0), stall.toFixed(1)]);
     }
     return [
       {
