@@ -3,8 +3,8 @@ import { settle } from './images/service.js';
 import { ImageRejected } from './images/rejected.js';
 import { RobustIndex, type Fingerprints } from './images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from './images/rights-metadata.js';
-import type { GeometryResult } from './images/geometry.js';
-import { geometricMatch, insertEvidenceStatement, replaceSimilarityEvidence, type NewEvidence } from './repo/evidence.js';
+import type { ConfirmedGeometry } from './images/geometry.js';
+import { geometricMatch, insertEvidenceStatement, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
 import type { JobOutcome } from './jobs.js';
@@ -20,9 +20,9 @@ import { WATCHLIST_CONFIRMED } from './vocabulary.js';
  * the confirmed watchlist, and the risk that follows.
  */
 export interface Analyzer {
-  /** Fingerprints of every analysed submission, loaded from the database on first use. */
   /**
-   * The fingerprints of every analysed submission, by id. Only the index: a submission's own
+   * The fingerprints of every analysed submission, by id, loaded from the database on first use.
+   * Only the index: a submission's own
    * fingerprints come from its row when needed (a map of 100,000 parsed fingerprints beside the
    * index cost 100 MiB).
    */
@@ -180,19 +180,24 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
 const NEAR_THRESHOLD = 0.1;
 
 /**
- * The geometric check of another stored submission (as the candidate) against this one; null when
- * it refuses, a file is gone, or the check cannot run (logged: the hash verdict stands).
+ * The geometric check of a candidate (`query`) against a submission (`reference`) when it
+ * confirms; null when it refuses or cannot run. A failure of the check itself (not of the images,
+ * which their fingerprints already accepted) is logged with `context` and leaves the hash verdict.
  */
-async function checkGeometry(env: Env, row: SubmissionRow, other: SubmissionRow): Promise<Extract<GeometryResult, { confirmed: true }> | null> {
-  const [mine, theirs] = await Promise.all([env.blobs.get(`submissions/${row.file}`), env.blobs.get(`submissions/${other.file}`)]);
-  if (!mine || !theirs) return null;
+export async function confirmedGeometry(env: Env, query: Buffer, reference: Buffer, context: Record<string, unknown>): Promise<ConfirmedGeometry | null> {
   try {
-    const result = await env.images.matchGeometry(theirs, mine);
+    const result = await env.images.matchGeometry(query, reference);
     return result.confirmed ? result : null;
   } catch (error) {
-    env.log.warn('geometric check failed', { submission: row.id, other: other.id, error: error instanceof Error ? error.message : String(error) });
+    env.log.warn('geometric check failed', { ...context, error: error instanceof Error ? error.message : String(error) });
     return null;
   }
+}
+
+/** Another stored submission (the candidate) checked geometrically against this one; null when a file is gone. */
+async function checkStoredPair(env: Env, row: SubmissionRow, other: SubmissionRow): Promise<ConfirmedGeometry | null> {
+  const [mine, theirs] = await Promise.all([env.blobs.get(`submissions/${row.file}`), env.blobs.get(`submissions/${other.file}`)]);
+  return mine && theirs ? confirmedGeometry(env, theirs, mine, { submission: row.id, other: other.id }) : null;
 }
 
 interface ReferenceEntry {
@@ -231,7 +236,7 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
     const evidence: NewEvidence[] = [];
     if (fp) {
       /** An internal match with another submission; `confidence` is the figure that decided it. */
-      const internal = (other: SubmissionRow, plainSimilarity: number, how: Pick<NewEvidence, 'match_transform' | 'match_similarity' | 'match_inliers' | 'match_region'>): NewEvidence => ({
+      const internal = (other: SubmissionRow, plainSimilarity: number, how: MatchFields): NewEvidence => ({
         source: 'internal',
         kind: 'submission_match',
         group: 'internal',
@@ -252,7 +257,7 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
       for (const near of index.plainNear(fp, threshold - NEAR_THRESHOLD, threshold)) {
         if (near.key === id) continue;
         const other = await getSubmissionRow(env.db, near.key);
-        const confirmed = other && (await checkGeometry(env, row, other));
+        const confirmed = other && (await checkStoredPair(env, row, other));
         if (other && confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(confirmed)));
       }
       for (const match of references.index.query(fp, threshold)) {

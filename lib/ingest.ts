@@ -389,7 +389,10 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   }
   return {
     kind: existing ? 'updated' : 'imported',
-    row: { ...c, width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_version: signature.version },
+    row: {
+      id: c.id, title: c.title, file: c.file, origin: c.origin, submitter: c.submitter, submitted_at: c.submitted_at, submitted_at_epoch: c.submitted_at_epoch,
+      width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_version: signature.version,
+    },
   };
 }
 

@@ -1,6 +1,5 @@
 import type { Env } from '../env.js';
 import { readSubmissionImage, storedFingerprints } from '../analysis.js';
-import type { Fingerprints } from '../images/robust.js';
 import type { ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients, type ProviderClients } from '../providers/clients.js';
@@ -15,7 +14,7 @@ import { captureMatchedPages } from './capture.js';
 import { gatedCall } from './gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
-import { pageImageCandidates, verifyImage, type Verification } from './verify.js';
+import { pageImageCandidates, verifyImage, type Reference, type Verification } from './verify.js';
 
 /**
  * The enrichment flow of SPEC.md section 1 for one submission:
@@ -56,14 +55,13 @@ class Run {
   directMatch = false;
   /** Provider requests that went out. */
   calls = 0;
-  /** The submitted image, read as the flow starts: candidates are checked geometrically against it. */
-  original: Buffer | null = null;
+  /** The submission's fingerprints and image, read as the flow starts: what candidates are verified against. */
+  reference: Reference | null = null;
   readonly clients: ProviderClients;
 
   constructor(
     readonly env: Env,
     readonly submission: SubmissionRow,
-    readonly fingerprints: Fingerprints,
     existing: Evidence[],
   ) {
     this.known = new Set(existing.map(evidenceKey));
@@ -112,10 +110,12 @@ class Run {
   async verify(urls: string[]): Promise<Verification[]> {
     const limit = this.env.config.SVC_SEARCH_RESULT_COMPARE_LIMIT;
     const unique = [...new Set(urls.filter((u) => /^https?:\/\//i.test(u)))].slice(0, limit);
-    if (unique.length > 0 && !this.original) throw new Error('candidates cannot be verified before the submitted image is read');
+    if (unique.length === 0) return [];
+    const { reference } = this;
+    if (!reference) throw new Error('candidates cannot be verified before the submitted image is read');
     const verdicts = [];
     for (const url of unique) {
-      const v = await verifyImage(this.env, this.submission.id, { fingerprints: this.fingerprints, image: this.original! }, url);
+      const v = await verifyImage(this.env, this.submission.id, reference, url);
       if (v.matched) this.directMatch = true;
       verdicts.push(v);
     }
@@ -131,12 +131,12 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
     return { status: 'skipped', added: [] };
   }
   const fingerprints = storedFingerprints(submission.phash, submission.fingerprints);
-  const run = new Run(env, submission, fingerprints, await listEvidence(env.db, submissionId));
+  const run = new Run(env, submission, await listEvidence(env.db, submissionId));
   await setEnrichmentStatus(env.db, submissionId, 'running', env.clock.now().toISOString());
   let status: EnrichmentStatus;
   try {
     const original = await readSubmissionImage(env, submission.file);
-    run.original = original;
+    run.reference = { fingerprints, image: original };
     const approved = await approveForVision(env.images, original);
     await keepDerivedCopy(env, submissionId, approved);
     const detection = await detectWeb(run, approved, false);

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Env } from '../env.js';
-import type { GeometryResult } from '../images/geometry.js';
 import { similarity } from '../images/phash.js';
 import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
-import { geometricMatch, matchRegionFields, type NewEvidence } from '../repo/evidence.js';
+import { confirmedGeometry } from '../analysis.js';
+import { geometricMatch, matchRegionFields, type MatchFields } from '../repo/evidence.js';
 
 /**
  * Verification of web candidates: each image is downloaded under the safe-download rules, kept
@@ -21,7 +21,7 @@ export interface Verification {
   similarity: number | null;
   matched: boolean;
   /** How it matched, as stored on the evidence; empty when it did not. */
-  match: Pick<NewEvidence, 'match_transform' | 'match_similarity' | 'match_inliers' | 'match_region'>;
+  match: MatchFields;
   error: { code: string; message: string } | null;
 }
 
@@ -48,8 +48,7 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
   const plain = similarity(candidate.phash, reference.fingerprints.phash);
   const hashed = matchFingerprints(candidate, reference.fingerprints, env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD);
   // The same picture as it stands has nothing left for geometry to find.
-  const geometry = hashed?.transform === 'identity' ? null : await checkGeometry(env, downloaded.bytes, reference.image, imageUrl);
-  const confirmed = geometry?.confirmed ? geometry : null;
+  const confirmed = hashed?.transform === 'identity' ? null : await confirmedGeometry(env, downloaded.bytes, reference.image, { image_url: imageUrl });
   // A hash match keeps its name (SPEC's pHash decides first); geometry adds where the regions are.
   const match = hashed
     ? { match_transform: hashed.transform, match_similarity: hashed.similarity, ...(confirmed ? matchRegionFields(confirmed) : {}) }
@@ -57,19 +56,6 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
       ? geometricMatch(confirmed)
       : {};
   return { imageUrl, localMediaPath, similarity: plain, matched: Boolean(hashed || confirmed), match, error: null };
-}
-
-/**
- * The geometric check; a failure of the check itself (not of the image, which the fingerprints
- * already accepted) leaves the hash verdict standing and is logged.
- */
-async function checkGeometry(env: Env, candidate: Buffer, submission: Buffer, imageUrl: string): Promise<GeometryResult | null> {
-  try {
-    return await env.images.matchGeometry(candidate, submission);
-  } catch (error) {
-    env.log.warn('geometric check failed', { image_url: imageUrl, error: error instanceof Error ? error.message : String(error) });
-    return null;
-  }
 }
 
 /** The representative images of a result page (og:image, twitter:image, img), or the failure. */

@@ -78,6 +78,8 @@ export type GeometryResult =
   | { confirmed: true; inliers: number; inlierShare: number; mirrored: boolean; regionA: Quad; regionB: Quad; coverageA: number; coverageB: number; correlation: number }
   | { confirmed: false; inliers: number; reason: string };
 
+export type ConfirmedGeometry = Extract<GeometryResult, { confirmed: true }>;
+
 interface Slot {
   worker: Worker | null;
   pending: Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>;

@@ -1,5 +1,5 @@
 import type { Database } from '../db/types.js';
-import type { GeometryResult } from '../images/geometry.js';
+import type { ConfirmedGeometry } from '../images/geometry.js';
 import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
@@ -21,14 +21,15 @@ export interface MatchRegion {
  * the candidate as `query` and the submission as `reference`: named `geometric` (mirrored:
  * `hflip+geometric`), decided by the pixel agreement of the matched regions.
  */
-export function geometricMatch(confirmed: Extract<GeometryResult, { confirmed: true }>): Pick<NewEvidence, 'match_transform' | 'match_similarity'> & MatchRegionFields {
+export function geometricMatch(confirmed: ConfirmedGeometry): MatchFields {
   return { match_transform: confirmed.mirrored ? 'hflip+geometric' : 'geometric', match_similarity: confirmed.correlation, ...matchRegionFields(confirmed) };
 }
 
-type MatchRegionFields = Pick<NewEvidence, 'match_inliers' | 'match_region'>;
+/** How a copy matched, as evidence stores it. */
+export type MatchFields = Pick<NewEvidence, 'match_transform' | 'match_similarity' | 'match_inliers' | 'match_region'>;
 
 /** Where each image shows the other, from the same geometric check. */
-export function matchRegionFields(confirmed: Extract<GeometryResult, { confirmed: true }>): MatchRegionFields {
+export function matchRegionFields(confirmed: ConfirmedGeometry): Pick<MatchFields, 'match_inliers' | 'match_region'> {
   return {
     match_inliers: confirmed.inliers,
     match_region: {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -326,6 +326,17 @@ describe('manual search', () => {
     expect(regional.requests).toHaveLength(1);
     expect(regional.requests[0].query.query).toBe('카메라 사진');
     expect(regional.requests[0].body.length).toBe(0);
+  });
+
+  it('answers 409 when the submitted file is gone and a result has an image to verify, storing nothing', async () => {
+    (regional.results.image as unknown[]).push({ title: 'found', link: web.urlFor('/copy.jpg'), thumbnail: web.urlFor('/copy.jpg'), sizewidth: '1', sizeheight: '1' });
+    const before = await reloadAndRun();
+    rmSync(join(env.paths.imagesDir, 'camera.png'));
+    const res = await env.call('POST', '/api/search/manual', { provider: 'regional', query: '카메라 사진', type: 'image', submission_id: 'camera' });
+    expect(res.status).toBe(409);
+    expect((await res.json()).error).toEqual({ code: 'conflict', message: 'the submitted file images/camera.png is gone: the results cannot be verified against it' });
+    const after = await (await env.call('GET', '/api/submissions/camera/review')).json();
+    expect(after.evidence).toEqual(before.evidence);
   });
 
   it('refuses a disabled provider, broken text and unknown fields', async () => {
