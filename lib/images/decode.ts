@@ -67,5 +67,10 @@ export function decodeFailure(error: unknown): ImageRejected {
   const message = error instanceof Error ? error.message : String(error);
   if (/unsupported image format|Input Buffer is empty/i.test(message)) return new ImageRejected('not an image');
   if (/pixel limit/i.test(message)) return new ImageRejected('image has more pixels than the limit');
+  // libvips keeps its error text per process, not per decode: another image decoded at the same
+  // moment can clear it, and sharp then says only "Unknown error". Say what is known instead.
+  if (/^unknown error$/i.test(message.trim())) {
+    return new ImageRejected('image could not be decoded: the decoder gave no reason (a damaged or cut-short file)');
+  }
   return new ImageRejected(`image could not be decoded: ${message.split('\n')[0]}`);
 }

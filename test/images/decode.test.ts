@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { probeImage } from '../../lib/images/decode.js';
+import { decodeFailure, probeImage } from '../../lib/images/decode.js';
 import { ImageRejected } from '../../lib/images/rejected.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
@@ -94,5 +94,13 @@ describe('probeImage', () => {
   it('refuses an image with zero width', async () => {
     const rejection = await rejectionOf(probeImage(pngClaiming(0, 10), LIMIT));
     expect(rejection.reason).toMatch(/not an image|zero width/);
+  });
+});
+
+describe('decodeFailure', () => {
+  it('gives the decoder\'s first line as the reason, and a reason still when libvips lost its text', () => {
+    expect(decodeFailure(new Error('pngload_buffer: libpng read error\nvips2png: unable to write')).reason).toBe('image could not be decoded: pngload_buffer: libpng read error');
+    // What sharp says when a decode on another thread cleared libvips' error text first.
+    expect(decodeFailure(new Error('Unknown error')).reason).toBe('image could not be decoded: the decoder gave no reason (a damaged or cut-short file)');
   });
 });
