@@ -5,7 +5,7 @@
  * longest time the service's event loop was held during the whole load.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +71,67 @@ async function longestStall(file: string): Promise<number> {
   }
 }
 
+interface Build {
+  label: string;
+  dir: string;
+}
+
+/** A checkout of the baseline commit beside this one, sharing node_modules (as bench/reload.ts makes it). */
+function baselineBuild(commit: string): Build {
+  const dir = path.join(ROOT, 'outputs', 'bench', `build-${commit}`);
+  if (!existsSync(path.join(dir, 'server.ts'))) execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
+  if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return { label: `baseline ${commit}`, dir };
+}
+
+interface Service {
+  build: Build;
+  child: ChildProcess;
+  base: string;
+  loopFile: string;
+  errors: string;
+}
+
+/** One build's service on the seeded folder, as `npm start` runs it, with the loop monitor loaded. */
+async function startService(build: Build, index: number): Promise<Service> {
+  const loopFile = path.join(DATA_DIR, `loop-${index}.json`);
+  // Port 0: the service takes a free port and logs its address (a port picked here may be taken).
+  const child = spawn(process.execPath, ['--import', path.join(ROOT, 'bench', 'loop-monitor.mjs'), '--import', 'tsx', 'server.ts'], {
+    cwd: build.dir,
+    env: { PATH: process.env.PATH, SVC_DATA_DIR: DATA_DIR, SVC_PORT: '0', SVC_ADMIN_TOKEN: TOKEN, BENCH_LOOP_FILE: loopFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const service: Service = { build, child, base: '', loopFile, errors: '' };
+  child.stderr!.on('data', (d) => (service.errors += d));
+  try {
+    service.base = await listeningUrl(child);
+    for (let i = 0; i < 1200 && !(await get(`${service.base}/health`).then((r) => r.status === 200, () => false)); i++) await new Promise((r) => setTimeout(r, 50));
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${build.label}: ${error instanceof Error ? error.message : String(error)}\n${service.errors.slice(-2000)}`);
+  }
+  return service;
+}
+
+/** wrk against one URL of one service: latency, rate and the service's longest stall meanwhile. */
+async function load(service: Service, url: string): Promise<{ p50: number; p99: number; rate: number; stall: number }> {
+  const check = await get(service.base + url);
+  if (check.status !== 200) throw new Error(`${url} answered ${check.status}: ${check.body.slice(0, 300)}`);
+  process.kill(service.child.pid!, 'SIGUSR2');
+  const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, service.base + url], { encoding: 'utf8' });
+  rmSync(service.loopFile, { force: true });
+  process.kill(service.child.pid!, 'SIGWINCH');
+  return { p50: latency(output, '50'), p99: latency(output, '99'), rate: Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1]), stall: await longestStall(service.loopFile) };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * `BENCH_QUEUE_BASELINE=<commit>` also serves the same folder from that commit's build, and the two
+ * take turns under wrk request by request, round by round (the machine is shared: only figures from
+ * one run compare); `BENCH_QUEUE_ROUNDS` (default 1, or 3 with a baseline) and
+ * `BENCH_QUEUE_REQUESTS` (a pattern on the request labels) keep a comparison short.
+ */
 export async function run(): Promise<BenchTable[]> {
   try {
     execFileSync('wrk', ['--version'], { stdio: 'ignore' });
@@ -87,20 +148,15 @@ export async function run(): Promise<BenchTable[]> {
     seedS = (performance.now() - started) / 1000;
     writeFileSync(marker, JSON.stringify({ submissions: SUBMISSIONS }));
   }
-  const loopFile = path.join(DATA_DIR, 'loop.json');
-  // Port 0: the service takes a free port and logs its address (a port picked here may be taken).
-  const child = spawn(process.execPath, ['--import', './bench/loop-monitor.mjs', '--import', 'tsx', 'server.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, SVC_DATA_DIR: DATA_DIR, SVC_PORT: '0', SVC_ADMIN_TOKEN: TOKEN, BENCH_LOOP_FILE: loopFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let errors = '';
-  child.stderr.on('data', (d) => (errors += d));
+  const baseline = process.env.BENCH_QUEUE_BASELINE;
+  const builds: Build[] = [{ label: 'this build', dir: ROOT }, ...(baseline ? [baselineBuild(baseline)] : [])];
+  const rounds = Number(process.env.BENCH_QUEUE_ROUNDS ?? (baseline ? 3 : 1));
+  const only = new RegExp(process.env.BENCH_QUEUE_REQUESTS ?? '');
+  const services: Service[] = [];
   try {
-    const base = await listeningUrl(child);
-    for (let i = 0; i < 1200 && !(await get(`${base}/health`).then((r) => r.status === 200, () => false)); i++) await new Promise((r) => setTimeout(r, 50));
-    const deep = JSON.parse((await get(`${base}/api/review-queue?offset=90000&limit=50`)).body) as { next_cursor: string };
-    const urls: [string, string][] = [
+    for (const build of builds) services.push(await startService(build, services.length));
+    const deep = JSON.parse((await get(`${services[0].base}/api/review-queue?offset=90000&limit=50`)).body) as { next_cursor: string };
+    const urls = ([
       ['first page', '/api/review-queue'],
       ['undecided', '/api/review-queue?decision=undecided'],
       ['승인 + high', `/api/review-queue?decision=${encodeURIComponent('승인')}&level=high`],
@@ -112,35 +168,44 @@ export async function run(): Promise<BenchTable[]> {
       ['q=s012345 (an id)', '/api/review-queue?q=s012345'],
       ['q=festival (in 13 % of titles)', '/api/review-queue?q=festival'],
       [`q=${'야경'} (two characters, no index)`, `/api/review-queue?q=${encodeURIComponent('야경')}`],
-    ];
-    // The service finishes its start-up work (the similarity index) before the load begins.
+    ] as const).filter(([label]) => only.test(label));
+    // The services finish their start-up work (the similarity index) before the load begins.
     await new Promise((r) => setTimeout(r, 5000));
+    const results = new Map<string, { p50: number; p99: number; rate: number; stall: number }[]>();
+    for (let round = 0; round < rounds; round++) {
+      for (const [label, url] of urls) {
+        // Each round the other build goes first, so neither always meets the warmer machine.
+        for (const service of round % 2 ? [...services].reverse() : services) {
+          const key = `${label}\u0000${service.build.label}`;
+          results.set(key, [...(results.get(key) ?? []), await load(service, url)]);
+        }
+      }
+    }
     const rows: (string | number)[][] = [];
-    for (const [label, url] of urls) {
-      const check = await get(base + url);
-      if (check.status !== 200) throw new Error(`${url} answered ${check.status}: ${check.body.slice(0, 300)}`);
-      process.kill(child.pid!, 'SIGUSR2');
-      const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, base + url], { encoding: 'utf8' });
-      const rate = Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
-      rmSync(loopFile, { force: true });
-      process.kill(child.pid!, 'SIGWINCH');
-      const stall = await longestStall(loopFile);
-      rows.push([label, latency(output, '50').toFixed(1), latency(output, '99').toFixed(1), rate.toFixed(0), stall.toFixed(1)]);
+    for (const [label] of urls) {
+      for (const { build } of services) {
+        const runs = results.get(`${label}\u0000${build.label}`)!;
+        const figures = [median(runs.map((r) => r.p50)).toFixed(1), median(runs.map((r) => r.p99)).toFixed(1), median(runs.map((r) => r.rate)).toFixed(0), median(runs.map((r) => r.stall)).toFixed(1)];
+        rows.push(builds.length > 1 ? [label, build.label, ...figures] : [label, ...figures]);
+      }
     }
     return [
       {
         title: `Review queue at ${SUBMISSIONS.toLocaleString('en')} submissions, ${CONNECTIONS} concurrent clients (wrk)`,
-        columns: ['request', 'p50 (ms)', 'p99 (ms)', 'requests/s', 'longest event-loop stall (ms)'],
+        columns: [...(builds.length > 1 ? ['request', 'build'] : ['request']), 'p50 (ms)', 'p99 (ms)', 'requests/s', 'longest event-loop stall (ms)'],
         rows,
         notes: [
           `${SUBMISSIONS.toLocaleString('en')} submissions and ${(SUBMISSIONS * 5).toLocaleString('en')} evidence rows seeded through the repository (bench/queue-seed.ts${seedS === null ? ', reused from an earlier run' : `, ${seedS.toFixed(0)} s`}); 50 rows per page`,
           `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s from a second process on the same ${'2'}-core machine, the service as its own process`,
           'stall: the longest time the service\'s event loop was held while wrk ran that request (monitorEventLoopDelay, 1 ms resolution)',
+          ...(rounds > 1 ? [`medians of ${rounds} rounds${builds.length > 1 ? ', the builds taking turns request by request' : ''}`] : []),
         ],
       },
     ];
   } finally {
-    child.kill('SIGKILL');
-    if (errors.trim()) console.error(errors.slice(-2000));
+    for (const service of services) {
+      service.child.kill('SIGKILL');
+      if (service.errors.trim()) console.error(`${service.build.label}: ${service.errors.slice(-2000)}`);
+    }
   }
 }
