@@ -10,13 +10,25 @@
  * False pairs: every copy against every other original, the originals among themselves, and every
  * two copies of different photographs made by the same edit (they share the frame, the page
  * chrome, the bezel or the logo: the shared content where false matches come from), and a fifth
- * of the pairs of copies made by different edits.
+ * of the pairs of copies made by different edits. The whole run checks about 99,000 of them and
+ * takes well over an hour; two environment variables run a part:
+ *
+ *   GEOMETRY_FALSE_PAIRS=10000 npm run bench -- geometry
+ *     checks N false pairs instead of all: every pair of copies made by the same edit that adds
+ *     shared content (black frame, watermark, screenshot, photo of a screen, logo and caption),
+ *     then evenly spaced pairs of the rest up to N. 0 measures recall and time only.
+ *   GEOMETRY_BASELINE=<git revision> npm run bench -- geometry
+ *     also runs lib/images/geometry.ts as it was at that revision (copied to outputs/, same
+ *     worker), alternating with today's check image by image and pair by pair, so that both
+ *     see the same load; every geometry figure is then given as "baseline → current".
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { computeFingerprints } from '../lib/images/fingerprint.js';
-import { GEOMETRY_THRESHOLDS, computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type GeometryResult } from '../lib/images/geometry.js';
+import * as currentCheck from '../lib/images/geometry.js';
 import { similarity } from '../lib/images/phash.js';
 import { type Fingerprints, matchFingerprints } from '../lib/images/robust.js';
 import { collage, randomCrop, randomRotation, screenPhoto, screenshot } from '../test/helpers/geometry-transforms.js';
@@ -27,12 +39,23 @@ import type { BenchTable } from './run.js';
 export const name = 'geometry';
 
 const THRESHOLD = 0.9;
+const ROOT = path.resolve(EVAL_SET_DIR, '..', '..');
+
+type GeometryModule = typeof currentCheck;
+type Verdict = Awaited<ReturnType<GeometryModule['verifyGeometry']>>;
+
+/** One build of the check: today's, or the baseline's (whose features may differ in shape). */
+interface Check {
+  label: string;
+  module: GeometryModule;
+}
 
 interface Image {
   photo: number;
   edit: string;
   fingerprints: Fingerprints;
-  features: GeometryFeatures;
+  /** Features per check, in the order of the checks. */
+  features: currentCheck.GeometryFeatures[];
   /** Photographs whose pixels it holds besides its own (a collage's other tiles). */
   contains: number[];
 }
@@ -73,6 +96,10 @@ const GENERATED: { edit: string; target: string; make: (photo: Buffer, others: B
 ];
 
 const percent = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${((100 * part) / whole).toFixed(1)} %`);
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? NaN;
+
+/** Edits whose copies of different photographs share added content: where false matches come from. */
+const SHARED_CONTENT = new Set(['pad_20', 'watermark', '25-50 % of a screenshot', 'photo of a screen', 'logo and caption bar']);
 
 /** Runs `work` over the items with two calls in flight (one per geometry worker on two cores). */
 async function inParallel<T>(items: T[], work: (item: T) => Promise<void>, width = 2): Promise<void> {
@@ -82,17 +109,51 @@ async function inParallel<T>(items: T[], work: (item: T) => Promise<void>, width
   }));
 }
 
+/**
+ * lib/images/geometry.ts as it was at `revision`, written next to the eval set with its imports
+ * pointed back at lib/images (decode and today's worker), and loaded as a second module: its
+ * workers are its own.
+ */
+async function loadBaseline(revision: string): Promise<GeometryModule> {
+  const source = execFileSync('git', ['show', `${revision}:lib/images/geometry.ts`], { cwd: ROOT, encoding: 'utf8' });
+  const dir = path.join(ROOT, 'outputs', 'geometry-baseline');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `geometry-${revision.replace(/[^\w.-]/g, '_')}.ts`);
+  writeFileSync(file, source.replaceAll("'./", "'../../lib/images/"));
+  return (await import(pathToFileURL(file).href)) as GeometryModule;
+}
+
+/** The false pairs to check: all of them, or `limit` of them with every shared-content pair. */
+function sample<T>(pairs: T[], shared: (pair: T) => boolean, limit: number | null): T[] {
+  if (limit === null) return pairs;
+  const kept = pairs.filter(shared).slice(0, limit);
+  const rest = pairs.filter((pair) => !shared(pair));
+  const wanted = Math.min(rest.length, limit - kept.length);
+  for (let i = 0; i < wanted; i++) kept.push(rest[Math.floor((i * rest.length) / wanted)]);
+  return kept;
+}
+
 export async function run(): Promise<BenchTable[]> {
+  const falseLimit = process.env.GEOMETRY_FALSE_PAIRS === undefined ? null : Number(process.env.GEOMETRY_FALSE_PAIRS);
+  if (falseLimit !== null && !(Number.isInteger(falseLimit) && falseLimit >= 0)) throw new Error('GEOMETRY_FALSE_PAIRS must be a whole number of pairs');
+  const checks: Check[] = [{ label: 'current', module: currentCheck }];
+  if (process.env.GEOMETRY_BASELINE) checks.unshift({ label: `baseline ${process.env.GEOMETRY_BASELINE}`, module: await loadBaseline(process.env.GEOMETRY_BASELINE) });
+  /** One figure per check, "baseline → current" when there are two. */
+  const each = (figure: (check: number) => string | number) => checks.map((_, k) => figure(k)).join(' → ');
+
   if (!existsSync(path.join(EVAL_SET_DIR, 'manifest.json'))) await buildEvalSet();
   const manifest = JSON.parse(readFileSync(path.join(EVAL_SET_DIR, 'manifest.json'), 'utf8')) as { photos: { id: string }[] };
   const ids = manifest.photos.map((photo) => photo.id);
   const originalBytes = ids.map((id) => readFileSync(path.join(EVAL_SET_DIR, 'originals', `${id}.png`)));
 
-  const featureTimes: number[] = [];
+  const featureTimes: number[][] = checks.map(() => []);
   const describe = async (photo: number, edit: string, bytes: Buffer, contains: number[] = []): Promise<Image> => {
-    const started = performance.now();
-    const features = await computeGeometryFeatures(bytes);
-    featureTimes.push(performance.now() - started);
+    const features: currentCheck.GeometryFeatures[] = [];
+    for (const [k, { module }] of checks.entries()) {
+      const started = performance.now();
+      features.push(await module.computeGeometryFeatures(bytes));
+      featureTimes[k].push(performance.now() - started);
+    }
     return { photo, edit, fingerprints: await computeFingerprints(bytes), features, contains };
   };
   const originals: Image[] = [];
@@ -108,12 +169,16 @@ export async function run(): Promise<BenchTable[]> {
       copies.push(await describe(i, edit, bytes, edit.includes('collage') ? fillers : []));
     }
   }
+  const verify = (k: number, a: Image, b: Image) => checks[k].module.verifyGeometry(a.features[k], b.features[k]);
 
   // Recall: each copy against its own original.
-  const verdicts = new Map<Image, GeometryResult>();
+  const verdicts = new Map<Image, Verdict[]>();
   await inParallel(copies, async (copy) => {
-    verdicts.set(copy, await verifyGeometry(copy.features, originals[copy.photo].features));
+    const results: Verdict[] = [];
+    for (let k = 0; k < checks.length; k++) results.push(await verify(k, copy, originals[copy.photo]));
+    verdicts.set(copy, results);
   });
+  const current = checks.length - 1;
   const edits = [...ON_DISK.map((edit) => ({ edit, target: '-' })), ...GENERATED];
   const halves = [
     { label: 'tuning half', keep: (photo: number) => photo % 2 === 0 },
@@ -129,77 +194,104 @@ export async function run(): Promise<BenchTable[]> {
       row.push(
         percent(set.filter((copy) => similarity(copy.fingerprints.phash, original(copy).phash) >= THRESHOLD).length, set.length),
         percent(set.filter((copy) => matchFingerprints(copy.fingerprints, original(copy), THRESHOLD) !== null).length, set.length),
-        percent(set.filter((copy) => verdicts.get(copy)!.confirmed).length, set.length),
+        each((k) => percent(set.filter((copy) => verdicts.get(copy)![k].confirmed).length, set.length)),
       );
     }
-    const missed = copies.filter((copy) => copy.edit === edit && !verdicts.get(copy)!.confirmed);
-    row.push(missed.length === 0 ? '' : missed.slice(0, 3).map((copy) => `${ids[copy.photo]}: ${(verdicts.get(copy) as { reason: string }).reason}`).join('; '));
+    const missed = copies.filter((copy) => copy.edit === edit && !verdicts.get(copy)![current].confirmed);
+    row.push(missed.length === 0 ? '' : missed.slice(0, 3).map((copy) => `${ids[copy.photo]}: ${(verdicts.get(copy)![current] as { reason: string }).reason}`).join('; '));
     recallRows.push(row);
     for (const copy of copies) {
-      const verdict = verdicts.get(copy)!;
+      const verdict = verdicts.get(copy)![current];
       if (copy.edit === edit && verdict.confirmed) confirmedInliers.push(verdict.inliers);
     }
   }
 
   // False matches: pairs of different photographs.
-  const falsePairs: [Image, Image][] = [];
+  const allFalsePairs: [Image, Image][] = [];
   for (const copy of copies) {
-    for (const original of originals) if (original.photo !== copy.photo && !copy.contains.includes(original.photo)) falsePairs.push([copy, original]);
+    for (const original of originals) if (original.photo !== copy.photo && !copy.contains.includes(original.photo)) allFalsePairs.push([copy, original]);
   }
-  for (const a of originals) for (const b of originals) if (a !== b) falsePairs.push([a, b]);
+  for (const a of originals) for (const b of originals) if (a !== b) allFalsePairs.push([a, b]);
   for (const a of copies) {
     for (const b of copies) {
       if (a.photo === b.photo || a.contains.includes(b.photo) || b.contains.includes(a.photo)) continue;
       // Every pair made by the same edit; a fifth of the pairs made by two different edits.
-      if (a.edit === b.edit || (a.photo + b.photo + a.edit.length) % 5 === 0) falsePairs.push([a, b]);
+      if (a.edit === b.edit || (a.photo + b.photo + a.edit.length) % 5 === 0) allFalsePairs.push([a, b]);
     }
   }
-  const falseMatches = { plain: 0, region: 0, geometry: 0 };
+  const falsePairs = sample(allFalsePairs, ([a, b]) => a.edit === b.edit && SHARED_CONTENT.has(a.edit), falseLimit);
+  const sharedPairs = falsePairs.filter(([a, b]) => a.edit === b.edit && SHARED_CONTENT.has(a.edit)).length;
+  const falseMatches = { plain: 0, region: 0, geometry: checks.map(() => 0) };
   const falseExamples: string[] = [];
-  let falseInliersMax = 0;
+  const falseInliersMax = checks.map(() => 0);
   let checked = 0;
   await inParallel(falsePairs, async ([a, b]) => {
     // The full run takes most of an hour: say how far it got.
     if (++checked % 10_000 === 0) console.error(`geometry bench: ${checked} of ${falsePairs.length} false pairs checked`);
     if (similarity(a.fingerprints.phash, b.fingerprints.phash) >= THRESHOLD) falseMatches.plain++;
     if (matchFingerprints(a.fingerprints, b.fingerprints, THRESHOLD)) falseMatches.region++;
-    const verdict = await verifyGeometry(a.features, b.features);
-    falseInliersMax = Math.max(falseInliersMax, verdict.inliers);
-    if (verdict.confirmed) {
-      falseMatches.geometry++;
-      if (falseExamples.length < 5) falseExamples.push(`${a.edit} of ${ids[a.photo]} ~ ${b.edit} of ${ids[b.photo]} (${verdict.inliers} inliers)`);
+    for (let k = 0; k < checks.length; k++) {
+      const verdict = await verify(k, a, b);
+      falseInliersMax[k] = Math.max(falseInliersMax[k], verdict.inliers);
+      if (verdict.confirmed) {
+        falseMatches.geometry[k]++;
+        if (falseExamples.length < 8) falseExamples.push(`${checks[k].label}: ${a.edit} of ${ids[a.photo]} ~ ${b.edit} of ${ids[b.photo]} (${verdict.inliers} inliers)`);
+      }
     }
   });
 
-  // Milliseconds per pair on one core: one call at a time, features already computed.
+  // Milliseconds per pair on one core: one call at a time, features already computed, the checks
+  // alternating pair by pair; the median of five passes.
   const timed = async (pairs: [Image, Image][]) => {
-    const started = performance.now();
-    for (const [a, b] of pairs) await verifyGeometry(a.features, b.features);
-    return (performance.now() - started) / pairs.length;
+    const passes: number[][] = checks.map(() => []);
+    for (let pass = 0; pass < 5; pass++) {
+      const totals = checks.map(() => 0);
+      for (const [a, b] of pairs) {
+        for (let k = 0; k < checks.length; k++) {
+          const started = performance.now();
+          await verify(k, a, b);
+          totals[k] += performance.now() - started;
+        }
+      }
+      totals.forEach((total, k) => passes[k].push(total / pairs.length));
+    }
+    return passes.map(median);
   };
-  const sameTimes = await timed(copies.filter((_, i) => i % 4 === 0).map((copy) => [copy, originals[copy.photo]]));
-  const differentTimes = await timed(falsePairs.filter((_, i) => i % 200 === 0));
-  featureTimes.sort((x, y) => x - y);
+  const sameTimes = await timed(copies.filter((_, i) => i % 8 === 0).map((copy) => [copy, originals[copy.photo]]));
+  const differentTimes = await timed(allFalsePairs.filter((_, i) => i % 1000 === 0));
   confirmedInliers.sort((x, y) => x - y);
+  const { GEOMETRY_THRESHOLDS } = currentCheck;
 
   return [
     {
-      title: 'Geometric verification: recall per edit (plain pHash / region hashes / geometry)',
-      columns: ['edit', 'target', 'pHash (tuning)', 'regions (tuning)', 'geometry (tuning)', 'pHash (held-out)', 'regions (held-out)', 'geometry (held-out)', 'geometry misses'],
+      title: `Geometric verification: recall per edit (plain pHash / region hashes / geometry${checks.length > 1 ? ', geometry as baseline → current' : ''})`,
+      columns: ['edit', 'target', 'pHash (tuning)', 'regions (tuning)', 'geometry (tuning)', 'pHash (held-out)', 'regions (held-out)', 'geometry (held-out)', 'geometry misses (current)'],
       rows: recallRows,
       notes: [
         `${ids.length} photographs of the robust-recall set: even-numbered ones are the tuning half, odd-numbered ones the held-out half; pHash and region hashes at similarity ${THRESHOLD}.`,
-        `Thresholds: at least ${GEOMETRY_THRESHOLDS.minInliers} RANSAC inliers, at least ${100 * GEOMETRY_THRESHOLDS.minInlierShare} % of the keypoints inside the matched region on each side, a region covering at least ${100 * GEOMETRY_THRESHOLDS.minCoverage} % of one image.`,
-        `Inliers of the confirmed copies: lowest ${confirmedInliers.slice(0, 5).join(', ')}; median ${confirmedInliers[Math.floor(confirmedInliers.length / 2)]}.`,
+        `Checks: ${checks.map(({ label }) => label).join(', ')}. Current thresholds: ${JSON.stringify(GEOMETRY_THRESHOLDS)}.`,
+        `Inliers of the copies the current check confirmed: lowest ${confirmedInliers.slice(0, 5).join(', ')}; median ${confirmedInliers[Math.floor(confirmedInliers.length / 2)]}.`,
       ],
     },
     {
       title: 'Geometric verification: false matches and time',
       columns: ['pairs of different photographs', 'plain pHash', 'region hashes', 'geometry', 'most inliers in a false pair', 'ms per pair (same photo)', 'ms per pair (different)', 'ms per image for features (median)'],
-      rows: [[falsePairs.length, falseMatches.plain, falseMatches.region, falseMatches.geometry, falseInliersMax, sameTimes.toFixed(1), differentTimes.toFixed(1), featureTimes[Math.floor(featureTimes.length / 2)].toFixed(0)]],
+      rows: [
+        [
+          falseLimit === null ? falsePairs.length : `sampled ${falsePairs.length} of ${allFalsePairs.length} (${sharedPairs} shared-content)`,
+          falseMatches.plain,
+          falseMatches.region,
+          each((k) => falseMatches.geometry[k]),
+          each((k) => falseInliersMax[k]),
+          each((k) => sameTimes[k].toFixed(1)),
+          each((k) => differentTimes[k].toFixed(1)),
+          each((k) => median(featureTimes[k]).toFixed(0)),
+        ],
+      ],
       notes: [
         'False pairs: every copy against every other original (a collage not against the photographs it holds), the originals among themselves, every two copies of different photographs made by the same edit (same frame, page chrome, bezel, logo) and a fifth of those made by different edits.',
-        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match and, when enough pairs pass the ratio test, RANSAC); the mirrored keypoints are tried when the direct fit refuses.',
+        ...(falseLimit === null ? [] : ['Sampled: every pair of copies made by the same shared-content edit (black frame, watermark, screenshot, photo of a screen, logo and caption), then evenly spaced pairs of the rest.']),
+        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match and, when enough pairs pass the ratio test, RANSAC); the mirrored keypoints are tried when the direct fit refuses; every 8th copy against its original and every 1000th false pair, median of five passes.',
         ...falseExamples,
       ],
     },
