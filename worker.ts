@@ -1,5 +1,4 @@
 import consoleFiles from 'virtual:console-assets';
-import { createAnalyzer, type Analyzer } from './lib/analysis.js';
 import { mapAssets } from './lib/assets.js';
 import { SYSTEM_ACTOR } from './lib/auth/actor.js';
 import { r2BlobStore, type R2BucketLike } from './lib/blobs/r2.js';
@@ -45,7 +44,6 @@ interface IsolateParts {
   bindings: WorkerBindings;
   config: Config;
   log: Logger;
-  analyzer: Analyzer;
   startedAt: Date;
 }
 
@@ -53,14 +51,14 @@ let isolate: IsolateParts | undefined;
 const router = createRouter();
 const assets = mapAssets(consoleFiles);
 
-/** Parts that live as long as the isolate: the config, the log and the in-memory similarity index. */
+/** Parts that live as long as the isolate: the config and the log. */
 function isolateParts(bindings: WorkerBindings): IsolateParts {
   if (isolate?.bindings === bindings) return isolate;
   const settings = Object.fromEntries(Object.entries(bindings).filter((e): e is [string, string] => typeof e[1] === 'string'));
   const { config, warnings } = buildConfig(settings);
   const log = createLogger(config, { sink: (level, line) => (level === 'info' ? console.log(line) : console.error(line)) });
   for (const warning of warnings) log.warn('configuration corrected', { warning });
-  isolate = { bindings, config, log, analyzer: createAnalyzer(), startedAt: systemClock.now() };
+  isolate = { bindings, config, log, startedAt: systemClock.now() };
   return isolate;
 }
 
@@ -77,7 +75,6 @@ function workerEnv(bindings: WorkerBindings): Env {
     log: parts.log,
     version: '0.1.0',
     startedAt: parts.startedAt,
-    analyzer: parts.analyzer,
     images: httpImageService((request) => bindings.IMAGES.fetch(request)),
     jobs: queueJobs(bindings.JOBS),
     actor: SYSTEM_ACTOR,

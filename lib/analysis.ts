@@ -1,7 +1,7 @@
 import type { Env } from './env.js';
 import { settle } from './images/service.js';
 import { ImageRejected } from './images/rejected.js';
-import { RobustIndex, type Fingerprints } from './images/robust.js';
+import { RobustIndex, SlotQuery, type Fingerprints } from './images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from './images/rights-metadata.js';
 import type { ConfirmedGeometry } from './images/geometry.js';
 import { geometricMatch, insertEvidenceStatement, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from './repo/evidence.js';
@@ -9,7 +9,9 @@ import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
 import type { JobOutcome } from './jobs.js';
 import { enqueueJobStatement, type Job } from './repo/jobs.js';
-import { getSubmissionRow, listFingerprints, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from './repo/submissions.js';
+import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsInSlots, type FingerprintRow } from './repo/fingerprint-slots.js';
+import { withLease } from './repo/leases.js';
+import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from './repo/submissions.js';
 import { serialized } from './serial.js';
 import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from './risk.js';
 import { WATCHLIST_CONFIRMED } from './vocabulary.js';
@@ -19,30 +21,6 @@ import { WATCHLIST_CONFIRMED } from './vocabulary.js';
  * (metadata-free) copy, faces, then similarity with other submissions, attention candidates and
  * the confirmed watchlist, and the risk that follows.
  */
-export interface Analyzer {
-  /**
-   * The fingerprints of every analysed submission, by id, loaded from the database on first use.
-   * Only the index: a submission's own
-   * fingerprints come from its row when needed (a map of 100,000 parsed fingerprints beside the
-   * index cost 100 MiB).
-   */
-  submissionIndex(env: Env): Promise<RobustIndex<string>>;
-}
-
-export function createAnalyzer(): Analyzer {
-  let loaded: Promise<RobustIndex<string>> | undefined;
-  return {
-    submissionIndex(env) {
-      loaded ??= (async () => {
-        const index = new RobustIndex<string>();
-        for (const row of await listFingerprints(env.db)) index.add(row.id, storedFingerprints(row.phash, row.fingerprints));
-        return index;
-      })();
-      return loaded;
-    },
-  };
-}
-
 /** A row's fingerprints column; a row without one still matches on its bare pHash. */
 export function storedFingerprints(phash: string, json: string | null): Fingerprints {
   const fp = fromJson<Fingerprints | null>(json, null);
@@ -128,23 +106,28 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
 }
 
 /**
- * Puts a submission's stored fingerprints into the in-memory index (or takes it out when it has
- * none), then refreshes the similarity evidence of it and of every submission it matched before or
- * matches now, so both sides of a match show it. One comparison at a time across all jobs: the
- * analyses run side by side, but a match found by the second to finish must not be overwritten by
- * the first one's older view, so whichever order they finish in, both show the match.
+ * Stores a submission's fingerprints in the similarity index (or takes it out when it has none),
+ * then refreshes the similarity evidence of it and of every submission it matched before or
+ * matches now, so both sides of a match show it. One comparison at a time across all jobs,
+ * processes and Worker isolates (the lease; `serialized` only spares this process's own jobs from
+ * polling it): the analyses run side by side, but a match found by the second to finish must not
+ * be overwritten by the first one's older view, so whichever order they finish in, both show it.
  */
 export async function compareSubmission(env: Env, id: string): Promise<void> {
-  await serialized('similarity', async () => {
-    const row = await getSubmissionRow(env.db, id);
-    const index = await env.analyzer.submissionIndex(env);
-    if (row?.analysis_status === 'done' && row.phash) index.add(id, storedFingerprints(row.phash, row.fingerprints));
-    else index.remove(id);
-    const before = await partnersOf(env, id);
-    await refreshSimilarity(env, [id]);
-    await refreshSimilarity(env, new Set([...before, ...(await partnersOf(env, id))]));
-  });
+  await serialized('similarity', () =>
+    withLease(env.db, env.clock, 'similarity', async () => {
+      await backfillFingerprintSlots(env.db, rowFingerprints);
+      const row = await getSubmissionRow(env.db, id);
+      const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
+      await env.db.batch(fingerprintSlotsStatements(env.db, id, fp));
+      const before = await partnersOf(env, id);
+      await refreshSimilarity(env, [id]);
+      await refreshSimilarity(env, new Set([...before, ...(await partnersOf(env, id))]));
+    }),
+  );
 }
+
+const rowFingerprints = (row: FingerprintRow) => storedFingerprints(row.phash, row.fingerprints);
 
 /** Internal-match partners of a submission, in either direction. */
 async function partnersOf(env: Env, id: string): Promise<string[]> {
@@ -225,14 +208,13 @@ async function referenceIndex(env: Env): Promise<{ index: RobustIndex<string>; e
  */
 export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promise<void> {
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
-  const index = await env.analyzer.submissionIndex(env);
   const references = await referenceIndex(env);
   for (const id of new Set(ids)) {
     const row = await getSubmissionRow(env.db, id);
     if (!row) continue;
     const now = env.clock.now().toISOString();
-    // What the index holds of it: its row as last compared (a row awaiting new analysis matches nothing).
-    const fp = index.has(id) && row.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
+    // A row awaiting new analysis matches nothing.
+    const fp = row.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
     const evidence: NewEvidence[] = [];
     if (fp) {
       /** An internal match with another submission; `confidence` is the figure that decided it. */
@@ -248,14 +230,16 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
         confidence: how.match_similarity,
         matched_submission_id: other.id,
       });
-      for (const match of index.query(fp, threshold)) {
-        if (match.key === id) continue;
+      const query = new SlotQuery(fp, threshold);
+      const candidates = async (slots: number[] | null) =>
+        (await submissionsInSlots(env.db, slots, id)).map((found) => ({ key: found.id, fingerprints: rowFingerprints(found) }));
+      for (const match of query.matches(await candidates(query.slots()))) {
         const other = await getSubmissionRow(env.db, match.key);
         if (other) evidence.push(internal(other, match.plainSimilarity, { match_transform: match.transform, match_similarity: match.similarity }));
       }
       // Near the threshold the pHash cannot tell; the geometric check of both images can.
-      for (const near of index.plainNear(fp, threshold - NEAR_THRESHOLD, threshold)) {
-        if (near.key === id) continue;
+      const from = threshold - NEAR_THRESHOLD;
+      for (const near of query.near(await candidates(query.nearSlots(from)), from)) {
         const other = await getSubmissionRow(env.db, near.key);
         const confirmed = other && (await checkStoredPair(env, row, other));
         if (other && confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(confirmed)));

@@ -1,4 +1,3 @@
-import { createAnalyzer, type Analyzer } from './analysis.js';
 import { SYSTEM_ACTOR, type Actor } from './auth/actor.js';
 import type { Config } from './config.js';
 import type { ConsoleAssets } from './assets.js';
@@ -33,7 +32,6 @@ export interface Env {
   log: Logger;
   version: string;
   startedAt: Date;
-  analyzer: Analyzer;
   /** Everything that decodes pixels (lib/images/service.ts). */
   images: ImageService;
   jobs: JobNotice;
@@ -85,7 +83,6 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     log: options.log ?? createLogger(config),
     version: options.version ?? '0.1.0',
     startedAt: clock.now(),
-    analyzer: createAnalyzer(),
     images,
     actor: SYSTEM_ACTOR,
     jobs: undefined as unknown as JobRunner,

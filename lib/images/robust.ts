@@ -13,7 +13,7 @@ import {
   regionKey,
   regionKeyDistance,
 } from './robust-hash.js';
-import { SimilarityIndex } from './similarity-index.js';
+import { SimilarityIndex, chunkBall, hashChunks } from './similarity-index.js';
 
 /**
  * Matching that survives mirroring, quarter turns, uniform borders/padding and crops of up to
@@ -309,10 +309,9 @@ export class RobustIndex<K> {
       if (!hash) return;
       present |= 1 << index;
       this.store.set(hash, base + 2 + index * REGION_WORDS);
-      (isWindow(name) ? this.windows : this.regions).add(id, regionKey(hash));
     });
     this.present[id] = present;
-    this.plain.add(id, fingerprints.phash);
+    for (const { store, key } of storedKeys(fingerprints, reference)) this[store].add(id, key);
   }
 
   remove(key: K): void {
@@ -326,53 +325,21 @@ export class RobustIndex<K> {
   }
 
   /**
-   * Every stored image the query is a copy of, or that is a crop of the query, best first.
-   *
-   * Candidates come from: the pHash within the threshold; the query's whole and trimmed regions
-   * in all eight orientations against stored whole and trimmed regions; its crop windows, unturned,
-   * against the same and against stored crop windows; and its whole region, unturned and mirrored,
-   * against stored crop windows. Every candidate then gets the full pairwise check. Lookups into
-   * the crop windows (six per image) cost six times more than the others, which is why only the
-   * unturned copy's windows and the two commonest orientations of a cropped copy go there;
-   * matchFingerprints checks all eight.
+   * Every stored image the query is a copy of, or that is a crop of the query, best first: the
+   * candidates the lookups find, confirmed by the pairwise check.
    */
   query(fingerprints: Fingerprints, threshold: number): RobustIndexMatch<K>[] {
     const query = prepare(parse(fingerprints));
     const candidates = new Set<number>();
-    const collect = (index: SimilarityIndex<number>, hash: RegionHash | undefined, distance: number) => {
-      if (hash) for (const found of index.query(regionKey(hash), distance)) candidates.add(found.key);
-    };
-    for (const { key } of this.plain.query(fingerprints.phash, radius(threshold))) candidates.add(key);
-    const lookup = Math.min(REGION_LOOKUP_DISTANCE, radius(Math.max(threshold, MIN_REGION_SIMILARITY)));
-    for (const orientation of ORIENTATIONS) {
-      const regions = query.oriented[orientation];
-      collect(this.regions, regions.whole, lookup);
-      collect(this.regions, regions.trimmed, lookup);
-      if (orientation === 'identity' || orientation === 'hflip') collect(this.windows, regions.whole, lookup);
-    }
-    for (const name of REGION_NAMES) {
-      if (!isWindow(name)) continue;
-      collect(this.regions, query.oriented.identity[name], lookup);
-      collect(this.windows, query.oriented.identity[name], lookup);
+    for (const { store, key, distance } of lookups(fingerprints.phash, query, threshold)) {
+      for (const found of this[store].query(key, distance)) candidates.add(found.key);
     }
     const matches: RobustIndexMatch<K>[] = [];
     for (const id of candidates) {
       const found = match(query, this.reference(id), threshold);
       if (found) matches.push({ key: this.keys[id], ...found });
     }
-    return matches.sort((a, b) => b.similarity - a.similarity || b.plainSimilarity - a.plainSimilarity);
-  }
-
-  /**
-   * Stored images whose plain pHash is at least `from` similar to the query's but that `query`
-   * does not match at `threshold`: the candidates near the threshold that deserve a closer look.
-   */
-  plainNear(fingerprints: Fingerprints, from: number, threshold: number): { key: K; plainSimilarity: number }[] {
-    const query = prepare(parse(fingerprints));
-    return this.plain
-      .query(fingerprints.phash, radius(from))
-      .filter(({ key: id }) => match(query, this.reference(id), threshold) === null)
-      .map(({ key: id, distance }) => ({ key: this.keys[id], plainSimilarity: 1 - distance / 64 }));
+    return sortMatches(matches);
   }
 
   private reference(id: number): Parsed {
@@ -392,6 +359,119 @@ export class RobustIndex<K> {
     const present = new Uint8Array(capacity);
     present.set(this.present);
     this.present = present;
+  }
+}
+
+/** The three kinds of stored key: the pHash, whole/trimmed region keys, crop-window keys. */
+type IndexStore = 'plain' | 'regions' | 'windows';
+
+/** What an image stores under each kind: its pHash and every region key. */
+function storedKeys(fingerprints: Fingerprints, parsed = parse(fingerprints)): { store: IndexStore; key: string }[] {
+  const keys: { store: IndexStore; key: string }[] = [{ store: 'plain', key: fingerprints.phash }];
+  for (const name of REGION_NAMES) {
+    const hash = parsed.regions[name];
+    if (hash) keys.push({ store: isWindow(name) ? 'windows' : 'regions', key: regionKey(hash) });
+  }
+  return keys;
+}
+
+/**
+ * Where the candidates of a query come from: the pHash within the threshold; the query's whole
+ * and trimmed regions in all eight orientations against stored whole and trimmed regions; its crop
+ * windows, unturned, against the same and against stored crop windows; and its whole region,
+ * unturned and mirrored, against stored crop windows. Every candidate then gets the full pairwise
+ * check. Lookups into the crop windows (six per image) cost six times more than the others, which
+ * is why only the unturned copy's windows and the two commonest orientations of a cropped copy go
+ * there; matchFingerprints checks all eight.
+ */
+function lookups(phash: string, query: PreparedQuery, threshold: number): { store: IndexStore; key: string; distance: number }[] {
+  const found: { store: IndexStore; key: string; distance: number }[] = [{ store: 'plain', key: phash, distance: radius(threshold) }];
+  const distance = Math.min(REGION_LOOKUP_DISTANCE, radius(Math.max(threshold, MIN_REGION_SIMILARITY)));
+  const add = (store: IndexStore, hash: RegionHash | undefined) => {
+    if (hash) found.push({ store, key: regionKey(hash), distance });
+  };
+  for (const orientation of ORIENTATIONS) {
+    const regions = query.oriented[orientation];
+    add('regions', regions.whole);
+    add('regions', regions.trimmed);
+    if (orientation === 'identity' || orientation === 'hflip') add('windows', regions.whole);
+  }
+  for (const name of REGION_NAMES) {
+    if (!isWindow(name)) continue;
+    add('regions', query.oriented.identity[name]);
+    add('windows', query.oriented.identity[name]);
+  }
+  return found;
+}
+
+function sortMatches<M extends { similarity: number; plainSimilarity: number }>(matches: M[]): M[] {
+  return matches.sort((a, b) => b.similarity - a.similarity || b.plainSimilarity - a.plainSimilarity);
+}
+
+/**
+ * The same index kept in a database table: each stored key becomes four rows, one per 16-bit chunk,
+ * numbered `slot = (kind * 4 + chunk) * 65536 + chunk value`. A lookup within d bits finds every
+ * key that shares one chunk within floor(d / 4) bits (pigeonhole), so a query is a list of slots
+ * to read; the candidates they name get the same pairwise check as RobustIndex.
+ */
+const STORE_NUMBER: Record<IndexStore, number> = { plain: 0, regions: 1, windows: 2 };
+
+function slotsOf(store: IndexStore, key: string, distance: number): number[] | null {
+  const slots: number[] = [];
+  for (const [chunk, value] of hashChunks(key).entries()) {
+    const ball = chunkBall(value, distance);
+    if (!ball) return null;
+    for (const near of ball) slots.push((STORE_NUMBER[store] * 4 + chunk) * 65536 + near);
+  }
+  return slots;
+}
+
+/** The slots an image is stored under. */
+export function indexSlots(fingerprints: Fingerprints): number[] {
+  return [...new Set(storedKeys(fingerprints).flatMap(({ store, key }) => slotsOf(store, key, 0)!))];
+}
+
+export class SlotQuery {
+  private readonly prepared: PreparedQuery;
+
+  constructor(
+    private readonly fingerprints: Fingerprints,
+    private readonly threshold: number,
+  ) {
+    this.prepared = prepare(parse(fingerprints));
+  }
+
+  /** The slots whose images may match; null when the pHash radius is too wide to probe (then every image is a candidate). */
+  slots(): number[] | null {
+    const slots = new Set<number>();
+    for (const { store, key, distance } of lookups(this.fingerprints.phash, this.prepared, this.threshold)) {
+      const found = slotsOf(store, key, distance);
+      if (!found) return null;
+      for (const slot of found) slots.add(slot);
+    }
+    return [...slots];
+  }
+
+  /** The slots of images whose pHash may be at least `from` similar; null as for slots(). */
+  nearSlots(from: number): number[] | null {
+    return slotsOf('plain', this.fingerprints.phash, radius(from));
+  }
+
+  /** The candidates that match, best first. */
+  matches<K>(candidates: { key: K; fingerprints: Fingerprints }[]): RobustIndexMatch<K>[] {
+    return sortMatches(candidates.flatMap(({ key, fingerprints }) => {
+      const found = match(this.prepared, parse(fingerprints), this.threshold);
+      return found ? [{ key, ...found }] : [];
+    }));
+  }
+
+  /** The candidates whose plain pHash is at least `from` similar but that do not match: the ones near the threshold. */
+  near<K>(candidates: { key: K; fingerprints: Fingerprints }[], from: number): { key: K; plainSimilarity: number }[] {
+    return candidates.flatMap(({ key, fingerprints }) => {
+      const reference = parse(fingerprints);
+      const plainSimilarity = 1 - phashDistance(this.prepared.phash, reference.phash) / 64;
+      return plainSimilarity >= from - 1e-9 && match(this.prepared, reference, this.threshold) === null ? [{ key, plainSimilarity }] : [];
+    });
   }
 }
 

@@ -38,6 +38,22 @@ const { MASKS, BALL_SIZE } = (() => {
   return { MASKS: Uint16Array.from(byWeight.flat()), BALL_SIZE: byWeight.map((masks) => (total += masks.length)) };
 })();
 
+/** The four 16-bit chunk values of a 64-bit hash (16 hex digits), high to low. */
+export function hashChunks(hash: string): number[] {
+  const [high, low] = hashToWords(hash);
+  return [0, 1, 2, 3].map((chunk) => chunkOf(high, low, chunk));
+}
+
+/**
+ * The chunk radius a lookup of `maxDistance` bits needs (pigeonhole over the four chunks), and
+ * every chunk value within it of `value`; null when that ball is too large to probe.
+ */
+export function chunkBall(value: number, maxDistance: number): number[] | null {
+  const chunkRadius = Math.floor(maxDistance / CHUNKS);
+  if (chunkRadius > MAX_CHUNK_RADIUS) return null;
+  return Array.from(MASKS.subarray(0, BALL_SIZE[chunkRadius]), (mask) => value ^ mask);
+}
+
 function chunkOf(high: number, low: number, chunk: number): number {
   switch (chunk) {
     case 0:

@@ -376,15 +376,6 @@ export function saveDecisionStatement(db: Database, id: string, decision: Decisi
     .bind(decision, note, now, now, id);
 }
 
-/** Fingerprints of every analysed submission, for the in-memory similarity index. */
-export async function listFingerprints(db: Database): Promise<{ id: string; phash: string; fingerprints: string | null }[]> {
-  return (
-    await db
-      .prepare(`SELECT id, phash, fingerprints FROM submissions WHERE phash IS NOT NULL`)
-      .all<{ id: string; phash: string; fingerprints: string | null }>()
-  ).results;
-}
-
 export async function clearDerivedPath(db: Database, id: string) {
   await db.prepare('UPDATE submissions SET derived_path = NULL, derived_created_at = NULL WHERE id = ?').bind(id).run();
 }

@@ -4,7 +4,7 @@ import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { similarity } from '../../lib/images/phash.js';
-import { type Fingerprints, RobustIndex, matchFingerprints } from '../../lib/images/robust.js';
+import { type Fingerprints, RobustIndex, SlotQuery, indexSlots, matchFingerprints } from '../../lib/images/robust.js';
 import {
   INVERSE_ORIENTATION,
   ORIENTATIONS,
@@ -282,6 +282,51 @@ describe('RobustIndex', () => {
     expect(index.query(copy, THRESHOLD).map((match) => match.key)).toEqual(['chelsea.png']);
     expect(index.query(copies.get('chelsea.png')![0], THRESHOLD)).toEqual([]);
     expect(index.size).toBe(PHOTOS.length - 1);
+  });
+});
+
+describe('SlotQuery (the index kept in a database table)', () => {
+  /** What the fingerprint_slots table holds: slot -> the images stored under it. */
+  const table = (entries: [string, Fingerprints][]) => {
+    const slots = new Map<number, Set<string>>();
+    for (const [key, fingerprints] of entries) for (const slot of indexSlots(fingerprints)) slots.set(slot, (slots.get(slot) ?? new Set()).add(key));
+    return (probes: number[] | null) => {
+      const keys = probes ? new Set(probes.flatMap((slot) => [...(slots.get(slot) ?? [])])) : new Set(entries.map(([key]) => key));
+      return [...keys].map((key) => ({ key, fingerprints: entries.find(([k]) => k === key)![1] }));
+    };
+  };
+  const stored = () => PHOTOS.map((name) => [name, originals.get(name)!] as [string, Fingerprints]);
+
+  it('finds exactly what the in-memory index finds, for every copy of every photo', () => {
+    const index = new RobustIndex<string>();
+    for (const [name, fingerprints] of stored()) index.add(name, fingerprints);
+    const lookup = table(stored());
+    for (const name of PHOTOS) {
+      for (const [i, { change }] of COPIES.entries()) {
+        const query = new SlotQuery(copies.get(name)![i], THRESHOLD);
+        expect(query.matches(lookup(query.slots())), `${name} ${change}`).toEqual(index.query(copies.get(name)![i], THRESHOLD));
+      }
+    }
+  });
+
+  it('looks up only the slots of the query\'s keys at this threshold, and everything when the pHash radius is too wide to probe', () => {
+    const query = new SlotQuery(originals.get('camera.png')!, THRESHOLD);
+    // Radius 6 bits: 17 values per pHash chunk; at most 30 region keys looked up exactly, 4 chunks each.
+    expect(query.slots()!.length).toBeLessThanOrEqual(4 * 17 + 30 * 4);
+    // The image itself is found through every slot it is stored under.
+    expect(query.slots()).toEqual(expect.arrayContaining(indexSlots(originals.get('camera.png')!)));
+    expect(new SlotQuery(originals.get('camera.png')!, 0.7).slots()).toBeNull();
+  });
+
+  it('names the stored images near the threshold that do not match, with their pHash similarity', () => {
+    const camera = originals.get('camera.png')!;
+    // The same photo's pHash with 8 bits changed (similarity 0.875) and no region hashes.
+    const flipped = (BigInt(`0x${camera.phash}`) ^ 0xff00000000000000n).toString(16).padStart(16, '0');
+    const near: [string, Fingerprints] = ['near', { phash: flipped, variants: {} }];
+    const lookup = table([...stored(), near]);
+    const query = new SlotQuery(camera, THRESHOLD);
+    expect(query.matches(lookup(query.slots())).map((m) => m.key)).toEqual(['camera.png']);
+    expect(query.near(lookup(query.nearSlots(0.8)), 0.8)).toEqual([{ key: 'near', plainSimilarity: 0.875 }]);
   });
 });
 

@@ -1,0 +1,124 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { storedFingerprints } from '../../lib/analysis.js';
+import { migrate } from '../../lib/db/migrate.js';
+import { indexSlots } from '../../lib/images/robust.js';
+import { backfillFingerprintSlots } from '../../lib/repo/fingerprint-slots.js';
+import { withLease } from '../../lib/repo/leases.js';
+import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { fixturePath, reencoded } from '../helpers/fixtures.js';
+
+/**
+ * The similarity index of submissions lives in the database (migration 0014), so every process and
+ * Worker isolate sees the same one and none holds it in memory. Runs on the SQLite file and on D1
+ * (vitest.d1-r2.config.ts).
+ */
+let env: TestEnv;
+afterEach(async () => env?.dispose());
+
+const count = async (sql: string, ...values: string[]) => (await env.db.prepare(sql).bind(...values).first<{ n: number }>())!.n;
+
+async function internalMatches(id: string): Promise<string[]> {
+  const review = await (await env.call('GET', `/api/submissions/${id}/review`)).json();
+  return review.evidence.filter((e: { group: string }) => e.group === 'internal').map((e: { matched_submission_id: string }) => e.matched_submission_id);
+}
+
+async function reloadAndAnalyse(files: Record<string, Buffer>): Promise<void> {
+  for (const [name, bytes] of Object.entries(files)) await env.blobs.put(`submissions/images/${name}`, bytes);
+  expect(await (await env.call('POST', '/api/submissions/reload')).json()).toMatchObject({ rejected: [] });
+  await env.jobs.drain('analyse');
+}
+
+async function slotsOf(id: string): Promise<number[]> {
+  const rows = (await env.db.prepare('SELECT slot FROM fingerprint_slots WHERE submission_id = ? ORDER BY slot').bind(id).all<{ slot: number }>()).results;
+  return rows.map((r) => r.slot);
+}
+
+async function expectedSlots(id: string): Promise<number[]> {
+  const row = (await env.db.prepare('SELECT phash, fingerprints FROM submissions WHERE id = ?').bind(id).first<{ phash: string; fingerprints: string }>())!;
+  return indexSlots(storedFingerprints(row.phash, row.fingerprints)).sort((a, b) => a - b);
+}
+
+describe('the similarity index in the database', () => {
+  it('stores every analysed submission under its slots, replaces them when the file changes, and matches through them', async () => {
+    env = await createTestEnv();
+    await reloadAndAnalyse({ 'camera.png': readFileSync(fixturePath('camera.png')), 'coffee.png': readFileSync(fixturePath('coffee.png')) });
+    const camera = await slotsOf('camera');
+    expect(camera).toEqual(await expectedSlots('camera'));
+    // The pHash's four chunks and at least the whole image's region key.
+    expect(camera.length).toBeGreaterThanOrEqual(8);
+
+    // A copy arriving later is found through the stored slots, on both sides.
+    await reloadAndAnalyse({ 'camera-copy.jpg': await reencoded('camera.png', 70) });
+    expect(await internalMatches('camera-copy')).toEqual(['camera']);
+    expect(await internalMatches('camera')).toEqual(['camera-copy']);
+
+    // New bytes under the same name: its slots are the new picture's, and the old match is gone.
+    await reloadAndAnalyse({ 'camera-copy.jpg': readFileSync(fixturePath('rocket.jpg')) });
+    expect(await slotsOf('camera-copy')).toEqual(await expectedSlots('camera-copy'));
+    expect(await slotsOf('camera-copy')).not.toEqual(camera);
+    expect(await internalMatches('camera')).toEqual([]);
+  });
+
+  it('after the upgrade that moved the index into the database, the next comparison indexes what was compared before', async () => {
+    env = await createTestEnv();
+    await reloadAndAnalyse({ 'camera.png': readFileSync(fixturePath('camera.png')), 'coffee.png': readFileSync(fixturePath('coffee.png')) });
+    // The database as it was before migration 0014, with these submissions compared: no slots.
+    for (const table of ['fingerprint_slots', 'fingerprint_slots_backfill', 'leases']) await env.db.prepare(`DROP TABLE ${table}`).run();
+    await env.db.prepare("DELETE FROM schema_migrations WHERE name LIKE '0014%'").run();
+    expect(await migrate(env.db)).toEqual(['0014_fingerprint_slots.sql']);
+    expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots')).toBe(0);
+    expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(1);
+
+    await reloadAndAnalyse({ 'camera-copy.jpg': await reencoded('camera.png', 70) });
+    expect(await internalMatches('camera-copy')).toEqual(['camera']);
+    expect(await internalMatches('camera')).toEqual(['camera-copy']);
+    expect(await slotsOf('coffee')).toEqual(await expectedSlots('coffee'));
+    expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(0);
+  });
+
+  it('backfills a page at a time, keeping its place, and does nothing once done', async () => {
+    env = await createTestEnv();
+    await reloadAndAnalyse({
+      'a.png': readFileSync(fixturePath('camera.png')),
+      'b.png': readFileSync(fixturePath('coffee.png')),
+      'c.jpg': readFileSync(fixturePath('rocket.jpg')),
+    });
+    await env.db.batch([env.db.prepare('DELETE FROM fingerprint_slots'), env.db.prepare("INSERT INTO fingerprint_slots_backfill (after) VALUES ('')")]);
+    const fingerprintsOf = (row: { phash: string; fingerprints: string | null }) => storedFingerprints(row.phash, row.fingerprints);
+    // An interrupted backfill: the first page committed with its cursor, the rest still to do.
+    await env.db.batch([env.db.prepare('INSERT INTO fingerprint_slots (slot, submission_id) SELECT value, \'a\' FROM json_each(?)').bind(JSON.stringify(await expectedSlots('a'))), env.db.prepare("UPDATE fingerprint_slots_backfill SET after = 'a'")]);
+    expect(await backfillFingerprintSlots(env.db, fingerprintsOf, 1)).toBe(2);
+    for (const id of ['a', 'b', 'c']) expect(await slotsOf(id)).toEqual(await expectedSlots(id));
+    expect(await backfillFingerprintSlots(env.db, fingerprintsOf, 1)).toBe(0);
+  });
+});
+
+describe('the comparison lease', () => {
+  it('lets one holder in at a time across separate callers, and frees a lease whose holder died when it expires', async () => {
+    env = await createTestEnv();
+    const inside: string[] = [];
+    let overlapped = false;
+    const hold = (who: string) =>
+      withLease(env.db, env.clock, 'similarity', async () => {
+        if (inside.length > 0) overlapped = true;
+        inside.push(who);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        inside.splice(inside.indexOf(who), 1);
+        return who;
+      });
+    expect(await Promise.all(['a', 'b', 'c'].map(hold))).toEqual(['a', 'b', 'c']);
+    expect(overlapped).toBe(false);
+    expect(await count('SELECT COUNT(*) AS n FROM leases')).toBe(0);
+
+    // A holder that died left its lease; it is taken once expired, not before.
+    await env.db.prepare("INSERT INTO leases (name, holder, expires_at) VALUES ('similarity', 'dead', ?)").bind(new Date(env.clock.now().getTime() + 60_000).toISOString()).run();
+    let entered = false;
+    const waiting = withLease(env.db, env.clock, 'similarity', async () => (entered = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(entered).toBe(false);
+    env.clock.advance(61_000);
+    await waiting;
+    expect(entered).toBe(true);
+  });
+});
