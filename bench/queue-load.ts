@@ -113,15 +113,41 @@ async function startService(build: Build, index: number): Promise<Service> {
   return service;
 }
 
-/** wrk against one URL of one service: latency, rate and the service's longest stall meanwhile. */
-async function load(service: Service, url: string): Promise<{ p50: number; p99: number; rate: number; stall: number }> {
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** CPU seconds the process has used (user + system), from /proc: the figure other load on the machine disturbs least. */
+function cpuSeconds(pid: number): number {
+  // Fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+interface Load {
+  p50: number;
+  p99: number;
+  rate: number;
+  stall: number;
+  cpuMs: number;
+}
+
+/** wrk against one URL of one service: latency, rate, the service's CPU per request and its longest stall meanwhile. */
+async function load(service: Service, url: string): Promise<Load> {
   const check = await get(service.base + url);
   if (check.status !== 200) throw new Error(`${url} answered ${check.status}: ${check.body.slice(0, 300)}`);
   process.kill(service.child.pid!, 'SIGUSR2');
+  const cpuBefore = cpuSeconds(service.child.pid!);
   const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, service.base + url], { encoding: 'utf8' });
+  const cpu = cpuSeconds(service.child.pid!) - cpuBefore;
   rmSync(service.loopFile, { force: true });
   process.kill(service.child.pid!, 'SIGWINCH');
-  return { p50: latency(output, '50'), p99: latency(output, '99'), rate: Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1]), stall: await longestStall(service.loopFile) };
+  const requests = Number(output.match(/(\d+) requests in/)?.[1]);
+  return {
+    p50: latency(output, '50'),
+    p99: latency(output, '99'),
+    rate: Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1]),
+    stall: await longestStall(service.loopFile),
+    cpuMs: (cpu * 1000) / requests,
+  };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -171,7 +197,7 @@ export async function run(): Promise<BenchTable[]> {
     ] as const).filter(([label]) => only.test(label));
     // The services finish their start-up work (the similarity index) before the load begins.
     await new Promise((r) => setTimeout(r, 5000));
-    const results = new Map<string, { p50: number; p99: number; rate: number; stall: number }[]>();
+    const results = new Map<string, Load[]>();
     for (let round = 0; round < rounds; round++) {
       for (const [label, url] of urls) {
         // Each round the other build goes first, so neither always meets the warmer machine.
@@ -185,19 +211,20 @@ export async function run(): Promise<BenchTable[]> {
     for (const [label] of urls) {
       for (const { build } of services) {
         const runs = results.get(`${label}\u0000${build.label}`)!;
-        const figures = [median(runs.map((r) => r.p50)).toFixed(1), median(runs.map((r) => r.p99)).toFixed(1), median(runs.map((r) => r.rate)).toFixed(0), median(runs.map((r) => r.stall)).toFixed(1)];
+        const figures = [median(runs.map((r) => r.p50)).toFixed(1), median(runs.map((r) => r.p99)).toFixed(1), median(runs.map((r) => r.rate)).toFixed(0), median(runs.map((r) => r.stall)).toFixed(1), median(runs.map((r) => r.cpuMs)).toFixed(2)];
         rows.push(builds.length > 1 ? [label, build.label, ...figures] : [label, ...figures]);
       }
     }
     return [
       {
         title: `Review queue at ${SUBMISSIONS.toLocaleString('en')} submissions, ${CONNECTIONS} concurrent clients (wrk)`,
-        columns: [...(builds.length > 1 ? ['request', 'build'] : ['request']), 'p50 (ms)', 'p99 (ms)', 'requests/s', 'longest event-loop stall (ms)'],
+        columns: [...(builds.length > 1 ? ['request', 'build'] : ['request']), 'p50 (ms)', 'p99 (ms)', 'requests/s', 'longest event-loop stall (ms)', 'service CPU per request (ms)'],
         rows,
         notes: [
           `${SUBMISSIONS.toLocaleString('en')} submissions and ${(SUBMISSIONS * 5).toLocaleString('en')} evidence rows seeded through the repository (bench/queue-seed.ts${seedS === null ? ', reused from an earlier run' : `, ${seedS.toFixed(0)} s`}); 50 rows per page`,
           `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s from a second process on the same ${'2'}-core machine, the service as its own process`,
           'stall: the longest time the service\'s event loop was held while wrk ran that request (monitorEventLoopDelay, 1 ms resolution)',
+          'CPU per request: the service process\'s user + system time while wrk ran, over the requests answered (10 ms clock ticks over some 8 s)',
           ...(rounds > 1 ? [`medians of ${rounds} rounds${builds.length > 1 ? ', the builds taking turns request by request' : ''}`] : []),
         ],
       },

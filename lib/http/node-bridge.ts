@@ -52,7 +52,6 @@ async function respond(req: IncomingMessage, res: ServerResponse, handle: FetchH
 /** The request as the router sees it; null when its URL or a header cannot be a WHATWG Request's. */
 export function toRequest(req: IncomingMessage): Request | null {
   const url = `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`;
-  if (!URL.canParse(url)) return null;
   const headers = new Headers();
   const raw = req.rawHeaders;
   // An HTTP/1.1 request has a body exactly when it declares a length or a transfer coding.
@@ -62,7 +61,7 @@ export function toRequest(req: IncomingMessage): Request | null {
     if (!hasBody || req.method === 'GET' || req.method === 'HEAD') return new Request(url, { method: req.method, headers });
     return new Request(url, { method: req.method, headers, body: bodyStream(req), duplex: 'half' } as RequestInit);
   } catch {
-    // Node's parser is more lenient than the Fetch standard about some header values and methods.
+    // The URL does not parse, or Node's parser let through a header value or method Fetch refuses.
     return null;
   }
 }
