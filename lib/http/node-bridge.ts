@@ -50,7 +50,7 @@ async function respond(req: IncomingMessage, res: ServerResponse, handle: FetchH
 }
 
 /** The request as the router sees it; null when its URL or a header cannot be a WHATWG Request's. */
-export function toRequest(req: IncomingMessage): Request | null {
+function toRequest(req: IncomingMessage): Request | null {
   const url = `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`;
   const headers = new Headers();
   const raw = req.rawHeaders;
@@ -113,7 +113,7 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /** Writes the response: status, every header (Set-Cookie as its separate values) and the body. */
-export async function send(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function send(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = response.body;
   if (res.destroyed) {
     await body?.cancel().catch(() => undefined);
