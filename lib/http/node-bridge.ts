@@ -9,7 +9,7 @@ export interface NodeContext {
 
 export type FetchHandler = (request: Request, ctx: NodeContext) => Promise<Response>;
 
-/** Reports what went wrong after the answer had started, when only closing the connection is left. */
+/** Reports an answer that failed: a handler that threw, or a body that failed while it was read. */
 export type BridgeErrorLog = (message: string, error: unknown) => void;
 
 /**
@@ -35,17 +35,8 @@ export function nodeListener(handle: FetchHandler, logError: BridgeErrorLog): (r
 
 async function respond(req: IncomingMessage, res: ServerResponse, handle: FetchHandler): Promise<void> {
   const request = toRequest(req);
-  let response: Response;
-  if (!request) {
-    // A Request cannot hold a URL that does not parse (a malformed Host header becomes part of it).
-    response = errorResponse(invalid('the request URL or its Host header is not valid'));
-  } else {
-    try {
-      response = await handle(request, { req, res });
-    } catch (error) {
-      response = errorResponse(error);
-    }
-  }
+  // A Request cannot hold a URL that does not parse (a malformed Host header becomes part of it).
+  const response = request ? await handle(request, { req, res }) : errorResponse(invalid('the request URL or its Host header is not valid'));
   await send(response, req, res);
 }
 
