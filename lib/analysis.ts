@@ -1,7 +1,7 @@
 import type { Env } from './env.js';
 import { settle } from './images/service.js';
 import { ImageRejected } from './images/rejected.js';
-import { RobustIndex, SlotQuery, type Fingerprints } from './images/robust.js';
+import { RobustIndex, SlotQuery, type Fingerprints, type SlotProbe } from './images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from './images/rights-metadata.js';
 import type { ConfirmedGeometry } from './images/geometry.js';
 import { geometricMatch, insertEvidenceStatement, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from './repo/evidence.js';
@@ -9,7 +9,7 @@ import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
 import type { JobOutcome } from './jobs.js';
 import { enqueueJobStatement, type Job } from './repo/jobs.js';
-import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsInSlots, type FingerprintRow } from './repo/fingerprint-slots.js';
+import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type FingerprintRow } from './repo/fingerprint-slots.js';
 import { withLease } from './repo/leases.js';
 import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from './repo/submissions.js';
 import { serialized } from './serial.js';
@@ -116,7 +116,6 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
 export async function compareSubmission(env: Env, id: string): Promise<void> {
   await serialized('similarity', () =>
     withLease(env.db, env.clock, 'similarity', async () => {
-      await backfillFingerprintSlots(env.db, rowFingerprints);
       const row = await getSubmissionRow(env.db, id);
       const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
       await env.db.batch(fingerprintSlotsStatements(env.db, id, fp));
@@ -156,6 +155,17 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
   if (queued.results.length > 0) await env.jobs.notify(1);
   const after = await getSubmissionRow(env.db, id);
   if (after?.analysis_status === 'failed') return { status: 'failed', error: failure ?? after.analysis_error ?? 'analysis failed' };
+  return { status: 'done' };
+}
+
+/**
+ * The `index` job migration 0014 queued: writes the slots of the submissions compared before it,
+ * as many pages as one run (one Worker invocation) allows, then queues the next run until done.
+ */
+export async function runIndexJob(env: Env): Promise<JobOutcome> {
+  if (await backfillFingerprintSlots(env.db, rowFingerprints)) return { status: 'done' };
+  await env.db.prepare("INSERT INTO jobs (type, status, payload, created_at) VALUES ('index', 'queued', '{}', ?)").bind(env.clock.now().toISOString()).run();
+  await env.jobs.notify(1);
   return { status: 'done' };
 }
 
@@ -231,15 +241,15 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
         matched_submission_id: other.id,
       });
       const query = new SlotQuery(fp, threshold);
-      const candidates = async (slots: number[] | null) =>
-        (await submissionsInSlots(env.db, slots, id)).map((found) => ({ key: found.id, fingerprints: rowFingerprints(found) }));
-      for (const match of query.matches(await candidates(query.slots()))) {
+      const candidates = async (probe: SlotProbe | null) =>
+        (await submissionsFound(env.db, probe, id)).map((found) => ({ key: found.id, fingerprints: rowFingerprints(found) }));
+      for (const match of query.matches(await candidates(query.matchProbe()))) {
         const other = await getSubmissionRow(env.db, match.key);
         if (other) evidence.push(internal(other, match.plainSimilarity, { match_transform: match.transform, match_similarity: match.similarity }));
       }
       // Near the threshold the pHash cannot tell; the geometric check of both images can.
       const from = threshold - NEAR_THRESHOLD;
-      for (const near of query.near(await candidates(query.nearSlots(from)), from)) {
+      for (const near of query.near(await candidates(query.nearProbe(from)), from)) {
         const other = await getSubmissionRow(env.db, near.key);
         const confirmed = other && (await checkStoredPair(env, row, other));
         if (other && confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(confirmed)));

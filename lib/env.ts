@@ -96,6 +96,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
   env.jobs = createJobRunner(env, {
     analyse: { handler: JOB_HANDLERS.analyse, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
     enrich: { handler: JOB_HANDLERS.enrich, concurrency: config.SVC_ENRICH_CONCURRENCY },
+    index: { handler: JOB_HANDLERS.index, concurrency: 1 },
   });
   return env;
 }

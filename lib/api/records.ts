@@ -150,7 +150,7 @@ export const PageCaptureRecord = z.object({
 export const ErrorBody = z.object({ error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }) }).strict();
 
 const role = z.enum(['operator', 'admin']);
-const jobType = z.enum(['analyse', 'enrich']);
+const jobType = z.enum(['analyse', 'enrich', 'index']);
 const jobStatus = z.enum(['queued', 'running', 'done', 'failed', 'skipped']);
 
 export const GroupRecord = z.object({ key: z.string(), label: z.string(), evidence_ids: z.array(z.string()) });

@@ -409,26 +409,56 @@ function sortMatches<M extends { similarity: number; plainSimilarity: number }>(
 }
 
 /**
- * The same index kept in a database table: each stored key becomes four rows, one per 16-bit chunk,
- * numbered `slot = (kind * 4 + chunk) * 65536 + chunk value`. A lookup within d bits finds every
- * key that shares one chunk within floor(d / 4) bits (pigeonhole), so a query is a list of slots
- * to read; the candidates they name get the same pairwise check as RobustIndex.
+ * The same index kept in a database table: each stored key becomes four rows, one per 16-bit
+ * chunk, numbered `slot = (kind * 4 + chunk) * 65536 + chunk value`, each row keeping the whole key.
+ * A lookup within d bits reads every row that shares one chunk within floor(d / 4) bits
+ * (pigeonhole), keeps the rows whose whole key is within d bits (as SimilarityIndex does), and the
+ * images those name get the same pairwise check as RobustIndex.
  */
 const STORE_NUMBER: Record<IndexStore, number> = { plain: 0, regions: 1, windows: 2 };
+const STORE_SLOTS = 4 * 65536;
 
 function slotsOf(store: IndexStore, key: string, distance: number): number[] | null {
   const slots: number[] = [];
   for (const [chunk, value] of hashChunks(key).entries()) {
     const ball = chunkBall(value, distance);
     if (!ball) return null;
-    for (const near of ball) slots.push((STORE_NUMBER[store] * 4 + chunk) * 65536 + near);
+    for (const near of ball) slots.push(STORE_NUMBER[store] * STORE_SLOTS + chunk * 65536 + near);
   }
   return slots;
 }
 
-/** The slots an image is stored under. */
-export function indexSlots(fingerprints: Fingerprints): number[] {
-  return [...new Set(storedKeys(fingerprints).flatMap(({ store, key }) => slotsOf(store, key, 0)!))];
+/** The rows an image is stored as: [slot, whole key]. */
+export function indexEntries(fingerprints: Fingerprints): [number, string][] {
+  const entries = new Map<string, [number, string]>();
+  for (const { store, key } of storedKeys(fingerprints)) {
+    for (const slot of slotsOf(store, key, 0)!) entries.set(`${slot}:${key}`, [slot, key]);
+  }
+  return [...entries.values()];
+}
+
+/** The rows to read for a lookup, and which of the rows read are within its distance. */
+export interface SlotProbe {
+  slots: number[];
+  accepts(slot: number, key: string): boolean;
+}
+
+function probeOf(wanted: { store: IndexStore; key: string; distance: number }[]): SlotProbe | null {
+  const slots = new Set<number>();
+  const byStore: [number, number, number][][] = [[], [], []];
+  for (const { store, key, distance } of wanted) {
+    const found = slotsOf(store, key, distance);
+    if (!found) return null;
+    for (const slot of found) slots.add(slot);
+    byStore[STORE_NUMBER[store]].push([...hashToWords(key), distance]);
+  }
+  return {
+    slots: [...slots],
+    accepts(slot, key) {
+      const [high, low] = hashToWords(key);
+      return byStore[Math.floor(slot / STORE_SLOTS)].some(([h, l, distance]) => phashDistance([h, l], [high, low]) <= distance);
+    },
+  };
 }
 
 export class SlotQuery {
@@ -441,28 +471,24 @@ export class SlotQuery {
     this.prepared = prepare(parse(fingerprints));
   }
 
-  /** The slots whose images may match; null when the pHash radius is too wide to probe (then every image is a candidate). */
-  slots(): number[] | null {
-    const slots = new Set<number>();
-    for (const { store, key, distance } of lookups(this.fingerprints.phash, this.prepared, this.threshold)) {
-      const found = slotsOf(store, key, distance);
-      if (!found) return null;
-      for (const slot of found) slots.add(slot);
-    }
-    return [...slots];
+  /** The lookups of the images that may match; null when the pHash radius is too wide to probe (then every image is a candidate). */
+  matchProbe(): SlotProbe | null {
+    return probeOf(lookups(this.fingerprints.phash, this.prepared, this.threshold));
   }
 
-  /** The slots of images whose pHash may be at least `from` similar; null as for slots(). */
-  nearSlots(from: number): number[] | null {
-    return slotsOf('plain', this.fingerprints.phash, radius(from));
+  /** The lookup of the images whose pHash is at least `from` similar; null as for matchProbe(). */
+  nearProbe(from: number): SlotProbe | null {
+    return probeOf([{ store: 'plain', key: this.fingerprints.phash, distance: radius(from) }]);
   }
 
   /** The candidates that match, best first. */
   matches<K>(candidates: { key: K; fingerprints: Fingerprints }[]): RobustIndexMatch<K>[] {
-    return sortMatches(candidates.flatMap(({ key, fingerprints }) => {
-      const found = match(this.prepared, parse(fingerprints), this.threshold);
-      return found ? [{ key, ...found }] : [];
-    }));
+    return sortMatches(
+      candidates.flatMap(({ key, fingerprints }) => {
+        const found = match(this.prepared, parse(fingerprints), this.threshold);
+        return found ? [{ key, ...found }] : [];
+      }),
+    );
   }
 
   /** The candidates whose plain pHash is at least `from` similar but that do not match: the ones near the threshold. */

@@ -1,5 +1,9 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database, Statement } from '../db/types.js';
-import { indexSlots, type Fingerprints } from '../images/robust.js';
+import { indexEntries, type Fingerprints, type SlotProbe } from '../images/robust.js';
+
+/** Slots read per statement: a match lookup is one statement, the near-threshold lookup (2,788 slots at 0.8) four. */
+const SLOTS_PER_STATEMENT = 700;
 
 /** An analysed submission's stored fingerprints, as the similarity check reads them. */
 export interface FingerprintRow {
@@ -12,62 +16,91 @@ export interface FingerprintRow {
 export function fingerprintSlotsStatements(db: Database, id: string, fingerprints: Fingerprints | null): Statement[] {
   const remove = db.prepare('DELETE FROM fingerprint_slots WHERE submission_id = ?').bind(id);
   if (!fingerprints) return [remove];
-  return [remove, insertSlotsStatement(db, { [id]: indexSlots(fingerprints) })];
-}
-
-/** One statement for many submissions' slots, bound as one JSON object (D1 allows 100 bound values). */
-function insertSlotsStatement(db: Database, slots: Record<string, number[]>): Statement {
-  return db
-    .prepare(
-      `INSERT OR IGNORE INTO fingerprint_slots (slot, submission_id)
-       SELECT slot.value, submission.key FROM json_each(?) submission, json_each(submission.value) slot`,
-    )
-    .bind(JSON.stringify(slots));
+  return [remove, insertSlotsStatement(db, [[id, fingerprints]])];
 }
 
 /**
- * Analysed submissions (other than `except`) stored under any of the slots; every analysed
- * submission when `slots` is null (a lookup too wide to probe). Only analysed rows: a submission
- * waiting for new analysis may still have its old picture's slots.
+ * One statement for many submissions' rows, bound as one JSON array (D1 allows 100 bound values),
+ * in slot order: rows land in the table's key order, so a page of them touches neighbouring pages
+ * of the B-tree instead of one random page per row.
  */
-export async function submissionsInSlots(db: Database, slots: number[] | null, except: string): Promise<FingerprintRow[]> {
-  const statement = slots
-    ? db
-        .prepare(
-          `SELECT id, phash, fingerprints FROM submissions
-           WHERE id IN (SELECT f.submission_id FROM json_each(?) probe JOIN fingerprint_slots f ON f.slot = probe.value)
-             AND analysis_status = 'done' AND phash IS NOT NULL AND id <> ?`,
-        )
-        .bind(JSON.stringify(slots), except)
-    : db.prepare(`SELECT id, phash, fingerprints FROM submissions WHERE analysis_status = 'done' AND phash IS NOT NULL AND id <> ?`).bind(except);
-  return (await statement.all<FingerprintRow>()).results;
+function insertSlotsStatement(db: Database, submissions: [string, Fingerprints][]): Statement {
+  const rows = submissions.flatMap(([id, fingerprints]) => indexEntries(fingerprints).map(([slot, key]) => [slot, id, key] as const));
+  rows.sort((a, b) => a[0] - b[0]);
+  return db
+    .prepare(
+      `INSERT OR IGNORE INTO fingerprint_slots (slot, submission_id, key)
+       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)`,
+    )
+    .bind(JSON.stringify(rows));
 }
 
-/** Submissions compared per page of the backfill: 500 x at most 36 slots is one ~150 KB bound value. */
-const BACKFILL_PAGE = 500;
+/**
+ * The analysed submissions (other than `except`) a lookup finds: the rows of its slots whose whole
+ * key is within its distance, then those submissions' fingerprints; every analysed submission when
+ * the lookup is too wide to probe (null). Only analysed rows: a submission waiting for new analysis
+ * may still have its old picture's slots.
+ */
+export async function submissionsFound(db: Database, probe: SlotProbe | null, except: string): Promise<FingerprintRow[]> {
+  if (!probe) {
+    const all = db.prepare(`SELECT id, phash, fingerprints FROM submissions WHERE analysis_status = 'done' AND phash IS NOT NULL AND id <> ?`);
+    return (await all.bind(except).all<FingerprintRow>()).results;
+  }
+  const ids = new Set<string>();
+  for (let at = 0; at < probe.slots.length; at += SLOTS_PER_STATEMENT) {
+    // Between pieces the event loop runs: better-sqlite3 answers synchronously, and the near lookup
+    // at 100,000 submissions reads thousands of rows.
+    if (at > 0) await nextTurn();
+    const hits = await db
+      .prepare('SELECT f.slot, f.submission_id AS id, f.key FROM json_each(?) probe JOIN fingerprint_slots f ON f.slot = probe.value WHERE f.submission_id <> ?')
+      .bind(JSON.stringify(probe.slots.slice(at, at + SLOTS_PER_STATEMENT)), except)
+      .all<{ slot: number; id: string; key: string }>();
+    for (const hit of hits.results) if (probe.accepts(hit.slot, hit.key)) ids.add(hit.id);
+  }
+  if (ids.size === 0) return [];
+  const rows = await db
+    // "+" keeps the planner off the analysis-status index, which holds nearly every row.
+    .prepare(`SELECT s.id, s.phash, s.fingerprints FROM json_each(?) j JOIN submissions s ON s.id = j.value WHERE +s.analysis_status = 'done' AND s.phash IS NOT NULL`)
+    .bind(JSON.stringify([...ids]))
+    .all<FingerprintRow>();
+  return rows.results;
+}
+
+/**
+ * Submissions per page of the backfill (3,200 rows, one statement): small enough that a page holds
+ * better-sqlite3's event loop briefly, and 100 pages (300 queries) fit one Worker invocation.
+ */
+const BACKFILL_PAGE = 100;
+const BACKFILL_PAGES = 100;
 
 /**
  * Writes the slots of submissions compared before the index moved into the database (migration
- * 0014), a page at a time from the cursor it keeps, until none is left; a no-op afterwards. Each
- * page commits with its cursor, so an interrupted backfill resumes where it stopped.
+ * 0014), a page at a time from the cursor it keeps, for at most `pages` pages; true once none is
+ * left (the cursor row is gone). Each page commits with its cursor, so an interrupted backfill
+ * resumes where it stopped.
  */
-export async function backfillFingerprintSlots(db: Database, fingerprintsOf: (row: FingerprintRow) => Fingerprints, page = BACKFILL_PAGE): Promise<number> {
-  let written = 0;
-  for (;;) {
-    const cursor = await db.prepare('SELECT after FROM fingerprint_slots_backfill').first<{ after: string }>();
-    if (!cursor) return written;
+export async function backfillFingerprintSlots(
+  db: Database,
+  fingerprintsOf: (row: FingerprintRow) => Fingerprints,
+  { page = BACKFILL_PAGE, pages = BACKFILL_PAGES } = {},
+): Promise<boolean> {
+  const cursor = await db.prepare('SELECT after FROM fingerprint_slots_backfill').first<{ after: string }>();
+  if (!cursor) return true;
+  let { after } = cursor;
+  for (let run = 0; run < pages; run++) {
+    if (run > 0) await nextTurn();
     const rows = (
       await db
-        .prepare(`SELECT id, phash, fingerprints FROM submissions WHERE id > ? AND analysis_status = 'done' AND phash IS NOT NULL ORDER BY id LIMIT ?`)
-        .bind(cursor.after, page)
+        .prepare(`SELECT id, phash, fingerprints FROM submissions WHERE id > ? AND +analysis_status = 'done' AND phash IS NOT NULL ORDER BY id LIMIT ?`)
+        .bind(after, page)
         .all<FingerprintRow>()
     ).results;
-    const moveCursor =
-      rows.length < page
-        ? db.prepare('DELETE FROM fingerprint_slots_backfill')
-        : db.prepare('UPDATE fingerprint_slots_backfill SET after = ?').bind(rows[rows.length - 1].id);
-    const slots = Object.fromEntries(rows.map((row) => [row.id, indexSlots(fingerprintsOf(row))]));
-    await db.batch(rows.length > 0 ? [insertSlotsStatement(db, slots), moveCursor] : [moveCursor]);
-    written += rows.length;
+    const done = rows.length < page;
+    const moveCursor = done ? db.prepare('DELETE FROM fingerprint_slots_backfill') : db.prepare('UPDATE fingerprint_slots_backfill SET after = ?').bind(rows[rows.length - 1].id);
+    const indexed = rows.map((row): [string, Fingerprints] => [row.id, fingerprintsOf(row)]);
+    await db.batch(rows.length > 0 ? [insertSlotsStatement(db, indexed), moveCursor] : [moveCursor]);
+    if (done) return true;
+    after = rows[rows.length - 1].id;
   }
+  return false;
 }

@@ -4,7 +4,12 @@ import { fromJson, toJson } from './json.js';
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'skipped';
 
 /** Local analysis of a submission's image, then its enrichment through the providers. */
-export const JOB_TYPES = ['analyse', 'enrich'] as const;
+/**
+ * `index` writes the similarity index of submissions compared before it moved into the database
+ * (migration 0014 queues it); no analysis starts while one is owed, since a comparison would miss
+ * what is not indexed yet.
+ */
+export const JOB_TYPES = ['analyse', 'enrich', 'index'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export interface Job {
@@ -43,7 +48,8 @@ export function enqueueJobStatement(db: Database, type: JobType, submissionIds: 
 
 /**
  * Takes the oldest queued job of a type whose submission has no running job, in one statement, so
- * two workers can never take the same job or work on one submission at once.
+ * two workers can never take the same job or work on one submission at once. An analysis waits
+ * while an `index` job is owed.
  */
 export async function claimNextJob(db: Database, type: JobType, token: string, now: string): Promise<Job | null> {
   const row = await db
@@ -51,6 +57,7 @@ export async function claimNextJob(db: Database, type: JobType, token: string, n
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, run_token = ?, started_at = ?, finished_at = NULL, error = NULL
        WHERE id = (SELECT j.id FROM jobs j WHERE j.type = ? AND j.status = 'queued'
                    AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.submission_id = j.submission_id AND r.status = 'running')
+                   AND (j.type <> 'analyse' OR NOT EXISTS (SELECT 1 FROM jobs b WHERE b.type = 'index' AND b.status IN ('queued', 'running')))
                    ORDER BY j.id LIMIT 1)
          AND status = 'queued'
        RETURNING *`,

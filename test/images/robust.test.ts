@@ -4,7 +4,7 @@ import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { similarity } from '../../lib/images/phash.js';
-import { type Fingerprints, RobustIndex, SlotQuery, indexSlots, matchFingerprints } from '../../lib/images/robust.js';
+import { type Fingerprints, RobustIndex, SlotQuery, indexEntries, matchFingerprints, type SlotProbe } from '../../lib/images/robust.js';
 import {
   INVERSE_ORIENTATION,
   ORIENTATIONS,
@@ -286,13 +286,12 @@ describe('RobustIndex', () => {
 });
 
 describe('SlotQuery (the index kept in a database table)', () => {
-  /** What the fingerprint_slots table holds: slot -> the images stored under it. */
+  /** What the fingerprint_slots table holds, and the submissions a lookup of it finds. */
   const table = (entries: [string, Fingerprints][]) => {
-    const slots = new Map<number, Set<string>>();
-    for (const [key, fingerprints] of entries) for (const slot of indexSlots(fingerprints)) slots.set(slot, (slots.get(slot) ?? new Set()).add(key));
-    return (probes: number[] | null) => {
-      const keys = probes ? new Set(probes.flatMap((slot) => [...(slots.get(slot) ?? [])])) : new Set(entries.map(([key]) => key));
-      return [...keys].map((key) => ({ key, fingerprints: entries.find(([k]) => k === key)![1] }));
+    const rows = entries.flatMap(([id, fingerprints]) => indexEntries(fingerprints).map(([slot, key]) => ({ slot, id, key })));
+    return (probe: SlotProbe | null) => {
+      const ids = probe ? new Set(rows.filter((row) => probe.slots.includes(row.slot) && probe.accepts(row.slot, row.key)).map((row) => row.id)) : new Set(entries.map(([id]) => id));
+      return [...ids].map((key) => ({ key, fingerprints: entries.find(([id]) => id === key)![1] }));
     };
   };
   const stored = () => PHOTOS.map((name) => [name, originals.get(name)!] as [string, Fingerprints]);
@@ -304,18 +303,26 @@ describe('SlotQuery (the index kept in a database table)', () => {
     for (const name of PHOTOS) {
       for (const [i, { change }] of COPIES.entries()) {
         const query = new SlotQuery(copies.get(name)![i], THRESHOLD);
-        expect(query.matches(lookup(query.slots())), `${name} ${change}`).toEqual(index.query(copies.get(name)![i], THRESHOLD));
+        expect(query.matches(lookup(query.matchProbe())), `${name} ${change}`).toEqual(index.query(copies.get(name)![i], THRESHOLD));
       }
     }
   });
 
-  it('looks up only the slots of the query\'s keys at this threshold, and everything when the pHash radius is too wide to probe', () => {
-    const query = new SlotQuery(originals.get('camera.png')!, THRESHOLD);
+  it('reads the slots of the query\'s keys at this threshold, keeps only rows within each lookup\'s distance, and reads everything when the pHash radius is too wide to probe', () => {
+    const camera = originals.get('camera.png')!;
+    const probe = new SlotQuery(camera, THRESHOLD).matchProbe()!;
     // Radius 6 bits: 17 values per pHash chunk; at most 30 region keys looked up exactly, 4 chunks each.
-    expect(query.slots()!.length).toBeLessThanOrEqual(4 * 17 + 30 * 4);
-    // The image itself is found through every slot it is stored under.
-    expect(query.slots()).toEqual(expect.arrayContaining(indexSlots(originals.get('camera.png')!)));
-    expect(new SlotQuery(originals.get('camera.png')!, 0.7).slots()).toBeNull();
+    expect(probe.slots.length).toBeLessThanOrEqual(4 * 17 + 30 * 4);
+    // The image itself is found through every row it is stored as.
+    for (const [slot, key] of indexEntries(camera)) {
+      expect(probe.slots).toContain(slot);
+      expect(probe.accepts(slot, key)).toBe(true);
+    }
+    // A stored pHash that shares the first chunk but is 7 bits away is read and left out.
+    const [plainSlot] = indexEntries(camera);
+    const far = (BigInt(`0x${camera.phash}`) ^ 0x7fn).toString(16).padStart(16, '0');
+    expect(probe.accepts(plainSlot[0], far)).toBe(false);
+    expect(new SlotQuery(camera, 0.7).matchProbe()).toBeNull();
   });
 
   it('names the stored images near the threshold that do not match, with their pHash similarity', () => {
@@ -325,8 +332,8 @@ describe('SlotQuery (the index kept in a database table)', () => {
     const near: [string, Fingerprints] = ['near', { phash: flipped, variants: {} }];
     const lookup = table([...stored(), near]);
     const query = new SlotQuery(camera, THRESHOLD);
-    expect(query.matches(lookup(query.slots())).map((m) => m.key)).toEqual(['camera.png']);
-    expect(query.near(lookup(query.nearSlots(0.8)), 0.8)).toEqual([{ key: 'near', plainSimilarity: 0.875 }]);
+    expect(query.matches(lookup(query.matchProbe())).map((m) => m.key)).toEqual(['camera.png']);
+    expect(query.near(lookup(query.nearProbe(0.8)), 0.8)).toEqual([{ key: 'near', plainSimilarity: 0.875 }]);
   });
 });
 

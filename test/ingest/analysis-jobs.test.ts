@@ -69,6 +69,7 @@ describe('analysis as queued work', () => {
     expect(waiting.types).toEqual([
       expect.objectContaining({ type: 'analyse', queued: 3, running: 0, done: 0, failed: 0 }),
       expect.objectContaining({ type: 'enrich', queued: 0, running: 0, done: 0 }),
+      expect.objectContaining({ type: 'index', queued: 0, running: 0, done: 0 }),
     ]);
     env.clock.advance(1000);
     await env.jobs.drain('analyse');
@@ -88,7 +89,7 @@ describe('analysis as queued work', () => {
     env.clock.advance(61_000);
     await env.jobs.drain('enrich');
     env.clock.advance(61_000);
-    expect((await (await env.call('GET', '/api/jobs/progress')).json())).toMatchObject({ active: false, failures: [], types: [expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 })] });
+    expect((await (await env.call('GET', '/api/jobs/progress')).json())).toMatchObject({ active: false, failures: [], types: [expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 })] });
   });
 
   it('makes a thumbnail of at most 320 px, served under /media/thumbs with the media rules', async () => {

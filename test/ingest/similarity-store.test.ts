@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storedFingerprints } from '../../lib/analysis.js';
 import { migrate } from '../../lib/db/migrate.js';
-import { indexSlots } from '../../lib/images/robust.js';
+import { indexEntries } from '../../lib/images/robust.js';
 import { backfillFingerprintSlots } from '../../lib/repo/fingerprint-slots.js';
 import { withLease } from '../../lib/repo/leases.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
@@ -29,14 +29,16 @@ async function reloadAndAnalyse(files: Record<string, Buffer>): Promise<void> {
   await env.jobs.drain('analyse');
 }
 
-async function slotsOf(id: string): Promise<number[]> {
-  const rows = (await env.db.prepare('SELECT slot FROM fingerprint_slots WHERE submission_id = ? ORDER BY slot').bind(id).all<{ slot: number }>()).results;
-  return rows.map((r) => r.slot);
+const byRow = (a: [number, string], b: [number, string]) => a[0] - b[0] || a[1].localeCompare(b[1]);
+
+async function slotsOf(id: string): Promise<[number, string][]> {
+  const rows = (await env.db.prepare('SELECT slot, key FROM fingerprint_slots WHERE submission_id = ?').bind(id).all<{ slot: number; key: string }>()).results;
+  return rows.map((r): [number, string] => [r.slot, r.key]).sort(byRow);
 }
 
-async function expectedSlots(id: string): Promise<number[]> {
+async function expectedSlots(id: string): Promise<[number, string][]> {
   const row = (await env.db.prepare('SELECT phash, fingerprints FROM submissions WHERE id = ?').bind(id).first<{ phash: string; fingerprints: string }>())!;
-  return indexSlots(storedFingerprints(row.phash, row.fingerprints)).sort((a, b) => a - b);
+  return indexEntries(storedFingerprints(row.phash, row.fingerprints)).sort(byRow);
 }
 
 describe('the similarity index in the database', () => {
@@ -60,7 +62,7 @@ describe('the similarity index in the database', () => {
     expect(await internalMatches('camera')).toEqual([]);
   });
 
-  it('after the upgrade that moved the index into the database, the next comparison indexes what was compared before', async () => {
+  it('after the upgrade that moved the index into the database, an index job writes what was compared before, and no analysis starts until it is done', async () => {
     env = await createTestEnv();
     await reloadAndAnalyse({ 'camera.png': readFileSync(fixturePath('camera.png')), 'coffee.png': readFileSync(fixturePath('coffee.png')) });
     // The database as it was before migration 0014, with these submissions compared: no slots.
@@ -68,16 +70,24 @@ describe('the similarity index in the database', () => {
     await env.db.prepare("DELETE FROM schema_migrations WHERE name LIKE '0014%'").run();
     expect(await migrate(env.db)).toEqual(['0014_fingerprint_slots.sql']);
     expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots')).toBe(0);
-    expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM jobs WHERE type = 'index' AND status = 'queued'")).toBe(1);
 
-    await reloadAndAnalyse({ 'camera-copy.jpg': await reencoded('camera.png', 70) });
+    await env.blobs.put('submissions/images/camera-copy.jpg', await reencoded('camera.png', 70));
+    expect(await (await env.call('POST', '/api/submissions/reload')).json()).toMatchObject({ imported: ['camera-copy'] });
+    // The copy's analysis waits: compared now, it would miss the photo it copies.
+    expect(await env.jobs.drain('analyse')).toBe(0);
+    const progress = await (await env.call('GET', '/api/jobs/progress')).json();
+    expect(progress.types).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'index', queued: 1 }), expect.objectContaining({ type: 'analyse', queued: 1 })]));
+
+    await env.jobs.drain();
+    expect(await count("SELECT COUNT(*) AS n FROM jobs WHERE type = 'index' AND status = 'done'")).toBe(1);
     expect(await internalMatches('camera-copy')).toEqual(['camera']);
     expect(await internalMatches('camera')).toEqual(['camera-copy']);
     expect(await slotsOf('coffee')).toEqual(await expectedSlots('coffee'));
     expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(0);
   });
 
-  it('backfills a page at a time, keeping its place, and does nothing once done', async () => {
+  it('backfills a page at a time, keeping its place across runs, and does nothing once done', async () => {
     env = await createTestEnv();
     await reloadAndAnalyse({
       'a.png': readFileSync(fixturePath('camera.png')),
@@ -86,11 +96,14 @@ describe('the similarity index in the database', () => {
     });
     await env.db.batch([env.db.prepare('DELETE FROM fingerprint_slots'), env.db.prepare("INSERT INTO fingerprint_slots_backfill (after) VALUES ('')")]);
     const fingerprintsOf = (row: { phash: string; fingerprints: string | null }) => storedFingerprints(row.phash, row.fingerprints);
-    // An interrupted backfill: the first page committed with its cursor, the rest still to do.
-    await env.db.batch([env.db.prepare('INSERT INTO fingerprint_slots (slot, submission_id) SELECT value, \'a\' FROM json_each(?)').bind(JSON.stringify(await expectedSlots('a'))), env.db.prepare("UPDATE fingerprint_slots_backfill SET after = 'a'")]);
-    expect(await backfillFingerprintSlots(env.db, fingerprintsOf, 1)).toBe(2);
+    // One page per run: a run that stops before the end says so and keeps its place.
+    expect(await backfillFingerprintSlots(env.db, fingerprintsOf, { page: 1, pages: 1 })).toBe(false);
+    expect(await slotsOf('a')).toEqual(await expectedSlots('a'));
+    expect(await slotsOf('b')).toEqual([]);
+    expect(await backfillFingerprintSlots(env.db, fingerprintsOf, { page: 1, pages: 5 })).toBe(true);
     for (const id of ['a', 'b', 'c']) expect(await slotsOf(id)).toEqual(await expectedSlots(id));
-    expect(await backfillFingerprintSlots(env.db, fingerprintsOf, 1)).toBe(0);
+    expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(0);
+    expect(await backfillFingerprintSlots(env.db, fingerprintsOf, { page: 1, pages: 1 })).toBe(true);
   });
 });
 
