@@ -2,9 +2,9 @@ import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import { createServerAdapter } from '@whatwg-node/server';
 import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
-import { nodeListener } from './lib/http/node-bridge.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
 import { countAccounts } from './lib/repo/accounts.js';
@@ -27,12 +27,8 @@ export interface RunningServer {
 export async function startServer(config: Config, options: EnvOptions = {}): Promise<RunningServer> {
   const env = await createEnv(config, options);
   const router = createRouter();
-  const server = createServer(
-    nodeListener(
-      (request, ctx) => router.fetch(request, env, ctx),
-      (message, error) => env.log.error(message, { error: error instanceof Error ? error.message : String(error) }),
-    ),
-  );
+  const adapter = createServerAdapter((request: Request, ctx: unknown) => router.fetch(request as never, env, ctx));
+  const server = createServer(adapter);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => refuseUnparsable(error, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
