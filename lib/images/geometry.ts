@@ -37,12 +37,22 @@ export const GEOMETRY_THRESHOLDS = {
   /** Share of at least one image the matched region must cover: a shared logo covers little. */
   minCoverage: 0.2,
   /**
-   * The matched region of `a` is cut into 3x3 cells; in every cell with texture the pixels of `a`
-   * and of `b` brought onto it by the fitted transform must correlate at least this much
-   * (normalised cross-correlation of small grey copies). Shared page chrome, a frame or a logo fit
-   * a transform at their own keypoints, but the photographs beside them do not agree.
+   * The matched region of `a` is cut into 3x3 cells; in at least `minAgreeingShare` of the cells
+   * with texture (and in at least 3), the pixels of `a` and of `b` brought onto it by the fitted
+   * transform must correlate at least `minCellCorrelation` (normalised cross-correlation of small
+   * grey copies). Shared page chrome, a frame or a logo fit a transform at their own keypoints,
+   * but the photographs beside them do not agree; a copy's own watermark, logo or caption spoils
+   * a cell or two, which the share allows.
    */
   minCellCorrelation: 0.75,
+  minAgreeingShare: 2 / 3,
+  /**
+   * Every cell the region covers, flat or not, must keep its brightness: the cells' mean grey
+   * levels in `b` follow those in `a` by one straight line (a copy's exposure or gamma) within
+   * this many grey levels. Two near-plain photographs inside the same page chrome have flat cells
+   * of their own brightness, which the correlation cannot see.
+   */
+  maxCellBrightnessResidual: 25,
 };
 
 export interface KeypointSet {
@@ -263,11 +273,13 @@ const FLAT_CELL = 6;
 const MIN_TEXTURED_CELLS = 3;
 
 /**
- * The lowest normalised cross-correlation, over the cells (3x3 over the bounding box of regionA)
- * that have texture, between `a` and `b` sampled at the same points through the transform; 0
- * when fewer than MIN_TEXTURED_CELLS cells have texture.
+ * How the pixels of `a` and `b`, sampled at the same points through the transform, agree over the
+ * cells (3x3 over the bounding box of regionA): `correlation`, the normalised cross-correlation
+ * that `minAgreeingShare` of the textured cells reach (0 when fewer than MIN_TEXTURED_CELLS cells
+ * have texture), and `brightnessResidual`, how far the worst cell's mean grey level in `b` is from
+ * the straight line fitted through all the cells' means.
  */
-function weakestCellCorrelation(a: GeometryFeatures, b: GeometryFeatures, toB: number[], regionA: [number, number][]): number {
+function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], regionA: [number, number][]): { correlation: number; brightnessResidual: number } {
   const xs = regionA.map(([x]) => x);
   const ys = regionA.map(([, y]) => y);
   const [left, top] = [Math.min(...xs), Math.min(...ys)];
@@ -276,9 +288,9 @@ function weakestCellCorrelation(a: GeometryFeatures, b: GeometryFeatures, toB: n
   const stepA = Math.min(cellWidth, cellHeight) / SAMPLES_PER_CELL_SIDE / 3;
   const stepB = stepA * Math.sqrt(Math.abs(area(regionA.map(([x, y]) => project(toB, x, y))) / Math.abs(area(regionA))));
   // A region without area cannot be compared: no agreement.
-  if (!(stepA > 0 && Number.isFinite(stepB) && stepB > 0)) return 0;
-  let weakest = 1;
-  let textured = 0;
+  if (!(stepA > 0 && Number.isFinite(stepB) && stepB > 0)) return { correlation: 0, brightnessResidual: Infinity };
+  const correlations: number[] = [];
+  const means: [number, number][] = [];
   for (let cell = 0; cell < CELLS * CELLS; cell++) {
     const valuesA: number[] = [];
     const valuesB: number[] = [];
@@ -297,6 +309,7 @@ function weakestCellCorrelation(a: GeometryFeatures, b: GeometryFeatures, toB: n
     if (valuesA.length < 30) continue;
     const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
     const [meanA, meanB] = [mean(valuesA), mean(valuesB)];
+    means.push([meanA, meanB]);
     let [covariance, varianceA, varianceB] = [0, 0, 0];
     for (let i = 0; i < valuesA.length; i++) {
       const [da, db] = [valuesA[i] - meanA, valuesB[i] - meanB];
@@ -305,11 +318,18 @@ function weakestCellCorrelation(a: GeometryFeatures, b: GeometryFeatures, toB: n
       varianceB += db * db;
     }
     if (Math.sqrt(varianceA / valuesA.length) < FLAT_CELL) continue;
-    textured++;
-    weakest = Math.min(weakest, varianceB === 0 ? 0 : covariance / Math.sqrt(varianceA * varianceB));
+    correlations.push(varianceB === 0 ? 0 : covariance / Math.sqrt(varianceA * varianceB));
   }
+  correlations.sort((x, y) => y - x);
   // Two plain images under the same logo agree in the logo's cell alone: too little to go on.
-  return textured >= MIN_TEXTURED_CELLS ? weakest : 0;
+  const correlation = correlations.length >= MIN_TEXTURED_CELLS ? correlations[Math.ceil(GEOMETRY_THRESHOLDS.minAgreeingShare * correlations.length) - 1] : 0;
+  // Least-squares line through the cells' (mean in a, mean in b).
+  const meanOf = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const [centreA, centreB] = [meanOf(means.map(([x]) => x)), meanOf(means.map(([, y]) => y))];
+  const spread = means.reduce((sum, [x]) => sum + (x - centreA) ** 2, 0);
+  const gain = spread > 0 ? means.reduce((sum, [x, y]) => sum + (x - centreA) * (y - centreB), 0) / spread : 0;
+  const brightnessResidual = Math.max(0, ...means.map(([x, y]) => Math.abs(y - centreB - gain * (x - centreA))));
+  return { correlation, brightnessResidual };
 }
 
 interface Fit {
@@ -323,7 +343,7 @@ interface Fit {
  */
 function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: KeypointSet, mirrored: boolean): GeometryResult {
   const inliers = fit.pairs.length / 2;
-  const { minInliers, minInlierShare, minCoverage, minCellCorrelation } = GEOMETRY_THRESHOLDS;
+  const { minInliers, minInlierShare, minCoverage, minCellCorrelation, maxCellBrightnessResidual } = GEOMETRY_THRESHOLDS;
   if (!fit.homography || inliers < minInliers) return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
   const toB = fit.homography;
   const toA = invert(toB);
@@ -343,9 +363,12 @@ function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: Keypoi
   if (inlierShare < minInlierShare) {
     return { confirmed: false, inliers, reason: `${inliers} of the keypoints in the matched region agree (${Math.round(100 * inlierShare)} %), ${100 * minInlierShare} % needed` };
   }
-  const correlation = weakestCellCorrelation(a, b, toB, regionA);
+  const { correlation, brightnessResidual } = cellAgreement(a, b, toB, regionA);
   if (correlation < minCellCorrelation) {
-    return { confirmed: false, inliers, reason: `the pixels of the matched regions do not agree everywhere (weakest correlation ${correlation.toFixed(2)}, ${minCellCorrelation} needed): shared content or too little texture, not the same picture` };
+    return { confirmed: false, inliers, reason: `the pixels of the matched regions do not agree (correlation ${correlation.toFixed(2)} in two thirds of the textured cells, ${minCellCorrelation} needed): shared content or too little texture, not the same picture` };
+  }
+  if (brightnessResidual > maxCellBrightnessResidual) {
+    return { confirmed: false, inliers, reason: `a part of the matched region is ${Math.round(brightnessResidual)} grey levels off the brightness of the rest (${maxCellBrightnessResidual} allowed): shared content around different pictures` };
   }
   const fraction = (quad: [number, number][], w: number, h: number): Quad => quad.map(([x, y]) => [Math.min(1, Math.max(0, x / w)), Math.min(1, Math.max(0, y / h))]);
   return {
