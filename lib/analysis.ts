@@ -37,15 +37,18 @@ export async function readSubmissionImage(env: Env, file: string): Promise<Buffe
 /**
  * Analyses one stored submission: fingerprints, faces and thumbnail side by side (each runs off the
  * event loop: the luma reader's and the face model's worker threads, libvips' thread pool). An image
- * that cannot be decoded marks it failed with the reason, which is returned. Nothing is stored when
- * a reload recorded other bytes meanwhile (their own analysis is queued).
+ * that cannot be decoded, or a file that is gone, marks it failed with the reason, which is
+ * returned; any other error is thrown. Nothing is stored when a reload recorded other bytes
+ * meanwhile (their own analysis is queued).
  */
 export async function analyseSubmission(env: Env, id: string): Promise<{ stored: boolean; failure: string | null }> {
   const row = await getSubmissionRow(env.db, id);
   if (!row) return { stored: false, failure: null };
   const now = () => env.clock.now().toISOString();
+  const failed = async (reason: string) => ({ stored: await saveAnalysisFailure(env.db, id, row.sha256, reason, now()), failure: reason });
+  const bytes = await env.blobs.get(`submissions/${row.file}`);
+  if (!bytes) return failed(`the submitted file ${row.file} is gone`);
   try {
-    const bytes = await readSubmissionImage(env, row.file);
     const { fingerprints, faces, thumbnail } = await env.images.analyse(bytes);
     const thumbPath = `thumbs/${id}.jpg`;
     const stored = thumbnail.ok ? await settle(env.blobs.put(thumbPath, thumbnail.value)) : thumbnail;
@@ -65,8 +68,10 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
     if (saved) await saveRightsEvidence(env, id, row.submitter, await readRightsMetadata(bytes), now());
     return { stored: saved, failure: null };
   } catch (error) {
-    const reason = error instanceof ImageRejected ? error.reason : `analysis failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { stored: await saveAnalysisFailure(env.db, id, row.sha256, reason, now()), failure: reason };
+    // Only the image itself fails its analysis for good. Anything else (storage, the image service
+    // out of reach) fails the job and leaves the submission pending, and owed work queues it again.
+    if (error instanceof ImageRejected) return failed(error.reason);
+    throw error;
   }
 }
 

@@ -92,6 +92,25 @@ describe('analysis as queued work', () => {
     expect((await (await env.call('GET', '/api/jobs/progress')).json())).toMatchObject({ active: false, failures: [], types: [expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 })] });
   });
 
+  it('an analysis that fails for a reason outside the image (the image service out of reach) leaves the submission pending, and the next reload analyses it', async () => {
+    env = await createTestEnv();
+    copyFixture('camera.png', env.paths.imagesDir);
+    const analyse = env.images.analyse.bind(env.images);
+    env.images.analyse = async () => {
+      throw new Error('image service: connect ECONNREFUSED 127.0.0.1:9501');
+    };
+    await env.call('POST', '/api/submissions/reload');
+    await env.jobs.drain('analyse');
+    const progress = await (await env.call('GET', '/api/jobs/progress')).json();
+    expect(progress.failures).toEqual([expect.objectContaining({ type: 'analyse', submission_id: 'camera', error: 'image service: connect ECONNREFUSED 127.0.0.1:9501' })]);
+    expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({ analysis_status: 'pending', analysis_error: null });
+
+    env.images.analyse = analyse;
+    expect(await (await env.call('POST', '/api/submissions/reload')).json()).toMatchObject({ unchanged: 1, queued_jobs: 1 });
+    await env.jobs.drain('analyse');
+    expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({ analysis_status: 'done', analysis_error: null });
+  });
+
   it('makes a thumbnail of at most 320 px, served under /media/thumbs with the media rules', async () => {
     env = await createTestEnv();
     writeFileSync(join(env.paths.imagesDir, 'wide.jpg'), await sharp(fixturePath('rocket.jpg')).resize(1600, 1000, { fit: 'fill' }).withMetadata({ orientation: 6 }).jpeg().toBuffer());
