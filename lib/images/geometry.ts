@@ -39,10 +39,8 @@ export const GEOMETRY_THRESHOLDS = {
   /**
    * The matched region of `a` is cut into 3x3 cells; in every cell with texture the pixels of `a`
    * and of `b` brought onto it by the fitted transform must correlate at least this much
-   * (normalised cross-correlation of small grey copies, leaving out the quarter of the samples
-   * farthest from the cell's own linear fit, so that a copy's watermark, logo or caption over part
-   * of a cell does not refuse it). Shared page chrome, a frame or a logo fit a transform at their
-   * own keypoints, but the photographs beside them do not agree.
+   * (normalised cross-correlation of small grey copies). Shared page chrome, a frame or a logo fit
+   * a transform at their own keypoints, but the photographs beside them do not agree.
    */
   minCellCorrelation: 0.75,
   /**
@@ -264,30 +262,6 @@ function sample(features: GeometryFeatures, x: number, y: number, step: number):
   return sum / 9;
 }
 
-/** Share of a cell's samples left out of its correlation: those farthest from the cell's linear fit. */
-const TRIMMED_SHARE = 0.25;
-
-/**
- * The normalised cross-correlation of the samples of one cell, without the TRIMMED_SHARE of them
- * farthest from the least-squares line through them (`gain` and the means): a watermark's letters
- * or a logo over part of a copy's cell leave out those samples, a different picture disagrees in
- * all of them.
- */
-function trimmedCorrelation(valuesA: number[], valuesB: number[], meanA: number, meanB: number, gain: number): number {
-  const residuals = valuesA.map((a, i) => Math.abs(valuesB[i] - meanB - gain * (a - meanA)));
-  const cut = [...residuals].sort((x, y) => x - y)[Math.ceil((1 - TRIMMED_SHARE) * residuals.length) - 1];
-  const kept = residuals.flatMap((residual, i) => (residual <= cut ? [i] : []));
-  const [keptMeanA, keptMeanB] = [kept.reduce((sum, i) => sum + valuesA[i], 0) / kept.length, kept.reduce((sum, i) => sum + valuesB[i], 0) / kept.length];
-  let [covariance, varianceA, varianceB] = [0, 0, 0];
-  for (const i of kept) {
-    const [da, db] = [valuesA[i] - keptMeanA, valuesB[i] - keptMeanB];
-    covariance += da * db;
-    varianceA += da * da;
-    varianceB += db * db;
-  }
-  return varianceA === 0 || varianceB === 0 ? 0 : covariance / Math.sqrt(varianceA * varianceB);
-}
-
 const CELLS = 3;
 const SAMPLES_PER_CELL_SIDE = 10;
 /** Grey-level standard deviation under which a cell is flat (sky, a plain band): it says nothing. */
@@ -297,9 +271,10 @@ const MIN_TEXTURED_CELLS = 3;
 
 /**
  * How the pixels of `a` and `b`, sampled at the same points through the transform, agree over the
- * cells (3x3 over the bounding box of regionA): `correlation`, the lowest trimmed correlation
- * over the cells with texture (0 when fewer than MIN_TEXTURED_CELLS cells have texture), and `brightnessResidual`, how far the worst cell's mean grey level in `b` is from
- * the straight line fitted through all the cells' means.
+ * cells (3x3 over the bounding box of regionA): `correlation`, the lowest normalised
+ * cross-correlation over the cells with texture (0 when fewer than MIN_TEXTURED_CELLS have
+ * texture), and `brightnessResidual`, how far the worst cell's mean grey level in `b` is from the
+ * straight line fitted through all the cells' means.
  */
 function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], regionA: [number, number][]): { correlation: number; brightnessResidual: number } {
   const xs = regionA.map(([x]) => x);
@@ -332,14 +307,15 @@ function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], 
     const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
     const [meanA, meanB] = [mean(valuesA), mean(valuesB)];
     means.push([meanA, meanB]);
-    let [covariance, varianceA] = [0, 0];
+    let [covariance, varianceA, varianceB] = [0, 0, 0];
     for (let i = 0; i < valuesA.length; i++) {
-      const da = valuesA[i] - meanA;
-      covariance += da * (valuesB[i] - meanB);
+      const [da, db] = [valuesA[i] - meanA, valuesB[i] - meanB];
+      covariance += da * db;
       varianceA += da * da;
+      varianceB += db * db;
     }
     if (Math.sqrt(varianceA / valuesA.length) < FLAT_CELL) continue;
-    correlations.push(trimmedCorrelation(valuesA, valuesB, meanA, meanB, covariance / varianceA));
+    correlations.push(varianceB === 0 ? 0 : covariance / Math.sqrt(varianceA * varianceB));
   }
   // Two plain images under the same logo agree in the logo's cell alone: too little to go on.
   const correlation = correlations.length >= MIN_TEXTURED_CELLS ? Math.min(...correlations) : 0;
