@@ -8,7 +8,7 @@ import { geometricMatch, insertEvidenceStatement, replaceSimilarityEvidence, typ
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
 import type { JobOutcome } from './jobs.js';
-import { enqueueJobStatement, type Job } from './repo/jobs.js';
+import { enqueueIndexJobStatement, enqueueJobStatement, type Job } from './repo/jobs.js';
 import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type FingerprintRow } from './repo/fingerprint-slots.js';
 import { withLease } from './repo/leases.js';
 import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from './repo/submissions.js';
@@ -169,7 +169,7 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
  */
 export async function runIndexJob(env: Env): Promise<JobOutcome> {
   if (await backfillFingerprintSlots(env.db, rowFingerprints)) return { status: 'done' };
-  await env.db.prepare("INSERT INTO jobs (type, status, payload, created_at) VALUES ('index', 'queued', '{}', ?)").bind(env.clock.now().toISOString()).run();
+  await enqueueIndexJobStatement(env.db, env.clock.now().toISOString()).run();
   await env.jobs.notify(1);
   return { status: 'done' };
 }

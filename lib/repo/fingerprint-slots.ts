@@ -19,14 +19,9 @@ export function fingerprintSlotsStatements(db: Database, id: string, fingerprint
   return [remove, insertSlotsStatement(db, [[id, fingerprints]])];
 }
 
-/**
- * One statement for many submissions' rows, bound as one JSON array (D1 allows 100 bound values),
- * in slot order: rows land in the table's key order, so a page of them touches neighbouring pages
- * of the B-tree instead of one random page per row.
- */
+/** One statement for many submissions' rows, bound as one JSON array (D1 allows 100 bound values). */
 function insertSlotsStatement(db: Database, submissions: [string, Fingerprints][]): Statement {
-  const rows = submissions.flatMap(([id, fingerprints]) => indexEntries(fingerprints).map(([slot, key]) => [slot, id, key] as const));
-  rows.sort((a, b) => a[0] - b[0]);
+  const rows = submissions.flatMap(([id, fingerprints]) => indexEntries(fingerprints).map(([slot, key]) => [slot, id, key]));
   return db
     .prepare(
       `INSERT OR IGNORE INTO fingerprint_slots (slot, submission_id, key)

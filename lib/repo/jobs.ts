@@ -3,11 +3,11 @@ import { fromJson, toJson } from './json.js';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'skipped';
 
-/** Local analysis of a submission's image, then its enrichment through the providers. */
 /**
- * `index` writes the similarity index of submissions compared before it moved into the database
- * (migration 0014 queues it); no analysis starts while one is owed, since a comparison would miss
- * what is not indexed yet.
+ * Local analysis of a submission's image, then its enrichment through the providers. `index`
+ * writes the similarity index of submissions compared before it moved into the database (migration
+ * 0014 queues it); no analysis starts while one is owed, since a comparison would miss what is not
+ * indexed yet.
  */
 export const JOB_TYPES = ['analyse', 'enrich', 'index'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
@@ -44,6 +44,11 @@ export function enqueueJobStatement(db: Database, type: JobType, submissionIds: 
        RETURNING id`,
     )
     .bind(type, toJson(payload), now, toJson(Array.isArray(submissionIds) ? submissionIds : [submissionIds]), type);
+}
+
+/** Queues a run of the `index` job (it has no submission). */
+export function enqueueIndexJobStatement(db: Database, now: string) {
+  return db.prepare("INSERT INTO jobs (type, status, payload, created_at) VALUES ('index', 'queued', '{}', ?)").bind(now);
 }
 
 /**

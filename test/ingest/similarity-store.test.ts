@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { storedFingerprints } from '../../lib/analysis.js';
+import { runIndexJob, storedFingerprints } from '../../lib/analysis.js';
+import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { indexEntries } from '../../lib/images/robust.js';
 import { backfillFingerprintSlots } from '../../lib/repo/fingerprint-slots.js';
+import { enqueueIndexJobStatement } from '../../lib/repo/jobs.js';
+import { upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import { withLease } from '../../lib/repo/leases.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
@@ -104,6 +107,33 @@ describe('the similarity index in the database', () => {
     for (const id of ['a', 'b', 'c']) expect(await slotsOf(id)).toEqual(await expectedSlots(id));
     expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(0);
     expect(await backfillFingerprintSlots(env.db, fingerprintsOf, { page: 1, pages: 1 })).toBe(true);
+  });
+});
+
+describe('the index job', () => {
+  it('indexes as much as one Worker invocation\'s 1,000 D1 queries allow, queues its next run, and finishes there', async () => {
+    env = await createTestEnv();
+    const now = env.clock.now().toISOString();
+    const ids = Array.from({ length: 1005 }, (_, i) => `s${String(i).padStart(4, '0')}`);
+    for (let start = 0; start < ids.length; start += 100) {
+      const page = ids.slice(start, start + 100);
+      await env.db.batch([
+        upsertSubmissionStatement(env.db, page.map((id) => ({ id, title: id, file: `images/${id}.jpg`, origin: 'quick' as const, submitted_at: '2026-11-23 09:00', submitted_at_epoch: 0, width: 10, height: 10, format: 'jpeg', bytes: 1, sha256: id.padEnd(64, '0') })), now),
+        env.db.prepare("UPDATE submissions SET analysis_status = 'done', phash = '0123456789abcdef' WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(page)),
+      ]);
+    }
+    await env.db.batch([env.db.prepare("INSERT INTO fingerprint_slots_backfill (after) VALUES ('')"), enqueueIndexJobStatement(env.db, now)]);
+
+    // One run under the Worker's guard: D1LimitExceeded would throw here.
+    expect(await runIndexJob({ ...env, db: limitedDatabase(env.db) })).toEqual({ status: 'done' });
+    expect(await count('SELECT COUNT(DISTINCT submission_id) AS n FROM fingerprint_slots')).toBe(1000);
+    expect(await count("SELECT COUNT(*) AS n FROM jobs WHERE type = 'index' AND status = 'queued'")).toBe(2);
+
+    await env.jobs.drain('index');
+    // Four rows each: a bare pHash, one per 16-bit chunk.
+    expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots')).toBe(4 * 1005);
+    expect(await count("SELECT COUNT(*) AS n FROM jobs WHERE type = 'index' AND status = 'queued'")).toBe(0);
+    expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(0);
   });
 });
 
