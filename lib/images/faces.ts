@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import sharp, { type Metadata } from 'sharp';
+import { decodeForAnalysis, fromRaster, type AnalysisRaster } from './analysis-raster.js';
 import { decodeFailure, decodeOptions } from './decode.js';
 
 /** Integer pixels in the EXIF-oriented original image (SVG: as sharp rasterises it). */
@@ -18,8 +19,11 @@ export interface Face {
 }
 
 export interface FaceDetector {
-  /** Rejects with `ImageRejected` when the image cannot be decoded; the detector stays usable. */
-  detect(image: Buffer): Promise<Face[]>;
+  /**
+   * Faces in image bytes, or in the analysis raster an analysis already decoded for its other
+   * uses. Rejects with `ImageRejected` when the bytes cannot be decoded; the detector stays usable.
+   */
+  detect(image: Buffer | AnalysisRaster): Promise<Face[]>;
   close(): Promise<void>;
 }
 
@@ -35,8 +39,8 @@ export interface FaceDetectorOptions {
 }
 
 // The detector sees at most this many pixels on the longest side: BlazeFace's 192 px input
-// (INPUT_SIZE in blazeface.mjs), so sharp does the one downscale, from the decode it already makes.
-// It also bounds the memory a huge upload can take in a worker.
+// (INPUT_SIZE in blazeface.mjs), resampled by sharp from the analysis raster. It also bounds the
+// memory a huge upload can take in a worker.
 const DETECTION_MAX_SIDE = 192;
 // At 192 px BlazeFace scores the cup in coffee.png 0.64 and the cat in chelsea.png 0.47; the weakest
 // labelled face it finds above this scores 0.68, and the next one down is 0.47 (bench/faces.ts,
@@ -89,20 +93,13 @@ function orientedSize(metadata: Metadata): { width: number; height: number } {
   };
 }
 
-async function decodeForDetection(image: Buffer, maxPixels?: number): Promise<Raster> {
-  try {
-    const original = orientedSize(await sharp(image, decodeOptions(maxPixels)).metadata());
-    const { data, info } = await sharp(image, decodeOptions(maxPixels))
-      .resize({ width: DETECTION_MAX_SIDE, height: DETECTION_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
-      .flatten({ background: '#ffffff' })
-      .toColourspace('srgb')
-      .raw({ depth: 'uchar' })
-      .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3) throw new Error(`expected an RGB raster, got ${info.channels} channels`);
-    return { pixels: data, width: info.width, height: info.height, originalWidth: original.width, originalHeight: original.height };
-  } catch (error) {
-    throw decodeFailure(error);
-  }
+/** The detector's input: the analysis raster shrunk to DETECTION_MAX_SIDE (no decode). */
+async function detectionRaster(image: AnalysisRaster): Promise<Raster> {
+  const { data, info } = await fromRaster(image)
+    .resize({ width: DETECTION_MAX_SIDE, height: DETECTION_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { pixels: data, width: info.width, height: info.height, originalWidth: image.originalWidth, originalHeight: image.originalHeight };
 }
 
 function clamp(value: number, min: number, max: number): number {
@@ -187,7 +184,7 @@ export function createFaceDetector(options: FaceDetectorOptions = {}): FaceDetec
   return {
     async detect(image) {
       if (closed) throw new Error('the face detector is closed');
-      const raster = await decodeForDetection(image, options.maxPixels);
+      const raster = await detectionRaster(Buffer.isBuffer(image) ? await decodeForAnalysis(image, options.maxPixels) : image);
       if (closed) throw new Error('the face detector is closed');
       const found = await runInWorker(raster);
       const faces = found.map((face) => toOriginalFace(face, raster)).filter((face): face is Face => face !== null);

@@ -1,3 +1,4 @@
+import { decodeForAnalysis, type AnalysisRaster } from './analysis-raster.js';
 import { jpegLuma, lumaSample } from './luma.js';
 import { SAMPLE_SIZE, dct32, hashFromDct, sampleGrayscale32 } from './phash.js';
 import { resample } from './raster.js';
@@ -17,7 +18,7 @@ import { WINDOWS, isFramed, within, type Fingerprints, type RegionName } from '.
  * at 1/8 scale from its DC coefficients, other formats shrink on load in libvips.
  */
 export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
-  return (await jpegGrayscale32(input, maxPixels)) ?? sampleGrayscale32(await lumaSample(input, maxPixels));
+  return (await jpegGrayscale32(input, maxPixels)) ?? sampleGrayscale32(await lumaSample(await decodeForAnalysis(input, maxPixels)));
 }
 
 /** grayscale32 from the JPEG's own luma grid, or null when libvips must decode (see jpegLuma). */
@@ -30,9 +31,17 @@ export async function phash(input: Buffer, maxPixels?: number): Promise<string> 
   return hashFromDct(dct32(await grayscale32(input, maxPixels)));
 }
 
-export async function computeFingerprints(image: Buffer, maxPixels?: number): Promise<Fingerprints> {
-  // One libvips decode serves the regions and, unless the JPEG's own luma grid does, the pHash.
-  const [sample, fromJpeg] = await Promise.all([lumaSample(image, maxPixels), jpegGrayscale32(image, maxPixels)]);
+/**
+ * `decoded` is the image's analysis raster when the caller decodes it for the thumbnail and faces
+ * too; the JPEG's luma grid is read meanwhile.
+ */
+export async function computeFingerprints(
+  image: Buffer,
+  maxPixels?: number,
+  decoded: Promise<AnalysisRaster> = decodeForAnalysis(image, maxPixels),
+): Promise<Fingerprints> {
+  // The analysis raster serves the regions and, unless the JPEG's own luma grid does, the pHash.
+  const [sample, fromJpeg] = await Promise.all([decoded.then(lumaSample), jpegGrayscale32(image, maxPixels)]);
   const pixels = fromJpeg ?? sampleGrayscale32(sample);
   const variants: Partial<Record<RegionName, string>> = {};
   const put = (name: RegionName, region: Region) => {

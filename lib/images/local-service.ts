@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { decodeForAnalysis } from './analysis-raster.js';
 import { probeImage } from './decode.js';
 import { deriveImage } from './derived.js';
 import { createFaceDetector, cropFaces, dedupeFaces } from './faces.js';
@@ -8,18 +9,21 @@ import { settle, type ImageService } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
 
 /**
- * The images port in this process: fingerprints, faces and the thumbnail of one image side by side,
- * each off the event loop (the JPEG reader's and the face model's worker threads, libvips' pool).
+ * The images port in this process: fingerprints, faces and the thumbnail of one image side by side
+ * from one decode (analysis-raster.ts), each off the event loop (the JPEG reader's and the face
+ * model's worker threads, libvips' pool).
  */
 export function localImageService(maxPixels: number): ImageService {
   const faces = createFaceDetector({ maxPixels });
   const features = keptFeatures(maxPixels);
   return {
     async analyse(bytes) {
+      // A refused image rejects the fingerprints with the decoder's reason, as the analysis's error.
+      const decoded = decodeForAnalysis(bytes, maxPixels);
       const [fingerprints, found, thumbnail] = await Promise.all([
-        computeFingerprints(bytes, maxPixels),
-        settle(faces.detect(bytes).then(dedupeFaces)),
-        settle(makeThumbnail(bytes, maxPixels)),
+        computeFingerprints(bytes, maxPixels, decoded),
+        settle(decoded.then((raster) => faces.detect(raster)).then(dedupeFaces)),
+        settle(decoded.then(makeThumbnail)),
       ]);
       return { fingerprints, faces: found, thumbnail };
     },

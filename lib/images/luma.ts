@@ -1,5 +1,5 @@
-import sharp from 'sharp';
-import { DEFAULT_MAX_PIXELS, decodeFailure, decodeOptions } from './decode.js';
+import { fromRaster, type AnalysisRaster } from './analysis-raster.js';
+import { DEFAULT_MAX_PIXELS } from './decode.js';
 import type { LumaGrid } from './jpeg-dc.js';
 import { readLumaGrid } from './jpeg-dc-pool.js';
 import { SAMPLE_SIDE, type Raster } from './raster.js';
@@ -10,25 +10,16 @@ import { SAMPLE_SIDE, type Raster } from './raster.js';
  * reduced by area averaging. Two sources give the same numbers to within rounding:
  * - a JPEG's own 1/8-scale luma grid (jpeg-dc.ts, read in worker threads), when the reader
  *   handles the file;
- * - otherwise libvips: a 256x256 RGB sample (shrink-on-load, linear kernel) on white, converted here.
+ * - otherwise a 256x256 RGB sample (linear kernel) of the analysis raster (analysis-raster.ts),
+ *   converted here.
  */
 
 /**
- * Decodes once into a square luma sample. The aspect ratio is dropped, as the pHash drops it:
- * regions are fractions of the image, so a region cuts the same content at any aspect.
+ * The square luma sample of the image's analysis raster. The aspect ratio is dropped, as the pHash
+ * drops it: regions are fractions of the image, so a region cuts the same content at any aspect.
  */
-export async function lumaSample(input: Buffer, maxPixels?: number): Promise<Raster> {
-  let data: Buffer;
-  try {
-    data = await sharp(input, decodeOptions(maxPixels))
-      .resize(SAMPLE_SIDE, SAMPLE_SIDE, { fit: 'fill', kernel: 'linear' })
-      .flatten({ background: '#ffffff' })
-      .toColourspace('srgb')
-      .raw()
-      .toBuffer();
-  } catch (error) {
-    throw decodeFailure(error);
-  }
+export async function lumaSample(image: AnalysisRaster): Promise<Raster> {
+  const data = await fromRaster(image).resize(SAMPLE_SIDE, SAMPLE_SIDE, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
   const luma = new Float64Array(SAMPLE_SIDE * SAMPLE_SIDE);
   if (data.length !== luma.length * 3) throw new Error(`lumaSample expected ${luma.length} RGB pixels, got ${data.length} bytes`);
   for (let i = 0; i < luma.length; i++) luma[i] = 0.299 * data[i * 3] + 0.587 * data[i * 3 + 1] + 0.114 * data[i * 3 + 2];

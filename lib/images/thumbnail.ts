@@ -1,23 +1,20 @@
 import sharp from 'sharp';
-import { decodeFailure, decodeOptions } from './decode.js';
+// Only the type: analysis-raster.ts sizes its raster by THUMBNAIL_SIDE.
+import type { AnalysisRaster } from './analysis-raster.js';
 
 /** The longest side of a thumbnail: sharp on the queue's rows and the watchlist's cards, a few KB each. */
 export const THUMBNAIL_SIDE = 320;
 const THUMBNAIL_QUALITY = 72;
 
 /**
- * A small upright JPEG of the image for lists, so a page of 50 rows never loads 50 originals. JPEG
- * inputs shrink on load (libjpeg decodes at 1/2-1/8 scale), so a 3 MP photo costs a few ms.
- * Transparency is flattened on white; like every re-encode here it carries no metadata.
+ * A small upright JPEG of the image for lists, so a page of 50 rows never loads 50 originals. It is
+ * made from the analysis raster (analysis-raster.ts: decoded once, upright, flattened on white, at
+ * least THUMBNAIL_SIDE on its longer side unless the image is smaller), so it costs a resample and
+ * an encode; raw pixels carry no metadata, so neither does the thumbnail.
  */
-export async function makeThumbnail(bytes: Buffer, maxPixels?: number): Promise<Buffer> {
-  try {
-    return await sharp(bytes, decodeOptions(maxPixels))
-      .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true })
-      .flatten({ background: '#ffffff' })
-      .jpeg({ quality: THUMBNAIL_QUALITY, mozjpeg: false })
-      .toBuffer();
-  } catch (error) {
-    throw decodeFailure(error);
-  }
+export async function makeThumbnail(image: AnalysisRaster): Promise<Buffer> {
+  return sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: 3 } })
+    .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true })
+    .jpeg({ quality: THUMBNAIL_QUALITY, mozjpeg: false })
+    .toBuffer();
 }
