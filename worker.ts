@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './lib/log.js';
 import { fetchEgress } from './lib/net/fetch-egress.js';
 import { owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
 import { runRetention } from './lib/review/retention.js';
+import { countedBlobStore, countedEgress, countedFetcher, countedQueue, subrequestBudget } from './lib/subrequests.js';
 import { createRouter } from './lib/router.js';
 import { systemClock } from './lib/time.js';
 
@@ -62,22 +63,27 @@ function isolateParts(bindings: WorkerBindings): IsolateParts {
   return isolate;
 }
 
-/** One invocation's env: a fresh query budget on D1 (lib/db/limits.ts), the rest shared. */
+/**
+ * One invocation's env: fresh budgets of D1 queries (lib/db/limits.ts) and of subrequests to R2, the
+ * image service, the queue and the web (lib/subrequests.ts); the rest shared.
+ */
 function workerEnv(bindings: WorkerBindings): Env {
   const parts = isolateParts(bindings);
+  const subrequests = subrequestBudget();
   return {
     config: parts.config,
     db: limitedDatabase(bindings.DB),
-    blobs: r2BlobStore(bindings.MEDIA),
-    egress: fetchEgress(),
+    blobs: countedBlobStore(r2BlobStore(bindings.MEDIA), subrequests),
+    egress: countedEgress(fetchEgress(), subrequests),
     assets,
     clock: systemClock,
     log: parts.log,
     version: '0.1.0',
     startedAt: parts.startedAt,
-    images: httpImageService((request) => bindings.IMAGES.fetch(request)),
-    jobs: queueJobs(bindings.JOBS),
+    images: httpImageService(countedFetcher((request) => bindings.IMAGES.fetch(request), subrequests)),
+    jobs: queueJobs(countedQueue(bindings.JOBS, subrequests)),
     actor: SYSTEM_ACTOR,
+    subrequests,
   };
 }
 

@@ -15,8 +15,8 @@ import { JOB_HANDLERS } from './job-handlers.js';
 import { createJobRunner, type JobNotice, type JobRunner } from './jobs.js';
 import { createLogger, type Logger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
+import { unlimitedSubrequests, type Subrequests } from './subrequests.js';
 import { systemClock, type Clock } from './time.js';
-
 
 /** Everything a handler may use; built once at start-up (or by a test) from the validated config. */
 export interface Env {
@@ -37,6 +37,8 @@ export interface Env {
   jobs: JobNotice;
   /** Who the current work is for: the caller of a request (set by the router), else the service itself. */
   actor: Actor;
+  /** What this invocation may still send to storage and other services (lib/subrequests.ts). */
+  subrequests: Subrequests;
 }
 
 /** Where the records and the media are kept. The env closes the database when it closes. */
@@ -85,6 +87,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     startedAt: clock.now(),
     images,
     actor: SYSTEM_ACTOR,
+    subrequests: unlimitedSubrequests,
     jobs: undefined as unknown as JobRunner,
     async close() {
       await env.jobs.stop();

@@ -3,6 +3,7 @@ import { basename, extname, isAbsolute } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import { listPages, type BlobInfo } from './blobs/types.js';
+import type { Statement } from './db/types.js';
 import type { Env } from './env.js';
 import { refreshRightsEvidence } from './analysis.js';
 import { describeIssues } from './http.js';
@@ -28,6 +29,11 @@ export interface ReloadReport {
   removed: string[];
   rejected: { file: string | null; id: string | null; reason: string }[];
   queued_jobs: number;
+  /**
+   * New or changed files left for the next reload: a Worker invocation may read only so many
+   * (lib/subrequests.ts). Always 0 in the Node service.
+   */
+  remaining: number;
 }
 
 const REGISTRY_NAME = 'submissions.json';
@@ -45,6 +51,9 @@ export const RegistryEntry = z
     submitted_at: z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/, 'expected YYYY-MM-DD HH:MM'),
   })
   .strict();
+
+/** How a refused registry entry or file is named in the report. */
+type Label = { file: string | null; id: string | null };
 
 /** What a registry entry or a quick file says about a submission, before its bytes are read. */
 type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & {
@@ -73,18 +82,21 @@ export function quickTitle(fileName: string): string {
   return basename(fileName, extname(fileName)).replace(/[_-]+/g, ' ').replace(/\s+/g, ' ').trim() || fileName;
 }
 
-/** Finds `images/<name>` in the submission store, or says why not. */
-async function resolveRegistryFile(env: Env, file: string): Promise<{ key: string; signature: FileSignature } | { reason: string }> {
+/**
+ * Finds `images/<name>` among the files the listing found (`listed`, by name), or says why not. The
+ * listing, not a lookup per entry, so that a registry of thousands costs no more store requests
+ * than the folder's listing.
+ */
+function resolveRegistryFile(file: string, listed: ReadonlyMap<string, BlobInfo>): { key: string; signature: FileSignature } | { reason: string } {
   if (isAbsolute(file) || file.includes('\\') || file.includes('\0')) return { reason: 'file must be a relative path of the form images/<file_name>' };
   const parts = file.split('/');
   if (parts.length !== 2 || parts[0] !== 'images' || parts[1] === '' || parts[1] === '.' || parts[1] === '..') {
     return { reason: 'file leaves data/submissions/images/ (expected images/<file_name>)' };
   }
-  const key = `${IMAGES_PREFIX}${parts[1]}`;
-  const info = await env.blobs.head(key);
+  const info = listed.get(parts[1]);
   if (!info) return { reason: 'file does not exist' };
   if (info.problem) return { reason: `file is ${info.problem} (data/submissions/images/)` };
-  return { key, signature: signatureOf(info) };
+  return { key: info.key, signature: signatureOf(info) };
 }
 
 type RegistryRead = { entries: unknown[] } | { error: string } | null;
@@ -136,6 +148,10 @@ const signatureOf = (info: BlobInfo): FileSignature => ({ size: info.size, mtime
 const INDEX_PAGE = 500;
 // Files read at once: enough to keep the disk and the thread pool busy.
 const FILE_CONCURRENCY = 16;
+// What reading one new or changed file costs in subrequests: the store read and the image service's probe.
+const READ_COST = 2;
+// Subrequests kept for what a reload does after its reads (the queue notice for its jobs).
+const RELOAD_RESERVE = 10;
 // Stored rows checked for a gone file between turns of the event loop.
 const COMPARE_SLICE = 1000;
 
@@ -143,11 +159,23 @@ interface StoredIndex {
   byId: Map<string, IndexedSubmission>;
   byFile: Map<string, IndexedSubmission>;
   registryIds: Set<string>;
+  /** Files whose bytes were refused, by file. */
+  refused: Map<string, Refusal>;
+}
+
+/** A file whose bytes were refused, with the signature it had then (migration 0015). */
+interface Refusal {
+  file: string;
+  bytes: number;
+  file_mtime_ms: number;
+  file_version: string;
+  reason: string;
 }
 
 /** Every stored submission, page by page, each page indexed before the next is read. */
 async function readStoredIndex(env: Env): Promise<StoredIndex> {
-  const index: StoredIndex = { byId: new Map(), byFile: new Map(), registryIds: new Set() };
+  const refusals = await env.db.prepare('SELECT file, bytes, file_mtime_ms, file_version, reason FROM refused_files').all<Refusal>();
+  const index: StoredIndex = { byId: new Map(), byFile: new Map(), registryIds: new Set(), refused: new Map(refusals.results.map((r) => [r.file, r])) };
   for (let after = ''; ; ) {
     // A page is one JSON text: better-sqlite3's object and string per cell cost about twice
     // SQLite's JSON and JSON.parse over 100,000 rows.
@@ -207,55 +235,30 @@ export function reload(env: Env): Promise<ReloadReport> {
 }
 
 async function indexPass(env: Env): Promise<ReloadReport> {
-  const report: ReloadReport = { imported: [], updated: [], unchanged: 0, removed: [], rejected: [], queued_jobs: 0 };
-  const { byId: stored, byFile: storedByFile, registryIds } = await readStoredIndex(env);
+  const report: ReloadReport = { imported: [], updated: [], unchanged: 0, removed: [], rejected: [], queued_jobs: 0, remaining: 0 };
+  const { byId: stored, byFile: storedByFile, registryIds, refused } = await readStoredIndex(env);
   const candidates: Candidate[] = [];
   const claimedIds = new Set<string>();
   const claimedFiles = new Set<string>();
   const zone = env.config.SVC_TIMEZONE;
 
+  // The registry's entries are checked in two steps around the listing: what needs no file first
+  // (shape, duplicate ids), then their files, as the listing found them. Refusals keep entry order.
   const registry = await readRegistry(env);
   if (registry && 'error' in registry) report.rejected.push({ file: REGISTRY_NAME, id: null, reason: registry.error });
-  const entries = registry && 'entries' in registry ? registry.entries : [];
-  const resolved = await mapLimit(entries, FILE_CONCURRENCY, async (raw) => {
-    const parsed = RegistryEntry.safeParse(raw);
-    return { raw, parsed, file: parsed.success ? await resolveRegistryFile(env, parsed.data.file) : null };
-  });
-  for (const { raw, parsed, file } of resolved) {
+  const entries: ({ label: Label; reason: string } | { label: Label; entry: z.infer<typeof RegistryEntry> })[] = [];
+  for (const raw of registry && 'entries' in registry ? registry.entries : []) {
     const rawObj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const label = { file: typeof rawObj.file === 'string' ? rawObj.file.slice(0, 1024) : null, id: typeof rawObj.id === 'string' ? rawObj.id.slice(0, 128) : null };
     // A file named by any entry, valid or not, belongs to the registry: never imported as a quick submission.
     if (label.file && /^images\/[^/\\]+$/.test(label.file)) claimedFiles.add(label.file.slice('images/'.length));
-    if (!parsed.success) {
-      report.rejected.push({ ...label, reason: `invalid entry: ${describeIssues(parsed.error)}` });
-      continue;
+    const parsed = RegistryEntry.safeParse(raw);
+    if (!parsed.success) entries.push({ label, reason: `invalid entry: ${describeIssues(parsed.error)}` });
+    else if (claimedIds.has(parsed.data.id)) entries.push({ label, reason: `duplicate id ${parsed.data.id} in the registry` });
+    else {
+      claimedIds.add(parsed.data.id);
+      entries.push({ label, entry: parsed.data });
     }
-    const entry = parsed.data;
-    if (claimedIds.has(entry.id)) {
-      report.rejected.push({ ...label, reason: `duplicate id ${entry.id} in the registry` });
-      continue;
-    }
-    claimedIds.add(entry.id);
-    const epoch = parseLocal(entry.submitted_at, zone);
-    if (epoch === null) {
-      report.rejected.push({ ...label, reason: `submitted_at ${entry.submitted_at} is not a real time` });
-      continue;
-    }
-    if (!file || 'reason' in file) {
-      report.rejected.push({ ...label, reason: file?.reason ?? 'file does not exist' });
-      continue;
-    }
-    const owner = storedByFile.get(entry.file);
-    if (owner && owner.id !== entry.id) {
-      report.rejected.push({ ...label, reason: `file already belongs to submission ${owner.id}` });
-      continue;
-    }
-    const holder = stored.get(entry.id);
-    if (holder && holder.origin === 'quick' && holder.file !== entry.file) {
-      report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
-      continue;
-    }
-    candidates.push({ id: entry.id, title: entry.title, submitter: entry.submitter ?? null, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, key: file.key, signature: file.signature });
   }
 
   // The images folder's own files (not its subfolders), compared with the stored index as the store
@@ -263,13 +266,20 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   const present = new Set<string>();
   const fresh: { name: string; file: string; signature: FileSignature; key: string }[] = [];
   const takenIds = new Set([...claimedIds, ...registryIds]);
+  const registryFiles = new Map<string, BlobInfo>();
+  const quickRejected: ReloadReport['rejected'] = [];
   for await (const objects of listPages(env.blobs, IMAGES_PREFIX)) {
     for (const info of objects) {
       const name = info.key.slice(IMAGES_PREFIX.length);
-      if (name.includes('/') || name.startsWith('.') || claimedFiles.has(name)) continue;
+      if (name.includes('/')) continue;
+      if (claimedFiles.has(name)) {
+        registryFiles.set(name, info);
+        continue;
+      }
+      if (name.startsWith('.')) continue;
       const file = `images/${name}`;
       if (info.problem) {
-        report.rejected.push({ file, id: null, reason: `file is ${info.problem} (data/submissions/images/)` });
+        quickRejected.push({ file, id: null, reason: `file is ${info.problem} (data/submissions/images/)` });
         continue;
       }
       const signature = signatureOf(info);
@@ -284,6 +294,38 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       } else fresh.push({ name, file, signature, key: info.key });
     }
   }
+
+  for (const checked of entries) {
+    const { label } = checked;
+    if ('reason' in checked) {
+      report.rejected.push({ ...label, reason: checked.reason });
+      continue;
+    }
+    const { entry } = checked;
+    const epoch = parseLocal(entry.submitted_at, zone);
+    if (epoch === null) {
+      report.rejected.push({ ...label, reason: `submitted_at ${entry.submitted_at} is not a real time` });
+      continue;
+    }
+    const file = resolveRegistryFile(entry.file, registryFiles);
+    if ('reason' in file) {
+      report.rejected.push({ ...label, reason: file.reason });
+      continue;
+    }
+    const owner = storedByFile.get(entry.file);
+    if (owner && owner.id !== entry.id) {
+      report.rejected.push({ ...label, reason: `file already belongs to submission ${owner.id}` });
+      continue;
+    }
+    const holder = stored.get(entry.id);
+    if (holder && holder.origin === 'quick' && holder.file !== entry.file) {
+      report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
+      continue;
+    }
+    candidates.push({ id: entry.id, title: entry.title, submitter: entry.submitter ?? null, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, key: file.key, signature: file.signature });
+  }
+  report.rejected.push(...quickRejected);
+
   // New quick files get their ids in name order, so colliding names are numbered the same way every time.
   fresh.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const f of fresh) {
@@ -299,17 +341,50 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     if (row.origin === 'quick' && !present.has(row.file) && !claimedFiles.has(row.file.slice('images/'.length))) report.removed.push(row.id);
   }
 
-  const outcomes = await mapLimit(candidates, FILE_CONCURRENCY, (c) => importCandidate(env, c, stored.get(c.id) ?? null));
+  // A file refused before, unchanged since, is refused again without being read.
+  const refusedBefore = (c: Candidate) => {
+    const refusal = refused.get(c.file);
+    return refusal && sameSignature(refusal, c.signature) ? refusal.reason : null;
+  };
+  // Each file to read costs a store read and an image-service probe (a new claimant of an unchanged
+  // file, a read of its rights metadata); what the invocation cannot afford is left, counted, for
+  // the next reload, which finds it new or changed again.
+  let affordable = env.subrequests.left() - RELOAD_RESERVE;
+  const cost = (c: Candidate) => {
+    const existing = stored.get(c.id);
+    if (existing && existing.file === c.file && sameSignature(existing, c.signature)) return existing.submitter === c.submitter ? 0 : 1;
+    return refusedBefore(c) ? 0 : READ_COST;
+  };
+  const taken = candidates.filter((c) => {
+    const needed = cost(c);
+    if (needed <= affordable) {
+      affordable -= needed;
+      return true;
+    }
+    report.remaining++;
+    return false;
+  });
+
+  const outcomes = await mapLimit(taken, FILE_CONCURRENCY, async (c): Promise<ImportOutcome> => {
+    const reason = refusedBefore(c);
+    return reason ? { reason, refused: true } : importCandidate(env, c, stored.get(c.id) ?? null);
+  });
   const newBytes: SubmissionInput[] = [];
-  candidates.forEach((c, i) => {
+  const newRefusals: Refusal[] = [];
+  const stillRefused = new Set<string>();
+  taken.forEach((c, i) => {
     const outcome = outcomes[i];
-    if ('reason' in outcome) report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
-    else if (outcome.kind === 'imported') report.imported.push(c.id);
+    if ('reason' in outcome) {
+      report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
+      if (outcome.refused) stillRefused.add(c.file);
+      if (outcome.refused && !refusedBefore(c)) newRefusals.push({ file: c.file, bytes: c.signature.size, file_mtime_ms: c.signature.mtimeMs, file_version: c.signature.version, reason: outcome.reason });
+    } else if (outcome.kind === 'imported') report.imported.push(c.id);
     else if (outcome.kind === 'unchanged') report.unchanged++;
     else report.updated.push(c.id);
     if ('row' in outcome) newBytes.push(outcome.row);
   });
   report.queued_jobs += await storeNewBytes(env, newBytes);
+  await keepRefusals(env, newRefusals, [...refused.keys()].filter((file) => !stillRefused.has(file)));
 
   const now = env.clock.now().toISOString();
   // Work a crash left owed (an analysis never finished, an enrichment never queued) is queued too.
@@ -320,7 +395,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       action: 'submission.reload',
       target_type: 'submissions',
       target_id: null,
-      details: { imported: report.imported, updated: report.updated, unchanged: report.unchanged, removed: report.removed, rejected: report.rejected.length, queued_jobs: report.queued_jobs },
+      details: { imported: report.imported, updated: report.updated, unchanged: report.unchanged, removed: report.removed, rejected: report.rejected.length, queued_jobs: report.queued_jobs, remaining: report.remaining },
     },
     now,
     env.actor,
@@ -335,9 +410,9 @@ function quickCandidate(id: string, title: string, file: string, key: string, si
 }
 
 /** What a candidate came to; new bytes carry the row to store (storeNewBytes). */
-type ImportOutcome = { kind: 'unchanged' | 'updated' } | { kind: 'imported' | 'updated'; row: SubmissionInput } | { reason: string };
+type ImportOutcome = { kind: 'unchanged' | 'updated' } | { kind: 'imported' | 'updated'; row: SubmissionInput } | { reason: string; refused?: true };
 
-const sameSignature = (row: IndexedSubmission, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
+const sameSignature = (row: Pick<IndexedSubmission, 'bytes' | 'file_mtime_ms' | 'file_version'>, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
 
 /** SHA-256 in slices, so a large file never holds the event loop for one long digest. */
 async function sha256Of(bytes: Buffer): Promise<string> {
@@ -384,7 +459,8 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   try {
     probe = await env.images.probe(bytes);
   } catch (error) {
-    if (error instanceof ImageRejected) return { reason: error.reason };
+    // The bytes themselves are refused: remembered, so the unchanged file is not read again.
+    if (error instanceof ImageRejected) return { reason: error.reason, refused: true };
     throw error;
   }
   return {
@@ -412,4 +488,27 @@ async function storeNewBytes(env: Env, rows: SubmissionInput[]): Promise<number>
     queued += queuedCount([jobs]);
   }
   return queued;
+}
+
+// Refusals written or cleared per statement: one JSON array each, well inside D1's statement size.
+const REFUSAL_PAGE = 200;
+
+/** Remembers the newly refused files and forgets those that are gone, changed or now accepted. */
+async function keepRefusals(env: Env, added: Refusal[], cleared: string[]): Promise<void> {
+  const statements: Statement[] = [];
+  for (let start = 0; start < added.length; start += REFUSAL_PAGE) {
+    statements.push(
+      env.db
+        .prepare(
+          `INSERT INTO refused_files (file, bytes, file_mtime_ms, file_version, reason)
+           SELECT json_extract(value, '$.file'), json_extract(value, '$.bytes'), json_extract(value, '$.file_mtime_ms'), json_extract(value, '$.file_version'), json_extract(value, '$.reason') FROM json_each(?) WHERE true
+           ON CONFLICT (file) DO UPDATE SET bytes = excluded.bytes, file_mtime_ms = excluded.file_mtime_ms, file_version = excluded.file_version, reason = excluded.reason`,
+        )
+        .bind(JSON.stringify(added.slice(start, start + REFUSAL_PAGE))),
+    );
+  }
+  for (let start = 0; start < cleared.length; start += REFUSAL_PAGE) {
+    statements.push(env.db.prepare('DELETE FROM refused_files WHERE file IN (SELECT value FROM json_each(?))').bind(JSON.stringify(cleared.slice(start, start + REFUSAL_PAGE))));
+  }
+  if (statements.length > 0) await env.db.batch(statements);
 }

@@ -84,7 +84,7 @@ export async function renderQueue(view) {
 
   const reloadButton = actionButton('제출물 다시 읽기 (reload)', async () => {
     reloadButton.textContent = '읽는 중…';
-    const report = await attempt('제출물 다시 읽기', () => api.reload());
+    const report = await reloadAll((remaining) => { reloadButton.textContent = `읽는 중… (남은 파일 ${remaining})`; });
     reloadButton.textContent = '제출물 다시 읽기 (reload)';
     if (!report) return;
     clear(reportSlot, reloadReport(report, () => clear(reportSlot)));
@@ -177,6 +177,32 @@ function pager(filters, data) {
   return h('nav', { class: 'pager', 'aria-label': '쪽 이동' }, prev, h('span', { class: 'pager-info' }, `${from}–${to} / 전체 ${total}건`), next);
 }
 
+/**
+ * Reloads until no file is left: on Workers one reload reads only as many new files as one
+ * invocation may (`remaining` says how many wait). The calls' reports become one: each later call
+ * counts the files an earlier one imported as unchanged, and reports every refusal again.
+ */
+async function reloadAll(onRemaining) {
+  const imported = [];
+  const updated = [];
+  let queued = 0;
+  let remaining = Infinity;
+  for (;;) {
+    const report = await attempt('제출물 다시 읽기', () => api.reload());
+    if (!report) return null;
+    imported.push(...(report.imported ?? []));
+    updated.push(...(report.updated ?? []));
+    queued += report.queued_jobs ?? 0;
+    // A call that read nothing more would be repeated forever.
+    if (!(report.remaining > 0) || report.remaining >= remaining) {
+      const earlier = imported.length + updated.length - (report.imported?.length ?? 0) - (report.updated?.length ?? 0);
+      return { ...report, imported, updated, queued_jobs: queued, unchanged: Math.max(0, (report.unchanged ?? 0) - earlier) };
+    }
+    remaining = report.remaining;
+    onRemaining(remaining);
+  }
+}
+
 function reloadReport(report, dismiss) {
   const imported = report.imported ?? [];
   const updated = report.updated ?? [];
@@ -194,6 +220,7 @@ function reloadReport(report, dismiss) {
       h('dt', {}, `갱신 (updated) ${updated.length}`), h('dd', {}, idList(updated)),
       h('dt', {}, '변경 없음 (unchanged)'), h('dd', {}, String(typeof report.unchanged === 'number' ? report.unchanged : (report.unchanged?.length ?? 0))),
       h('dt', {}, '대기열 작업 (queued jobs)'), h('dd', {}, String(typeof report.queued_jobs === 'number' ? report.queued_jobs : (report.queued_jobs?.length ?? 0))),
+      report.remaining > 0 ? [h('dt', {}, '남은 파일 (remaining)'), h('dd', {}, `${report.remaining}건: 다시 읽기를 한 번 더 누르세요`)] : null,
     ),
     h('h3', {}, `거부 (rejected) ${rejected.length}`),
     rejected.length

@@ -258,6 +258,7 @@ export const Answers = {
     removed: z.array(z.string()),
     rejected: z.array(z.object({ file: z.string().nullable(), id: z.string().nullable(), reason: z.string() })),
     queued_jobs: z.number().int(),
+    remaining: z.number().int().describe('New or changed files left for the next reload: a Worker invocation reads only so many. Always 0 on the Node service.'),
   }),
   rerun: z.object({ submission: SubmissionRecord, evidence_added: z.array(EvidenceRecord) }),
   manualSearch: z.object({

@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { D1_MAX_BOUND_VALUES, D1_MAX_QUERIES, limitedDatabase } from '../../lib/db/limits.js';
+import type { BlobStore } from '../../lib/blobs/types.js';
+import type { Env } from '../../lib/env.js';
 import { quickId, quickTitle, reload as reloadFiles } from '../../lib/ingest.js';
+import { countedBlobStore, SubrequestLimitExceeded, subrequestBudget } from '../../lib/subrequests.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, reencoded } from '../helpers/fixtures.js';
 
@@ -233,6 +236,42 @@ describe('reload as an index pass', () => {
     expect(await reload()).toMatchObject({ imported: [], updated: [], unchanged: 1, queued_jobs: 0 });
   });
 
+  it('reads a refused file once: unchanged, it is refused again from the record; changed into an image, it imports', async () => {
+    copyFixture('camera.png', env.paths.imagesDir);
+    writeFileSync(join(env.paths.imagesDir, 'notes.jpg'), 'this is text, not a picture');
+    const refusal = [{ file: 'images/notes.jpg', id: 'notes', reason: 'not an image' }];
+    expect(await reload()).toMatchObject({ imported: ['camera'], rejected: refusal });
+    const reads: string[] = [];
+    const get = env.blobs.get.bind(env.blobs);
+    env.blobs.get = (key) => (reads.push(key), get(key));
+    expect(await reload()).toMatchObject({ imported: [], unchanged: 1, rejected: refusal });
+    expect(reads.filter((key) => key.startsWith('submissions/images/'))).toEqual([]);
+    copyFixture('coffee.png', env.paths.imagesDir);
+    writeFileSync(join(env.paths.imagesDir, 'notes.jpg'), readFileSync(join(env.paths.imagesDir, 'coffee.png')));
+    rmSync(join(env.paths.imagesDir, 'coffee.png'));
+    expect(await reload()).toMatchObject({ imported: ['notes'], rejected: [] });
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM refused_files').first()).toEqual({ n: 0 });
+  });
+
+  it('resolves registry files from the listing, not with a store request per entry', async () => {
+    const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } }).png().toBuffer();
+    const entries = Array.from({ length: 40 }, (_, i) => {
+      writeFileSync(join(env.paths.imagesDir, `r${i}.png`), Buffer.concat([tiny, Buffer.from([i])]));
+      return { id: `R-${i}`, title: `entry ${i}`, file: `images/r${i}.png`, width: 16, height: 16, submitted_at: '2026-03-01 09:00' };
+    });
+    writeFileSync(join(env.paths.dataDir, 'submissions', 'submissions.json'), JSON.stringify(entries));
+    const operations: string[] = [];
+    for (const name of ['get', 'head', 'list'] as const) {
+      const own = env.blobs[name].bind(env.blobs) as (...args: unknown[]) => unknown;
+      (env.blobs as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => (operations.push(name), own(...args));
+    }
+    expect((await reloadFiles(env)).imported).toHaveLength(40);
+    // The registry itself, one page of the listing, and each new file's bytes.
+    expect(operations.filter((o) => o === 'head')).toEqual([]);
+    expect(operations.filter((o) => o === 'list')).toEqual(['list']);
+    expect(operations.filter((o) => o === 'get')).toHaveLength(41);
+  });
+
   it('reports a quick file that is gone, and keeps its submission and evidence', async () => {
     copyFixture('camera.png', env.paths.imagesDir);
     copyFixture('camera.png', env.paths.imagesDir, 'copy.png');
@@ -253,18 +292,54 @@ describe('quick ids and titles', () => {
 });
 
 describe('reload within the Worker platform limits', () => {
-  it('imports 600 new files in fewer than D1’s 1,000 queries per invocation', async () => {
+  it('imports 600 new files over reloads that each stay within 1,000 D1 queries and 1,000 subrequests', async () => {
     const limited = await createTestEnv();
     try {
       const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } }).jpeg().toBuffer();
-      for (let i = 0; i < 600; i++) writeFileSync(join(limited.paths.imagesDir, `n${String(i).padStart(3, '0')}.jpg`), Buffer.concat([tiny, Buffer.from([i & 0xff, i >> 8])]));
-      // The Worker's guard, as it wraps D1 once per invocation: one reload is one request.
-      limited.db = limitedDatabase(limited.db, { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: D1_MAX_QUERIES }) as typeof limited.db;
-      const report = await reloadFiles(limited);
-      expect(report.imported).toHaveLength(600);
-      expect(report.queued_jobs).toBe(600);
+      const names = Array.from({ length: 600 }, (_, i) => `n${String(i).padStart(3, '0')}.jpg`);
+      names.forEach((name, i) => writeFileSync(join(limited.paths.imagesDir, name), Buffer.concat([tiny, Buffer.from([i & 0xff, i >> 8])])));
+      writeFileSync(join(limited.paths.imagesDir, 'notes.jpg'), 'this is text, not a picture');
+      // One reload is one Worker invocation: fresh budgets, wrapped as worker.ts wraps its bindings
+      // (the image service's probe standing for its service-binding call).
+      const invocation = (): Env => {
+        const subrequests = subrequestBudget();
+        return {
+          ...limited,
+          db: limitedDatabase(limited.db, { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: D1_MAX_QUERIES }),
+          blobs: countedBlobStore(limited.blobs, subrequests),
+          images: { ...limited.images, probe: (bytes) => (subrequests.take(), limited.images.probe(bytes)) },
+          subrequests,
+        };
+      };
+      const reports = [];
+      for (let left = Infinity; left > 0; ) {
+        const report = await reloadFiles(invocation());
+        expect(report.remaining, 'each reload reads more').toBeLessThan(left);
+        left = report.remaining;
+        reports.push(report);
+      }
+      // 2 subrequests a file: the first reload reads 494 of the 601 (1,000 less the listing, the
+      // registry lookup and a reserve of 10), the second the rest.
+      expect(reports.map((r) => r.remaining)).toEqual([107, 0]);
+      expect(reports.flatMap((r) => r.imported).sort()).toEqual(names.map((n) => quickId(n)));
+      expect(reports.reduce((n, r) => n + r.queued_jobs, 0)).toBe(600);
+      // The refused file (last in name order) was left by the first reload, read by the second, and
+      // is refused again by the next from the record.
+      expect(reports.map((r) => r.rejected.map((x: { reason: string }) => x.reason))).toEqual([[], ['not an image']]);
+      expect(await reloadFiles(invocation())).toMatchObject({ unchanged: 600, remaining: 0, rejected: [{ file: 'images/notes.jpg', reason: 'not an image' }] });
     } finally {
       await limited.dispose();
     }
+  });
+
+  it('fails a piece of work that would pass 1,000 subrequests with a clear error, before the request is made', async () => {
+    const budget = subrequestBudget(3);
+    const made: string[] = [];
+    const store = countedBlobStore({ ...({} as BlobStore), head: async (key) => (made.push(key), null) }, budget);
+    for (const key of ['a', 'b', 'c']) await store.head(key);
+    expect(() => store.head('d')).toThrow(SubrequestLimitExceeded);
+    expect(() => store.head('d')).toThrow('Worker limit: more than 3 subrequests (R2, the image service, outbound fetches) in one invocation');
+    expect(made).toEqual(['a', 'b', 'c']);
+    expect(budget.left()).toBe(0);
   });
 });

@@ -156,4 +156,23 @@ describe('the Worker under miniflare (D1, R2, Queues, the image service)', () =>
     expect(report.rejected).toEqual([{ file: 'images/notes.jpg', id: 'notes', reason: 'not an image' }]);
     expect((await call('GET', '/health')).status).toBe(200);
   }, 60_000);
+
+  it('reads in one reload only the new files that one invocation’s 1,000 subrequests allow, and the next reload goes on', async () => {
+    const bucket = await mf.getR2Bucket('MEDIA');
+    const names = Array.from({ length: 500 }, (_, i) => `submissions/images/t${String(i).padStart(3, '0')}.jpg`);
+    // Files the image service refuses: no analysis follows, only the reads and probes are counted.
+    for (const name of names) await bucket.put(name, `text ${name}, not a picture`);
+    const probes = () => imageCalls.filter((path) => path === '/v1/probe').length;
+    const before = probes();
+    // 1,000 less the registry lookup, one listing page and a reserve of 10, at 2 a file (read, probe).
+    const first = await json('POST', '/api/submissions/reload');
+    expect(first).toMatchObject({ imported: [], remaining: 6 });
+    expect(probes() - before).toBe(494);
+    const second = await json('POST', '/api/submissions/reload');
+    expect(second).toMatchObject({ imported: [], remaining: 0 });
+    expect(probes() - before).toBe(500);
+    // Every refusal is reported each time, the earlier ones from the record without a read.
+    expect(second.rejected.filter((r: { reason: string }) => r.reason === 'not an image')).toHaveLength(501);
+    for (const name of names) await bucket.delete(name);
+  }, 120_000);
 });
