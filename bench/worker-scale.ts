@@ -14,6 +14,7 @@ import type { BenchTable } from './run.js';
 export const name = 'worker-scale';
 
 const SUBMISSIONS = Number(process.env.BENCH_WORKER_SUBMISSIONS ?? 1000);
+const CONSUMERS = Number(process.env.BENCH_WORKER_CONSUMERS ?? 3);
 const ADMIN = 'bench-admin-token-90af31';
 
 async function photo(i: number): Promise<Uint8Array> {
@@ -30,15 +31,33 @@ const percentile = (values: number[], p: number) => {
 export async function run(): Promise<BenchTable[]> {
   const [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
   const images = await startImageService(buildConfig({}).config, 0);
-  const mf = await startLocalWorker({ imageServiceUrl: images.url, bindings: { SVC_ADMIN_TOKEN: ADMIN, ...fakeProviderSettings({ regional, vision, search, llm }) } });
+  // Image-service calls per Worker instance: each analysis makes one /v1/analyse call.
+  const analyses = Array.from({ length: CONSUMERS }, () => 0);
+  const mf = await startLocalWorker({
+    imageServiceUrl: images.url,
+    consumers: CONSUMERS,
+    onImageCall: (path, instance) => void (path === '/v1/analyse' && analyses[instance]++),
+    bindings: { SVC_ADMIN_TOKEN: ADMIN, ...fakeProviderSettings({ regional, vision, search, llm }) },
+  });
   try {
     const bucket = await mf.getR2Bucket('MEDIA');
     for (let i = 0; i < SUBMISSIONS; i++) await bucket.put(`submissions/images/w${String(i).padStart(5, '0')}.jpg`, await photo(i));
     const call = (path: string, method = 'GET') => mf.dispatchFetch(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
 
     const started = performance.now();
-    const reload = (await (await call('/api/submissions/reload', 'POST')).json()) as { imported: string[] };
+    // Reloads until no file is left (one invocation reads only as many as its subrequests allow).
+    const imported: string[] = [];
+    let reloads = 0;
+    for (let remaining = 1; remaining > 0; reloads++) {
+      const report = (await (await call('/api/submissions/reload', 'POST')).json()) as { imported: string[]; remaining: number };
+      imported.push(...report.imported);
+      remaining = report.remaining;
+    }
+    const reload = { imported };
     const reloadMs = performance.now() - started;
+    // The reload's notices went to the first instance's queue; each other instance's sweep sends
+    // notices for the waiting jobs to its own, so every consumer takes jobs from the one job table.
+    for (let i = 1; i < CONSUMERS; i++) await (await mf.getWorker(`svc-${i}`)).scheduled({ cron: '*/5 * * * *' });
     const during: number[] = [];
     const timeline: { s: number; analysed: number; enriched: number }[] = [];
     for (;;) {
@@ -65,7 +84,8 @@ export async function run(): Promise<BenchTable[]> {
         title: `Worker under miniflare: ${reload.imported.length} submissions from R2 upload to enriched`,
         columns: ['measure', 'value'],
         rows: [
-          ['reload (index pass, R2 listing)', `${(reloadMs / 1000).toFixed(1)} s`],
+          ['reloads until nothing remained (index pass, R2 listing, probes)', `${reloads} in ${(reloadMs / 1000).toFixed(1)} s`],
+          ['analyses per consumer (image-service calls of each instance)', `${analyses.join(' / ')} (total ${analyses.reduce((a, b) => a + b, 0)})`],
           ['wall time to every enrichment finished', `${wallS.toFixed(0)} s`],
           ['submissions per second end to end', (reload.imported.length / wallS).toFixed(1)],
           ['review queue on D1 while jobs run, p50 / p99', `${percentile(during, 50).toFixed(1)} / ${percentile(during, 99).toFixed(1)} ms (${during.length} requests)`],
@@ -73,8 +93,8 @@ export async function run(): Promise<BenchTable[]> {
           ['finished jobs every 10 s (seconds: analysed / enriched)', timeline.map((p) => `${p.s}: ${p.analysed}/${p.enriched}`).join(', ')],
         ],
         notes: [
-          '800x600 generated JPEGs; fake providers on 127.0.0.1 answer at once; one queue consumer with batches of 4 whose jobs run side by side (miniflare runs one batch at a time; on Cloudflare several consumer invocations run at once), the image service on the same 2 cores.',
-          `BENCH_WORKER_SUBMISSIONS sets the count (default 1,000).`,
+          `800x600 generated JPEGs; fake providers on 127.0.0.1 answer at once; ${CONSUMERS} instances of the Worker in one miniflare, each consuming its own queue with batches of 4 whose jobs run side by side, sharing D1 and R2 (miniflare runs one batch at a time per queue; on Cloudflare one queue has several consumer invocations at once); the image service on the same 2 cores.`,
+          `BENCH_WORKER_SUBMISSIONS sets the count (default 1,000), BENCH_WORKER_CONSUMERS the instances (default 3).`,
         ],
       },
     ];

@@ -18,27 +18,35 @@ export interface LocalWorkerOptions {
   port?: number;
   /** Keeps D1 and R2 under this folder between runs (dev); in memory otherwise. */
   persistDir?: string;
-  /** Sees the path of every call the Worker makes to the image service (tests). */
-  onImageCall?: (path: string) => void;
+  /** Sees the path of every call the Worker makes to the image service, and which instance made it (tests). */
+  onImageCall?: (path: string, instance: number) => void;
+  /**
+   * Instances of the Worker, each consuming its own queue (1 by default): the first serves HTTP;
+   * the scheduled sweep of each sends notices for waiting jobs to its own queue (benches).
+   */
+  consumers?: number;
 }
 
 export async function startLocalWorker(options: LocalWorkerOptions): Promise<Miniflare> {
-  const mf = new Miniflare({
+  const consumers = options.consumers ?? 1;
+  const scriptPath = await buildWorker();
+  // Each instance of the Worker consumes its own queue: miniflare delivers one batch at a time per
+  // queue, where Cloudflare runs several consumer invocations of one queue at once. D1 and R2 are
+  // shared by id, as every invocation shares them in production.
+  const workers = Array.from({ length: consumers }, (_, i) => ({
+    name: `svc-${i}`,
     modules: true,
-    scriptPath: await buildWorker(),
+    scriptPath,
     compatibilityDate: '2025-07-18',
     compatibilityFlags: ['nodejs_compat'],
-    ...(options.host ? { host: options.host } : {}),
-    ...(options.port !== undefined ? { port: options.port } : {}),
-    d1Databases: ['DB'],
-    r2Buckets: ['MEDIA'],
-    ...(options.persistDir ? { d1Persist: join(options.persistDir, 'd1'), r2Persist: join(options.persistDir, 'r2') } : {}),
-    queueProducers: { JOBS: 'svc-jobs' },
-    queueConsumers: { 'svc-jobs': { maxBatchSize: 4, maxBatchTimeout: 1 } },
+    d1Databases: { DB: 'svc-db' },
+    r2Buckets: { MEDIA: 'svc-media' },
+    queueProducers: { JOBS: `svc-jobs-${i}` },
+    queueConsumers: { [`svc-jobs-${i}`]: { maxBatchSize: 4, maxBatchTimeout: 1 } },
     serviceBindings: {
-      async IMAGES(request) {
+      async IMAGES(request: Request) {
         const path = new URL(request.url).pathname;
-        options.onImageCall?.(path);
+        options.onImageCall?.(path, i);
         const answer = await fetch(`${options.imageServiceUrl}${path}`, {
           method: request.method,
           headers: { 'content-type': request.headers.get('content-type') ?? '' },
@@ -48,6 +56,12 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Min
       },
     },
     bindings: options.bindings,
+  }));
+  const mf = new Miniflare({
+    ...(options.host ? { host: options.host } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.persistDir ? { d1Persist: join(options.persistDir, 'd1'), r2Persist: join(options.persistDir, 'r2') } : {}),
+    workers,
   });
   await migrate((await mf.getD1Database('DB')) as unknown as Database);
   return mf;
