@@ -32,15 +32,16 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Min
   const scriptPath = await buildWorker();
   // Each instance of the Worker consumes its own queue: miniflare delivers one batch at a time per
   // queue, where Cloudflare runs several consumer invocations of one queue at once. D1 and R2 are
-  // shared by id, as every invocation shares them in production.
+  // shared by id (the binding names, as before, so a dev data folder keeps its D1 and R2), as every
+  // invocation shares them in production.
   const workers = Array.from({ length: consumers }, (_, i) => ({
     name: `svc-${i}`,
     modules: true,
     scriptPath,
     compatibilityDate: '2025-07-18',
     compatibilityFlags: ['nodejs_compat'],
-    d1Databases: { DB: 'svc-db' },
-    r2Buckets: { MEDIA: 'svc-media' },
+    d1Databases: { DB: 'DB' },
+    r2Buckets: { MEDIA: 'MEDIA' },
     queueProducers: { JOBS: `svc-jobs-${i}` },
     queueConsumers: { [`svc-jobs-${i}`]: { maxBatchSize: 4, maxBatchTimeout: 1 } },
     serviceBindings: {
