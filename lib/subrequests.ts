@@ -5,7 +5,7 @@ import type { Egress } from './net/egress.js';
 
 /**
  * A Worker invocation may make at most 1,000 subrequests: fetches, calls through a service binding
- * (the image service) and operations on R2. Going over fails the invocation in production only
+ * (the image service), queue sends and operations on R2 (counted together here, the stricter reading). Going over fails the invocation in production only
  * (miniflare does not count), so the Worker counts them here and throws the moment one more would
  * pass the limit, and work that scales with the data (the reload) asks how many are left before it
  * starts what it can finish. The Node service has no such limit: its budget never runs out.
