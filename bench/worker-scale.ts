@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { startImageService } from '../image-service.js';
 import { buildConfig } from '../lib/config.js';
+import type { Database } from '../lib/db/types.js';
 import { startLocalWorker } from '../scripts/local-worker.js';
 import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision } from '../test/fakes/index.js';
 import type { BenchTable } from './run.js';
@@ -60,16 +61,22 @@ export async function run(): Promise<BenchTable[]> {
     for (let i = 1; i < CONSUMERS; i++) await (await mf.getWorker(`svc-${i}`)).scheduled({ cron: '*/5 * * * *' });
     const during: number[] = [];
     const timeline: { s: number; analysed: number; enriched: number }[] = [];
+    // Finished jobs read from the job table itself: the progress API counts only the work in flight
+    // (from the oldest unfinished job, or those finished in the last minute), so once every job is
+    // done its counts fall back to 0 and never reach the total (the likely cause of an earlier run
+    // that seemed to stall with its consumers idle).
+    const db = (await mf.getD1Database('DB')) as unknown as Database;
     for (;;) {
       const t = performance.now();
       await (await call('/api/review-queue?limit=50')).text();
       during.push(performance.now() - t);
-      const progress = (await (await call('/api/jobs/progress')).json()) as { types: { type: string; queued: number; running: number; done: number; failed: number; skipped: number }[] };
-      const [analyse, enrich] = progress.types;
-      const finished = (x: typeof analyse) => x.done + x.failed + x.skipped;
+      const counts = await db
+        .prepare(`SELECT type, COUNT(*) AS n FROM jobs WHERE status IN ('done', 'failed', 'skipped') GROUP BY type`)
+        .all<{ type: string; n: number }>();
+      const finished = (type: string) => Number(counts.results.find((r) => r.type === type)?.n ?? 0);
       const second = Math.round((performance.now() - started) / 1000);
-      if (timeline.length === 0 || timeline[timeline.length - 1].s + 10 <= second) timeline.push({ s: second, analysed: finished(analyse), enriched: finished(enrich) });
-      if (finished(enrich) >= reload.imported.length) break;
+      if (timeline.length === 0 || timeline[timeline.length - 1].s + 10 <= second) timeline.push({ s: second, analysed: finished('analyse'), enriched: finished('enrich') });
+      if (finished('enrich') >= reload.imported.length) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     const wallS = (performance.now() - started) / 1000;
