@@ -1,16 +1,18 @@
-// Geometric verification worker: OpenCV's wasm build (ORB keypoints, brute-force Hamming matching,
-// RANSAC homography), so the wasm never runs on the main thread. Plain .mjs because workers started
-// from .ts files are not transformed reliably by vitest or tsx. It only sees already decoded,
+// Geometric verification worker: OpenCV's wasm build (ORB keypoints, Hamming matching, RANSAC fits
+// of an affine transform or a homography), so the wasm never runs on the main thread. Plain .mjs
+// because workers started from .ts files are not transformed reliably by vitest or tsx. It only sees already decoded,
 // downscaled grey pixels (sharp decodes in the main thread), so a malformed file never reaches it.
 // Protocol, one message per request, answered in order:
 //   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures, mirror }
 //   out: { id, ok: true, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each),
 //          mirrorPoints, mirrorDescriptors (the same for the image mirrored left to right, with x
 //          mapped back into the unmirrored image; empty when mirror is false) }
-//   in:  { id, op: 'match', from: { points, descriptors }, to: { points, descriptors }, ratio, reprojection,
-//          minPairs (fewer descriptor pairs than this answer no fit) }
-//   out: { id, ok: true, homography: number[9] | null (row-major, from -> to), pairs: Int32Array
-//          (from index, to index of each RANSAC inlier) }
+//   in:  { id, op: 'match', from: Uint8Array, to: Uint8Array (descriptors), ratio }
+//   out: { id, ok: true, pairs: Int32Array (from index, to index of each pair that passes Lowe's ratio test) }
+//   in:  { id, op: 'fit', source: Float32Array, target: Float32Array (x, y of each pair's two
+//          keypoints), model: 'affine' | 'homography', reprojection }
+//   out: { id, ok: true, transform: number[9] | null (row-major, source -> target; an affine one
+//          ends 0, 0, 1), inliers: Uint8Array (1 for each pair RANSAC kept) }
 //   any: { id, ok: false, error }
 //   { fatal } once, when OpenCV cannot start: the main thread then drops this worker.
 import { createRequire } from 'node:module';
@@ -77,13 +79,6 @@ function features({ width, height, pixels, maxFeatures, mirror }) {
   });
 }
 
-function descriptorMat(descriptors, own) {
-  const rows = descriptors.length / DESCRIPTOR_BYTES;
-  const mat = own(new cv.Mat(rows, DESCRIPTOR_BYTES, cv.CV_8UC1));
-  mat.data.set(descriptors);
-  return mat;
-}
-
 const WORDS = DESCRIPTOR_BYTES / 4;
 
 const popcount = (x) => {
@@ -136,10 +131,9 @@ function nearestTwo(from, to) {
   return result;
 }
 
-function match({ from, to, ratio, reprojection, minPairs }) {
-  const none = { homography: null, pairs: new Int32Array(0) };
-  if (from.descriptors.length < 4 * DESCRIPTOR_BYTES || to.descriptors.length < 4 * DESCRIPTOR_BYTES) return none;
-  const nearest = nearestTwo(from.descriptors, to.descriptors);
+function match({ from, to, ratio }) {
+  if (from.length < 4 * DESCRIPTOR_BYTES || to.length < 4 * DESCRIPTOR_BYTES) return { pairs: new Int32Array(0) };
+  const nearest = nearestTwo(from, to);
   // Lowe's ratio test; each keypoint of `to` is used once (the closer claim wins).
   const best = new Map();
   for (let q = 0; q < nearest.length / 3; q++) {
@@ -148,27 +142,29 @@ function match({ from, to, ratio, reprojection, minPairs }) {
     const held = best.get(train);
     if (!held || held.distance > first) best.set(train, { query: q, distance: first });
   }
-  // RANSAC's inliers are a subset of these pairs: too few already decides (most different photos).
-  if (best.size < Math.max(4, minPairs)) return none;
+  const pairs = new Int32Array(best.size * 2);
+  let i = 0;
+  for (const [train, { query }] of best) pairs.set([query, train], 2 * i++);
+  return { pairs };
+}
+
+function fit({ source, target, model, reprojection }) {
+  const count = source.length / 2;
+  if (count < 4 || target.length !== source.length) return { transform: null, inliers: new Uint8Array(0) };
   return withMats((own) => {
-    const queries = [];
-    const trains = [];
-    const source = [];
-    const target = [];
-    for (const [train, { query }] of best) {
-      queries.push(query);
-      trains.push(train);
-      source.push(from.points[query * 2], from.points[query * 2 + 1]);
-      target.push(to.points[train * 2], to.points[train * 2 + 1]);
-    }
+    const from = own(cv.matFromArray(count, 1, cv.CV_32FC2, Array.from(source)));
+    const to = own(cv.matFromArray(count, 1, cv.CV_32FC2, Array.from(target)));
     const mask = own(new cv.Mat());
-    const homography = own(
-      cv.findHomography(own(cv.matFromArray(queries.length, 1, cv.CV_32FC2, source)), own(cv.matFromArray(trains.length, 1, cv.CV_32FC2, target)), cv.RANSAC, reprojection, mask, 2000, 0.995),
-    );
-    if (homography.rows !== 3 || homography.cols !== 3) return none;
-    const pairs = [];
-    for (let i = 0; i < queries.length; i++) if (mask.data[i]) pairs.push(queries[i], trains[i]);
-    return { homography: Array.from(homography.data64F), pairs: Int32Array.from(pairs) };
+    let transform = null;
+    if (model === 'affine') {
+      const affine = own(cv.estimateAffine2D(from, to, mask, cv.RANSAC, reprojection, 2000, 0.995, 10));
+      if (affine.rows === 2 && affine.cols === 3) transform = [...affine.data64F, 0, 0, 1];
+    } else if (model === 'homography') {
+      const homography = own(cv.findHomography(from, to, cv.RANSAC, reprojection, mask, 2000, 0.995));
+      if (homography.rows === 3 && homography.cols === 3) transform = Array.from(homography.data64F);
+    } else throw new Error(`unknown model ${model}`);
+    if (!transform || mask.rows !== count) return { transform: null, inliers: new Uint8Array(0) };
+    return { transform, inliers: new Uint8Array(mask.data.slice(0, count)) };
   });
 }
 
@@ -185,7 +181,7 @@ function describeError(error) {
   return String(error);
 }
 
-const OPERATIONS = { features, match };
+const OPERATIONS = { features, match, fit };
 let queue = ready;
 
 parentPort.on('message', (request) => {

@@ -5,12 +5,12 @@ import { decodeFailure, decodeOptions } from './decode.js';
 
 /**
  * Geometric verification (issue 14): local features (ORB keypoints and descriptors) of each image,
- * computed once and kept, and a check of one pair that matches the descriptors, fits a homography
- * with RANSAC and confirms the match only when the fit is a plausible view of the same picture
- * and the pixels on both sides of it agree. It answers which region of each image corresponds (the
- * other image's outline brought over by the fit: a quadrilateral, clipped to the image) and how
- * many keypoint pairs agree with the fit. OpenCV's wasm build runs in worker threads
- * (geometry-worker.mjs); this module decodes with sharp and decides.
+ * computed once and kept, and a check of one pair that matches the descriptors, fits a transform
+ * (affine, else a homography) with RANSAC and confirms the match only when the fit is a plausible
+ * view of the same picture and the pixels on both sides of it agree. It answers which region of
+ * each image corresponds (the other image's outline brought over by the fit: a quadrilateral,
+ * clipped to the image) and how many keypoint pairs agree with the fit. OpenCV's wasm build runs in
+ * worker threads (geometry-worker.mjs); this module decodes with sharp and decides.
  */
 
 /** Longer side the image is decoded to before detection: a collage's part keeps enough detail. */
@@ -44,12 +44,15 @@ export const GEOMETRY_THRESHOLDS = {
    */
   minCellCorrelation: 0.75,
   /**
-   * Every cell the region covers, flat or not, must keep its brightness: the cells' mean grey
-   * levels in `b` follow those in `a` by one straight line (a copy's exposure or gamma) within
-   * this many grey levels. Two near-plain photographs inside the same page chrome have flat cells
-   * of their own brightness, which the correlation cannot see.
+   * The brightness of the whole region, flat or not: cut into 6x6 patches, the patches' mean grey
+   * levels in `b` follow those in `a` by one straight line (a copy's exposure or gamma), and at
+   * most this share of the patches may be farther from it than patchBrightnessTolerance. A copy's
+   * watermark or logo moves a patch or two; a different picture inside the same page chrome moves
+   * many, even when both are near-plain and their flat cells escape the correlation.
    */
-  maxCellBrightnessResidual: 25,
+  maxShareOffBrightness: 0.1,
+  /** Grey levels a patch may stray from the brightness line. */
+  patchBrightnessTolerance: 20,
 };
 
 export interface KeypointSet {
@@ -264,19 +267,23 @@ function sample(features: GeometryFeatures, x: number, y: number, step: number):
 
 const CELLS = 3;
 const SAMPLES_PER_CELL_SIDE = 10;
+/** Patches per side for the brightness rule: each cell cut in 2x2, of 5x5 samples. */
+const PATCHES = 6;
 /** Grey-level standard deviation under which a cell is flat (sky, a plain band): it says nothing. */
 const FLAT_CELL = 6;
 /** Cells with texture a comparison needs. */
 const MIN_TEXTURED_CELLS = 3;
 
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
 /**
- * How the pixels of `a` and `b`, sampled at the same points through the transform, agree over the
- * cells (3x3 over the bounding box of regionA): `correlation`, the lowest normalised
- * cross-correlation over the cells with texture (0 when fewer than MIN_TEXTURED_CELLS have
- * texture), and `brightnessResidual`, how far the worst cell's mean grey level in `b` is from the
- * straight line fitted through all the cells' means.
+ * How the pixels of `a` and `b`, sampled at the same points through the transform (30x30 over the
+ * bounding box of regionA), agree: `correlation`, the lowest normalised cross-correlation over the
+ * 3x3 cells with texture (0 when fewer than MIN_TEXTURED_CELLS have texture), and `offBrightness`,
+ * the share of the 6x6 patches whose mean grey level in `b` is farther than the tolerance from the
+ * straight line fitted through all the patches' means.
  */
-function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], regionA: [number, number][]): { correlation: number; brightnessResidual: number } {
+function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], regionA: [number, number][]): { correlation: number; offBrightness: number } {
   const xs = regionA.map(([x]) => x);
   const ys = regionA.map(([, y]) => y);
   const [left, top] = [Math.min(...xs), Math.min(...ys)];
@@ -285,51 +292,56 @@ function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], 
   const stepA = Math.min(cellWidth, cellHeight) / SAMPLES_PER_CELL_SIDE / 3;
   const stepB = stepA * Math.sqrt(Math.abs(area(regionA.map(([x, y]) => project(toB, x, y))) / Math.abs(area(regionA))));
   // A region without area cannot be compared: no agreement.
-  if (!(stepA > 0 && Number.isFinite(stepB) && stepB > 0)) return { correlation: 0, brightnessResidual: Infinity };
-  const correlations: number[] = [];
-  const means: [number, number][] = [];
-  for (let cell = 0; cell < CELLS * CELLS; cell++) {
-    const valuesA: number[] = [];
-    const valuesB: number[] = [];
-    for (let i = 0; i < SAMPLES_PER_CELL_SIDE * SAMPLES_PER_CELL_SIDE; i++) {
-      const x = left + ((cell % CELLS) + ((i % SAMPLES_PER_CELL_SIDE) + 0.5) / SAMPLES_PER_CELL_SIDE) * cellWidth;
-      const y = top + (Math.floor(cell / CELLS) + (Math.floor(i / SAMPLES_PER_CELL_SIDE) + 0.5) / SAMPLES_PER_CELL_SIDE) * cellHeight;
+  if (!(stepA > 0 && Number.isFinite(stepB) && stepB > 0)) return { correlation: 0, offBrightness: 1 };
+  const side = CELLS * SAMPLES_PER_CELL_SIDE;
+  const cells = Array.from({ length: CELLS * CELLS }, () => ({ a: [] as number[], b: [] as number[] }));
+  const patches = Array.from({ length: PATCHES * PATCHES }, () => ({ a: [] as number[], b: [] as number[] }));
+  for (let row = 0; row < side; row++) {
+    for (let col = 0; col < side; col++) {
+      const x = left + ((col + 0.5) / SAMPLES_PER_CELL_SIDE) * cellWidth;
+      const y = top + ((row + 0.5) / SAMPLES_PER_CELL_SIDE) * cellHeight;
       // The whole footprint inside the region: a sample on its edge would average in the background.
       if (![[-1, -1], [1, -1], [1, 1], [-1, 1]].every(([dx, dy]) => insidePolygon(regionA, x + dx * 1.5 * stepA, y + dy * 1.5 * stepA))) continue;
       const [u, v] = project(toB, x, y);
       const [fromA, fromB] = [sample(a, x, y, stepA), sample(b, u, v, stepB)];
       if (Number.isNaN(fromA) || Number.isNaN(fromB)) continue;
-      valuesA.push(fromA);
-      valuesB.push(fromB);
+      for (const [groups, per] of [[cells, CELLS], [patches, PATCHES]] as const) {
+        const group = groups[Math.floor((row * per) / side) * per + Math.floor((col * per) / side)];
+        group.a.push(fromA);
+        group.b.push(fromB);
+      }
     }
-    // A cell the region only grazes says little.
-    if (valuesA.length < 30) continue;
-    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-    const [meanA, meanB] = [mean(valuesA), mean(valuesB)];
-    means.push([meanA, meanB]);
+  }
+  const correlations: number[] = [];
+  // A cell the region only grazes says little.
+  for (const cell of cells.filter(({ a: values }) => values.length >= 30)) {
+    const [meanA, meanB] = [mean(cell.a), mean(cell.b)];
     let [covariance, varianceA, varianceB] = [0, 0, 0];
-    for (let i = 0; i < valuesA.length; i++) {
-      const [da, db] = [valuesA[i] - meanA, valuesB[i] - meanB];
+    for (let i = 0; i < cell.a.length; i++) {
+      const [da, db] = [cell.a[i] - meanA, cell.b[i] - meanB];
       covariance += da * db;
       varianceA += da * da;
       varianceB += db * db;
     }
-    if (Math.sqrt(varianceA / valuesA.length) < FLAT_CELL) continue;
+    if (Math.sqrt(varianceA / cell.a.length) < FLAT_CELL) continue;
     correlations.push(varianceB === 0 ? 0 : covariance / Math.sqrt(varianceA * varianceB));
   }
   // Two plain images under the same logo agree in the logo's cell alone: too little to go on.
   const correlation = correlations.length >= MIN_TEXTURED_CELLS ? Math.min(...correlations) : 0;
-  // Least-squares line through the cells' (mean in a, mean in b).
-  const meanOf = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-  const [centreA, centreB] = [meanOf(means.map(([x]) => x)), meanOf(means.map(([, y]) => y))];
+  // Least-squares line through the patches' (mean in a, mean in b); a patch the region grazes is left out.
+  const means = patches.filter(({ a: values }) => values.length >= 8).map((patch) => [mean(patch.a), mean(patch.b)]);
+  if (means.length === 0) return { correlation, offBrightness: 1 };
+  const [centreA, centreB] = [mean(means.map(([x]) => x)), mean(means.map(([, y]) => y))];
   const spread = means.reduce((sum, [x]) => sum + (x - centreA) ** 2, 0);
   const gain = spread > 0 ? means.reduce((sum, [x, y]) => sum + (x - centreA) * (y - centreB), 0) / spread : 0;
-  const brightnessResidual = Math.max(0, ...means.map(([x, y]) => Math.abs(y - centreB - gain * (x - centreA))));
-  return { correlation, brightnessResidual };
+  const off = means.filter(([x, y]) => Math.abs(y - centreB - gain * (x - centreA)) > GEOMETRY_THRESHOLDS.patchBrightnessTolerance).length;
+  return { correlation, offBrightness: off / means.length };
 }
 
 interface Fit {
-  homography: number[] | null;
+  /** From `a` to `b`, row-major 3x3. */
+  transform: number[] | null;
+  /** Index in `a`, index in `b` of each keypoint pair the fit keeps. */
   pairs: Int32Array;
 }
 
@@ -339,9 +351,9 @@ interface Fit {
  */
 function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: KeypointSet, mirrored: boolean): GeometryResult {
   const inliers = fit.pairs.length / 2;
-  const { minInliers, minInlierShare, minCoverage, minCellCorrelation, maxCellBrightnessResidual } = GEOMETRY_THRESHOLDS;
-  if (!fit.homography || inliers < minInliers) return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
-  const toB = fit.homography;
+  const { minInliers, minInlierShare, minCoverage, minCellCorrelation, maxShareOffBrightness, patchBrightnessTolerance } = GEOMETRY_THRESHOLDS;
+  if (!fit.transform || inliers < minInliers) return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
+  const toB = fit.transform;
   const toA = invert(toB);
   if (!toA) return { confirmed: false, inliers, reason: 'the fitted transform is degenerate' };
   const corners = (w: number, h: number): [number, number][] => [[0, 0], [w, 0], [w, h], [0, h]];
@@ -359,12 +371,12 @@ function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: Keypoi
   if (inlierShare < minInlierShare) {
     return { confirmed: false, inliers, reason: `${inliers} of the keypoints in the matched region agree (${Math.round(100 * inlierShare)} %), ${100 * minInlierShare} % needed` };
   }
-  const { correlation, brightnessResidual } = cellAgreement(a, b, toB, regionA);
+  const { correlation, offBrightness } = cellAgreement(a, b, toB, regionA);
   if (correlation < minCellCorrelation) {
     return { confirmed: false, inliers, reason: `the pixels of the matched regions do not agree everywhere (weakest correlation ${correlation.toFixed(2)}, ${minCellCorrelation} needed): shared content or too little texture, not the same picture` };
   }
-  if (brightnessResidual > maxCellBrightnessResidual) {
-    return { confirmed: false, inliers, reason: `a part of the matched region is ${Math.round(brightnessResidual)} grey levels off the brightness of the rest (${maxCellBrightnessResidual} allowed): shared content around different pictures` };
+  if (offBrightness > maxShareOffBrightness) {
+    return { confirmed: false, inliers, reason: `${Math.round(100 * offBrightness)} % of the matched region is more than ${patchBrightnessTolerance} grey levels off the brightness of the rest (${100 * maxShareOffBrightness} % allowed): shared content around different pictures` };
   }
   const fraction = (quad: [number, number][], w: number, h: number): Quad => quad.map(([x, y]) => [Math.min(1, Math.max(0, x / w)), Math.min(1, Math.max(0, y / h))]);
   return {
@@ -380,18 +392,47 @@ function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: Keypoi
   };
 }
 
-async function fit(from: KeypointSet, to: KeypointSet): Promise<Fit> {
-  const answer = await call({ op: 'match', from, to, ratio: RATIO, reprojection: REPROJECTION, minPairs: GEOMETRY_THRESHOLDS.minInliers });
-  return { homography: answer.homography as number[] | null, pairs: answer.pairs as Int32Array };
+/**
+ * The transforms tried, in order: an affine one first (a crop, a turn, a flip, a collage or a
+ * screenshot is a scale, rotation and shift of the picture, and six parameters fitted on keypoints
+ * from one part of a small picture stay true over the rest of it, where a homography's eight
+ * tilt its far edges), then a homography (a photo of a screen, seen in perspective).
+ */
+const MODELS = ['affine', 'homography'] as const;
+
+/** Fits of each model to the descriptor pairs of `from` and `to` that pass the ratio test, lazily. */
+async function* fits(from: KeypointSet, to: KeypointSet): AsyncGenerator<Fit> {
+  const { pairs } = (await call({ op: 'match', from: from.descriptors, to: to.descriptors, ratio: RATIO })) as { pairs: Int32Array };
+  // RANSAC's inliers are a subset of these pairs: too few already decides (most different photos).
+  if (pairs.length / 2 < GEOMETRY_THRESHOLDS.minInliers) {
+    yield { transform: null, pairs: new Int32Array(0) };
+    return;
+  }
+  const [source, target] = [new Float32Array(pairs.length), new Float32Array(pairs.length)];
+  for (let i = 0; i < pairs.length; i += 2) {
+    source.set(from.points.subarray(pairs[i] * 2, pairs[i] * 2 + 2), i);
+    target.set(to.points.subarray(pairs[i + 1] * 2, pairs[i + 1] * 2 + 2), i);
+  }
+  for (const model of MODELS) {
+    const answer = (await call({ op: 'fit', source, target, model, reprojection: REPROJECTION })) as { transform: number[] | null; inliers: Uint8Array };
+    yield { transform: answer.transform, pairs: pairs.filter((_, i) => answer.inliers[i >> 1] === 1) };
+  }
 }
 
 /**
  * Checks whether `a` shows the same picture as `b` (or part of it, or is part of it), directly or
  * mirrored. regionA is the part of `a` that `b` shows, regionB the part of `b` that `a` shows.
+ * Answers the first fit that is confirmed, or the refusal of the fit with the most inliers.
  */
 export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): Promise<GeometryResult> {
-  const direct = decide(await fit(a, b), a, b, b, false);
-  if (direct.confirmed || b.mirror.points.length === 0) return direct;
-  const mirrored = decide(await fit(a, b.mirror), a, b, b.mirror, true);
-  return mirrored.confirmed || mirrored.inliers > direct.inliers ? mirrored : direct;
+  let refused: GeometryResult | null = null;
+  for (const [bSet, mirrored] of [[b, false], [b.mirror, true]] as const) {
+    if (mirrored && bSet.points.length === 0) break;
+    for await (const fit of fits(a, bSet)) {
+      const result = decide(fit, a, b, bSet, mirrored);
+      if (result.confirmed) return result;
+      if (!refused || result.inliers > refused.inliers) refused = result;
+    }
+  }
+  return refused!;
 }
