@@ -15,11 +15,12 @@
  *
  *   GEOMETRY_FALSE_PAIRS=10000 npm run bench -- geometry
  *     checks N false pairs instead of all: every pair of copies made by the same edit that adds
- *     shared content (black frame, watermark, screenshot, photo of a screen, logo and caption),
- *     then evenly spaced pairs of the rest up to N. 0 measures recall and time only.
+ *     shared content (black frame, watermark, screenshot, photo of a screen, logo and caption;
+ *     8,610 pairs, evenly spaced ones when N is smaller), then evenly spaced pairs of the rest up
+ *     to N. 0 measures recall and time only.
  *   GEOMETRY_BASELINE=<git revision> npm run bench -- geometry
- *     also runs lib/images/geometry.ts as it was at that revision (copied to outputs/, same
- *     worker), alternating with today's check image by image and pair by pair, so that both
+ *     also runs lib/images/geometry.ts and its worker as they were at that revision (copied to
+ *     outputs/), alternating with today's check image by image and pair by pair, so that both
  *     see the same load; every geometry figure is then given as "baseline → current".
  */
 import { execFileSync } from 'node:child_process';
@@ -110,27 +111,36 @@ async function inParallel<T>(items: T[], work: (item: T) => Promise<void>, width
 }
 
 /**
- * lib/images/geometry.ts as it was at `revision`, written next to the eval set with its imports
- * pointed back at lib/images (decode and today's worker), and loaded as a second module: its
- * workers are its own.
+ * lib/images/geometry.ts and its worker as they were at `revision`, written next to the eval set
+ * with the module's other imports pointed back at lib/images (decode), and loaded as a second
+ * module: its workers are its own.
  */
 async function loadBaseline(revision: string): Promise<GeometryModule> {
-  const source = execFileSync('git', ['show', `${revision}:lib/images/geometry.ts`], { cwd: ROOT, encoding: 'utf8' });
+  const show = (file: string) => execFileSync('git', ['show', `${revision}:lib/images/${file}`], { cwd: ROOT, encoding: 'utf8' });
   const dir = path.join(ROOT, 'outputs', 'geometry-baseline');
   mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `geometry-${revision.replace(/[^\w.-]/g, '_')}.ts`);
-  writeFileSync(file, source.replaceAll("'./", "'../../lib/images/"));
+  const tag = revision.replace(/[^\w.-]/g, '_');
+  writeFileSync(path.join(dir, `geometry-worker-${tag}.mjs`), show('geometry-worker.mjs'));
+  const file = path.join(dir, `geometry-${tag}.ts`);
+  // Its own worker stays beside it; every other relative import goes back to lib/images.
+  const source = show('geometry.ts').replaceAll("'./geometry-worker.mjs'", `'./geometry-worker-${tag}.mjs'`).replace(/'\.\/(?!geometry-worker-)/g, "'../../lib/images/");
+  writeFileSync(file, source);
   return (await import(pathToFileURL(file).href)) as GeometryModule;
 }
 
-/** The false pairs to check: all of them, or `limit` of them with every shared-content pair. */
+/** `count` evenly spaced items of `items` (all of them when there are no more). */
+const spread = <T>(items: T[], count: number): T[] =>
+  items.length <= count ? items : Array.from({ length: count }, (_, i) => items[Math.floor((i * items.length) / count)]);
+
+/**
+ * The false pairs to check: all of them, or `limit` of them with every shared-content pair first
+ * (evenly spaced ones when the limit is below their number, so that every edit and photograph has
+ * its share), then evenly spaced pairs of the rest.
+ */
 function sample<T>(pairs: T[], shared: (pair: T) => boolean, limit: number | null): T[] {
   if (limit === null) return pairs;
-  const kept = pairs.filter(shared).slice(0, limit);
-  const rest = pairs.filter((pair) => !shared(pair));
-  const wanted = Math.min(rest.length, limit - kept.length);
-  for (let i = 0; i < wanted; i++) kept.push(rest[Math.floor((i * rest.length) / wanted)]);
-  return kept;
+  const kept = spread(pairs.filter(shared), limit);
+  return [...kept, ...spread(pairs.filter((pair) => !shared(pair)), limit - kept.length)];
 }
 
 export async function run(): Promise<BenchTable[]> {
@@ -290,8 +300,8 @@ export async function run(): Promise<BenchTable[]> {
       ],
       notes: [
         'False pairs: every copy against every other original (a collage not against the photographs it holds), the originals among themselves, every two copies of different photographs made by the same edit (same frame, page chrome, bezel, logo) and a fifth of those made by different edits.',
-        ...(falseLimit === null ? [] : ['Sampled: every pair of copies made by the same shared-content edit (black frame, watermark, screenshot, photo of a screen, logo and caption), then evenly spaced pairs of the rest.']),
-        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match and, when enough pairs pass the ratio test, RANSAC); the mirrored keypoints are tried when the direct fit refuses; every 8th copy against its original and every 1000th false pair, median of five passes.',
+        ...(falseLimit === null ? [] : ['Sampled: every pair of copies made by the same shared-content edit (black frame, watermark, screenshot, photo of a screen, logo and caption; evenly spaced ones when there are more than the sample), then evenly spaced pairs of the rest.']),
+        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match and, when enough pairs pass the ratio test, RANSAC fits: affine, then a homography when the affine one is refused); the mirrored keypoints are tried when the direct fit refuses; every 8th copy against its original and every 1000th false pair, median of five passes.',
         ...falseExamples,
       ],
     },
