@@ -40,6 +40,9 @@ interface ScheduledEventLike {
 const RETENTION_CRON = '0 3 * * *';
 // A job running longer than this lost its consumer (a Worker invocation cannot run for so long).
 const STALE_JOB_MS = 15 * 60 * 1000;
+// An isolate has 128 MB, and a queue batch runs its 4 jobs side by side, each holding the file it
+// analyses and the copy it sends to the image service: 4 x 2 x 12 MiB leaves room for the rest.
+const MAX_FILE_BYTES = 12 * 1024 * 1024;
 
 interface IsolateParts {
   bindings: WorkerBindings;
@@ -84,6 +87,7 @@ function workerEnv(bindings: WorkerBindings): Env {
     jobs: queueJobs(countedQueue(bindings.JOBS, subrequests)),
     actor: SYSTEM_ACTOR,
     subrequests,
+    maxFileBytes: MAX_FILE_BYTES,
   };
 }
 

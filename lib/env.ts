@@ -39,6 +39,8 @@ export interface Env {
   actor: Actor;
   /** What this invocation may still send to storage and other services (lib/subrequests.ts). */
   subrequests: Subrequests;
+  /** The largest submitted file this runtime reads whole; a reload refuses larger ones unread. */
+  maxFileBytes: number;
 }
 
 /** Where the records and the media are kept. The env closes the database when it closes. */
@@ -88,6 +90,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     images,
     actor: SYSTEM_ACTOR,
     subrequests: unlimitedSubrequests,
+    maxFileBytes: Number.POSITIVE_INFINITY,
     jobs: undefined as unknown as JobRunner,
     async close() {
       await env.jobs.stop();

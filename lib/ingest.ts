@@ -341,10 +341,12 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     if (row.origin === 'quick' && !present.has(row.file) && !claimedFiles.has(row.file.slice('images/'.length))) report.removed.push(row.id);
   }
 
-  // A file refused before, unchanged since, is refused again without being read.
+  // A file refused before, unchanged since, is refused again without being read; so is one larger
+  // than this runtime reads whole (the Worker's isolate memory), by the size the store lists.
   const refusedBefore = (c: Candidate) => {
     const refusal = refused.get(c.file);
-    return refusal && sameSignature(refusal, c.signature) ? refusal.reason : null;
+    if (refusal && sameSignature(refusal, c.signature)) return refusal.reason;
+    return c.signature.size > env.maxFileBytes ? `file is ${megabytes(c.signature.size)}, more than the ${megabytes(env.maxFileBytes)} this service reads whole` : null;
   };
   // Each file to read costs a store read and an image-service probe (a new claimant of an unchanged
   // file, a read of its rights metadata); what the invocation cannot afford is left, counted, for
@@ -411,6 +413,8 @@ function quickCandidate(id: string, title: string, file: string, key: string, si
 
 /** What a candidate came to; new bytes carry the row to store (storeNewBytes). */
 type ImportOutcome = { kind: 'unchanged' | 'updated' } | { kind: 'imported' | 'updated'; row: SubmissionInput } | { reason: string; refused?: true };
+
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
 const sameSignature = (row: Pick<IndexedSubmission, 'bytes' | 'file_mtime_ms' | 'file_version'>, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
 

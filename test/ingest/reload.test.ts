@@ -253,6 +253,20 @@ describe('reload as an index pass', () => {
     expect(await env.db.prepare('SELECT COUNT(*) AS n FROM refused_files').first()).toEqual({ n: 0 });
   });
 
+  it('refuses unread a file larger than the runtime reads whole (the Worker: 12 MB), by its listed size', async () => {
+    copyFixture('camera.png', env.paths.imagesDir);
+    copyFixture('rocket.jpg', env.paths.imagesDir);
+    const camera = readFileSync(join(env.paths.imagesDir, 'camera.png')).length;
+    expect(readFileSync(join(env.paths.imagesDir, 'rocket.jpg')).length).toBeLessThan(camera);
+    const reads: string[] = [];
+    const get = env.blobs.get.bind(env.blobs);
+    env.blobs.get = (key) => (reads.push(key), get(key));
+    const report = await reloadFiles({ ...env, maxFileBytes: camera - 1 });
+    expect(report).toMatchObject({ imported: ['rocket'], rejected: [{ file: 'images/camera.png', id: 'camera', reason: expect.stringMatching(/^file is 0\.1 MB, more than the 0\.1 MB this service reads whole$/) }] });
+    expect(reads).not.toContain('submissions/images/camera.png');
+    expect((await reloadFiles(env)).imported).toEqual(['camera']);
+  });
+
   it('resolves registry files from the listing, not with a store request per entry', async () => {
     const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } }).png().toBuffer();
     const entries = Array.from({ length: 40 }, (_, i) => {
