@@ -15,7 +15,7 @@ import { getKnowledgeEntryForSubmission, upsertAttentionCandidateStatement } fro
 import { getProviderSwitch, setProviderSwitchStatement } from '../../lib/repo/providers.js';
 import { commitQuota, releaseQuota, reserveQuota, usedToday } from '../../lib/repo/quota.js';
 import { SYSTEM_ACTOR } from '../../lib/auth/actor.js';
-import { getSubmission, listQueue, upsertSubmissionStatement, type SubmissionInput } from '../../lib/repo/submissions.js';
+import { getSubmission, listQueue, queueItems, queuePageJson, upsertSubmissionStatement, type SubmissionInput } from '../../lib/repo/submissions.js';
 
 /** The same repository code, proven on better-sqlite3 and on miniflare's D1. */
 interface Backend {
@@ -161,9 +161,36 @@ describe.each(backends)('repository on $name', (backend) => {
       db.prepare("UPDATE submissions SET decision = '승인', decided_at = ? WHERE id = 'decided'").bind(NOW),
     ]);
     const queue = await listQueue(db, { limit: 10, offset: 0 });
-    expect(queue.items.map((s) => s.id)).toEqual(['high', 'low', 'decided']);
+    expect(queueItems(queue).map((s) => s.id)).toEqual(['high', 'low', 'decided']);
     expect(queue.total).toBe(3);
-    expect((await listQueue(db, { limit: 10, offset: 0, decision: 'undecided', level: 'high' })).items.map((s) => s.id)).toEqual(['high']);
+    expect(queueItems(await listQueue(db, { limit: 10, offset: 0, decision: 'undecided', level: 'high' })).map((s) => s.id)).toEqual(['high']);
+  });
+
+  it('writes the submission record in SQL as the contract shapes it, the same in a queue page and alone', async () => {
+    await db.batch([
+      upsertSubmissionStatement(db, { ...submission('plain'), file: 'images/plain.png' }, NOW),
+      upsertSubmissionStatement(db, { ...submission('odd'), file: 'images/사진 #1.png' }, NOW),
+      db.prepare(
+        `UPDATE submissions SET thumb_path = 'thumbs/odd.jpg', faces = '[{"box":{"x":1,"y":2,"width":3,"height":4},"score":0.9}]', risk_score = 45, risk_level = 'medium',
+         risk_signals = '[{"code":"internal_match","label":"내부 유사 제출물","weight":25,"evidence_ids":["ev_1"]}]', decision = '보류', decision_note = NULL, decided_at = ?,
+         evidence_count = 3, attention_match = 1 WHERE id = 'odd'`,
+      ).bind(NOW),
+      // Cells that are not JSON: the record shows empty lists, as one bad cell never breaks a list.
+      db.prepare(`UPDATE submissions SET faces = 'not json', risk_signals = '{broken' WHERE id = 'plain'`),
+    ]);
+    const odd = await getSubmission(db, 'odd');
+    expect(odd).toEqual({
+      id: 'odd', title: 'Title odd', file: 'images/사진 #1.png', media_url: `/media/images/${encodeURIComponent('사진 #1.png')}`, thumb_url: '/media/thumbs/odd.jpg',
+      width: expect.any(Number), height: expect.any(Number), submitted_at: expect.any(String), submitted_at_epoch: expect.any(Number),
+      format: expect.any(String), bytes: expect.any(Number), sha256: expect.any(String), phash: null,
+      faces: [{ box: { x: 1, y: 2, width: 3, height: 4 }, score: 0.9 }], analysis_status: 'pending', analysis_error: null, enrichment_status: 'pending',
+      risk: { score: 45, level: 'medium', signals: [{ code: 'internal_match', label: '내부 유사 제출물', weight: 25, evidence_ids: ['ev_1'] }] },
+      decision: { value: '보류', note: null, decided_at: NOW }, evidence_count: 3, attention_match: true,
+    });
+    expect(await getSubmission(db, 'plain')).toMatchObject({ media_url: '/media/images/plain.png', thumb_url: null, faces: [], risk: { signals: [] }, decision: null, attention_match: false });
+    const page = await listQueue(db, { limit: 10, offset: 0 });
+    expect(queueItems(page)).toEqual([await getSubmission(db, 'plain'), odd]);
+    expect(JSON.parse(queuePageJson(page))).toEqual({ items: queueItems(page), total: 2, next_cursor: null });
   });
 
   it('keeps one knowledge entry per submission', async () => {
