@@ -5,13 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startImageService, type RunningImageService } from '../../image-service.js';
 import { buildConfig } from '../../lib/config.js';
 import { startLocalWorker } from '../../scripts/local-worker.js';
-import { fixturePath } from '../helpers/fixtures.js';
+import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb, type FakeWeb } from '../fakes/index.js';
+import { fixturePath, reencoded } from '../helpers/fixtures.js';
 import { ACCOUNTS, launchBrowser, openConsole, type Service } from './harness.js';
 
 /**
- * The console against the Worker under miniflare (D1, R2, the queue, the image service), in
- * Chromium: the reload button goes on while a reload leaves files for the next one (a Worker
- * invocation reads only as many as its 1,000 subrequests allow) and shows one report.
+ * The console against the Worker under miniflare (D1, R2, the queue, the image service, the
+ * providers as the test fakes), in Chromium: the reload button goes on while a reload leaves files
+ * for the next one (a Worker invocation reads only as many as its 1,000 subrequests allow) and
+ * shows one report; then a submission's web evidence, a decision and the watchlist.
  */
 const TOKEN = 'console-worker-token-51d2e8';
 
@@ -19,10 +21,23 @@ let mf: Miniflare;
 let images: RunningImageService;
 let browser: Browser;
 let service: Service;
+let fakes: { close(): Promise<void> }[];
+let web: FakeWeb;
 
 beforeAll(async () => {
+  const [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
+  web = await startFakeWeb();
+  fakes = [regional, vision, search, llm, web];
+  web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
+  web.route('/article', { headers: { 'content-type': 'text/html' }, body: '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg"></body></html>' });
+  vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }] };
   images = await startImageService(buildConfig({}).config, 0);
-  mf = await startLocalWorker({ imageServiceUrl: images.url, host: '127.0.0.1', port: 0, bindings: { SVC_ADMIN_TOKEN: TOKEN } });
+  mf = await startLocalWorker({
+    imageServiceUrl: images.url,
+    host: '127.0.0.1',
+    port: 0,
+    bindings: { SVC_ADMIN_TOKEN: TOKEN, SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', ...fakeProviderSettings({ regional, vision, search, llm }) },
+  });
   const url = (await mf.ready).toString().replace(/\/$/, '');
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}${path}`, {
@@ -43,6 +58,7 @@ afterAll(async () => {
   await browser?.close();
   await mf?.dispose();
   await images?.stop();
+  await Promise.all((fakes ?? []).map((f) => f.close()));
 });
 
 describe('the console on the Worker', () => {
@@ -67,6 +83,35 @@ describe('the console on the Worker', () => {
 
     await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 2);
     await page.waitForFunction(() => /^2 \/ 2\b/.test(document.querySelector('[data-job-type="analyse"] .progress-figures')?.textContent ?? ''), undefined, { timeout: 60_000 });
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 180_000);
+
+  it('shows the web copy the enrichment found, records a decision and promotes it on the watchlist', async () => {
+    for (const deadline = Date.now() + 90_000; ; ) {
+      const camera = (await service.api('GET', '/api/submissions/camera/review')).submission;
+      if (camera.enrichment_status === 'done') break;
+      if (Date.now() > deadline) throw new Error(`camera's enrichment did not finish: ${camera.enrichment_status}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const { page, errors } = await openConsole(browser, service, '#/review/camera');
+    const match = page.locator('.group-web_match .evidence').first();
+    await match.waitFor();
+    await expect(match.textContent()).resolves.toContain(web.urlFor('/copy.jpg'));
+    await page.locator('#decision-note').fill('웹 사본 확인');
+    await page.locator('.decision-button[data-decision="반려"]').click();
+    await page.locator('.current-decision.decision-reject').waitFor();
+    await expect(page.locator('.current-decision').textContent()).resolves.toContain('웹 사본 확인');
+
+    const stored = await service.api('GET', '/api/submissions/camera/review');
+    expect(stored.knowledge_entry.state).toBe('주의 후보');
+    await page.locator('.knowledge-link a').click();
+    const entry = page.locator(`.entry[data-entry-id="${stored.knowledge_entry.id}"]`);
+    await entry.waitFor();
+    await entry.locator('[data-action="확정 DB 편입"]').click();
+    await page.waitForFunction(() => document.querySelector('.entry .badge.knowledge')?.textContent === '확정 DB 편입');
+    const confirmed = await service.api('GET', `/api/knowledge?state=${encodeURIComponent('확정 DB 편입')}`);
+    expect(confirmed.entries.map((e: { submission_id: string }) => e.submission_id)).toEqual(['camera']);
     expect(errors).toEqual([]);
     await page.context().close();
   }, 180_000);
