@@ -9,6 +9,7 @@ import { refreshRightsEvidence } from './analysis.js';
 import { describeIssues } from './http.js';
 import { ImageRejected } from './images/rejected.js';
 import { auditStatement } from './repo/audit.js';
+import { withLease } from './repo/leases.js';
 import { enqueueJobStatement, owedWorkStatements, queuedCount } from './repo/jobs.js';
 import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from './repo/submissions.js';
 import { serialized } from './serial.js';
@@ -227,11 +228,12 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 }
 
 /**
- * One reload at a time: a second one waits for the first, so no file is imported twice. The
+ * One reload at a time: a second one waits for the first, so no file is imported twice, within a
+ * process (in memory) and across processes and Worker isolates (a lease in the database). The
  * reload is an index pass (what is new, changed or gone); analysis and enrichment are queued jobs.
  */
 export function reload(env: Env): Promise<ReloadReport> {
-  return serialized('reload', () => indexPass(env));
+  return serialized('reload', () => withLease(env.db, env.clock, 'reload', () => indexPass(env)));
 }
 
 async function indexPass(env: Env): Promise<ReloadReport> {

@@ -216,6 +216,19 @@ describe('reload as an index pass', () => {
     expect(await env.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'analyse'").first()).toEqual({ n: 3 });
   });
 
+  it('waits for a reload running in another process or Worker isolate (its lease in the database)', async () => {
+    copyFixture('camera.png', env.paths.imagesDir);
+    const expires = new Date(env.clock.now().getTime() + 60_000).toISOString();
+    await env.db.prepare("INSERT INTO leases (name, holder, expires_at) VALUES ('reload', 'another isolate', ?)").bind(expires).run();
+    const waiting = reloadFiles(env);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM submissions').first()).toEqual({ n: 0 });
+    // The other reload ends and gives the lease back.
+    await env.db.prepare("DELETE FROM leases WHERE name = 'reload'").run();
+    expect((await waiting).imported).toEqual(['camera']);
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM leases').first()).toEqual({ n: 0 });
+  });
+
   it('does not read a file whose size, mtime and inode are unchanged, and reads it again when they change', async () => {
     copyFixture('camera.png', env.paths.imagesDir);
     const file = join(env.paths.imagesDir, 'camera.png');
