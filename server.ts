@@ -12,6 +12,7 @@ import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/r
 import { resumeAlertDelivery } from './lib/alerts.js';
 import { runRetention } from './lib/review/retention.js';
 import { dayIn } from './lib/time.js';
+import { clearLeases } from './lib/repo/leases.js';
 import { clearReservations } from './lib/repo/quota.js';
 import { createRouter } from './lib/router.js';
 
@@ -26,6 +27,8 @@ export interface RunningServer {
 /** Starts the service on SVC_HOST:SVC_PORT (port 0 picks a free one, for tests). */
 export async function startServer(config: Config, options: EnvOptions = {}): Promise<RunningServer> {
   const env = await createEnv(config, options);
+  // Before the first request can take one.
+  await clearLeases(env.db);
   const router = createRouter();
   const adapter = createServerAdapter((request: Request, ctx: unknown) => router.fetch(request as never, env, ctx));
   const server = createServer(adapter);

@@ -27,3 +27,11 @@ export async function withLease<T>(db: Database, clock: Clock, name: string, fn:
     await db.prepare('DELETE FROM leases WHERE name = ? AND holder = ?').bind(name, holder).run();
   }
 }
+
+/**
+ * The Node service owns its database file alone, so at start-up every lease was left by a process
+ * that died (as every `running` job was): they go, instead of holding a reload back until expiry.
+ */
+export async function clearLeases(db: Database): Promise<void> {
+  await db.prepare('DELETE FROM leases').run();
+}
