@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { seededRandom } from '../test/helpers/random.js';
+import type { ImageService } from '../lib/images/service.js';
 import type { BenchTable } from './run.js';
 
 export const name = 'ingest';
@@ -144,6 +145,53 @@ async function runService(buildDir: string, files: string[]): Promise<IngestRun>
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+/** What analysis alone costs: ImageService.analyse of a build, in this process, as the job runs it. */
+interface AnalysisRound {
+  imagesPerS: number;
+  cpuMs: number;
+}
+
+const ANALYSIS_IMAGES = 60;
+const ANALYSIS_ROUNDS = 5;
+
+/**
+ * analyse() of this build and of the baseline (when it has lib/images/local-service.ts) on the same
+ * photos, in alternating rounds, four analyses in flight as the two job workers and their
+ * prefetch would keep; CPU time of this whole process (every thread) per image.
+ */
+async function analysisRounds(builds: { label: string; dir: string }[], files: string[]): Promise<(string | number)[][]> {
+  const images = await Promise.all(files.slice(0, ANALYSIS_IMAGES).map((f) => readFile(path.join(CORPUS_DIR, f))));
+  const services: { label: string; service: ImageService; rounds: AnalysisRound[] }[] = [];
+  for (const { label, dir } of builds) {
+    const module = path.join(dir, 'lib', 'images', 'local-service.ts');
+    if (!existsSync(module)) continue;
+    const { localImageService } = (await import(module)) as { localImageService: (maxPixels: number) => ImageService };
+    services.push({ label, service: localImageService(100_000_000), rounds: [] });
+  }
+  try {
+    // Starts the workers and lets V8 optimise the model before the clock runs.
+    for (const { service } of services) for (const image of images.slice(0, 10)) await service.analyse(image);
+    for (let round = 0; round < ANALYSIS_ROUNDS; round++) {
+      for (const { service, rounds } of services) {
+        const cpuBefore = process.cpuUsage();
+        const started = performance.now();
+        let next = 0;
+        await Promise.all(Array.from({ length: 4 }, async () => {
+          while (next < images.length) await service.analyse(images[next++]);
+        }));
+        const cpu = process.cpuUsage(cpuBefore);
+        rounds.push({ imagesPerS: images.length / ((performance.now() - started) / 1000), cpuMs: (cpu.user + cpu.system) / 1000 / images.length });
+      }
+    }
+  } finally {
+    for (const { service } of services) await service.close();
+  }
+  return services.map(({ label, rounds }) => {
+    const cpuMs = median(rounds.map((r) => r.cpuMs));
+    return [label, median(rounds.map((r) => r.imagesPerS)).toFixed(1), cpuMs.toFixed(1), ((os.availableParallelism() * 1000) / cpuMs).toFixed(1)];
+  });
+}
+
 export async function run(): Promise<BenchTable[]> {
   const files = await generateCorpus();
   const sizes = await Promise.all(files.map(async (f) => {
@@ -169,6 +217,7 @@ export async function run(): Promise<BenchTable[]> {
   const rows = [row('this build', current)];
   if (baseline) rows.push(row(`baseline ${revision}${revision === PREVIOUS_BUILD ? ' (analysis inside the reload request)' : ''}`, before));
   const load = os.loadavg().map((l) => l.toFixed(1)).join(', ');
+  const analysis = await analysisRounds([{ label: 'this build', dir: ROOT }, ...(baseline ? [{ label: `baseline ${revision}`, dir: baseline }] : [])], files);
   return [
     {
       title: `Ingest end to end: ${files.length} JPEGs of ${(Math.min(...sizes) / 1e6).toFixed(1)}-${(Math.max(...sizes) / 1e6).toFixed(1)} MP`,
@@ -180,6 +229,14 @@ export async function run(): Promise<BenchTable[]> {
         'CPU time from /proc, from the reload request to the last analysis: the figure other load on the shared machine disturbs least',
         baseline ? '' : `the baseline build could not be checked out with git worktree (${revision}), so only this build ran`,
       ].filter(Boolean),
+    },
+    {
+      title: `Analysis alone: ImageService.analyse on ${Math.min(ANALYSIS_IMAGES, files.length)} of the same JPEGs`,
+      columns: ['build', 'images/s (wall)', 'CPU ms per image (all threads)', 'images/s the cores allow (cores x 1000 / CPU ms)'],
+      rows: analysis,
+      notes: [
+        `median of ${ANALYSIS_ROUNDS} alternating rounds in this process, 4 analyses in flight: fingerprints, faces (one detection worker per core) and thumbnail, without storage or matching; a baseline without lib/images/local-service.ts is left out`,
+      ],
     },
   ];
 }
