@@ -176,6 +176,13 @@ export async function runIndexJob(env: Env): Promise<JobOutcome> {
 
 /** How far below the threshold a plain pHash similarity still sends a pair to the geometric check. */
 const NEAR_THRESHOLD = 0.1;
+/**
+ * Geometric checks per comparison, the closest candidates first. Each costs the other image's
+ * keypoints and a fit (150-200 ms), inside the comparison lease that every analysis waits for: a
+ * batch of near-identical photos (a burst, a set of edits of one picture) sent every new image to
+ * dozens of checks, and ingest of such a batch fell to 0.5 images/s.
+ */
+const NEAR_CHECKS = 3;
 
 /**
  * The geometric check of a candidate (`query`) against a submission (`reference`) when it
@@ -254,7 +261,8 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
       }
       // Near the threshold the pHash cannot tell; the geometric check of both images can.
       const from = threshold - NEAR_THRESHOLD;
-      for (const near of query.near(await candidates(query.nearProbe(from)), from)) {
+      const nearest = query.near(await candidates(query.nearProbe(from)), from).sort((a, b) => b.plainSimilarity - a.plainSimilarity);
+      for (const near of nearest.slice(0, NEAR_CHECKS)) {
         const other = await getSubmissionRow(env.db, near.key);
         const confirmed = other && (await checkStoredPair(env, row, other));
         if (other && confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(confirmed)));
