@@ -248,7 +248,7 @@ export async function run(): Promise<BenchTable[]> {
         `Copy against other original: every ordered pair of different originals, and every transformed copy against every other original (${photos.length} x ${photos.length - 1} x ${TRANSFORMS.length + 1}).`,
         `Same frame on both: different photographs each given the same frame (${FRAMED.join(', ')}), ordered pairs and an index of each set; test/images/shared-content.test.ts adds logos, caption bars, phone chrome and letterboxes.`,
         ...falseExamples.slice(0, 10),
-        `computeFingerprints per image: median ${percentile(fingerprintTimes, 50).toFixed(1)} ms, p95 ${percentile(fingerprintTimes, 95).toFixed(1)} ms (one libvips decode into the 256x256 region sample, from which the SPEC pHash also comes unless the JPEG luma grid gives it).`,
+        `computeFingerprints per image: median ${percentile(fingerprintTimes, 50).toFixed(1)} ms, p95 ${percentile(fingerprintTimes, 95).toFixed(1)} ms (one libvips decode into the analysis raster, resampled to the 256x256 region sample, from which the SPEC pHash also comes unless the JPEG luma grid gives it).`,
       ],
     },
   ];
