@@ -3,12 +3,10 @@
 // because workers started from .ts files are not transformed reliably by vitest or tsx. It only sees already decoded,
 // downscaled grey pixels (sharp decodes in the main thread), so a malformed file never reaches it.
 // Protocol, one message per request, answered in order:
-//   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures,
-//          strongest, mirror }
+//   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures, mirror }
 //   out: { id, ok: true, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each),
-//          strongest (the first this many are the strongest of each pyramid level in proportion),
-//          mirrorPoints, mirrorDescriptors (`strongest` keypoints of the image mirrored left to
-//          right, with x mapped back into the unmirrored image; empty when mirror is false) }
+//          mirrorPoints, mirrorDescriptors (the same for the image mirrored left to right, with x
+//          mapped back into the unmirrored image; empty when mirror is false) }
 //   in:  { id, op: 'match', from: Uint8Array, to: Uint8Array (descriptors), ratio }
 //   out: { id, ok: true, pairs: Int32Array (from index, to index of each pair that passes Lowe's ratio test) }
 //   in:  { id, op: 'fit', source: Float32Array, target: Float32Array (x, y of each pair's two
@@ -45,50 +43,37 @@ function withMats(work) {
 // ORB ignores a border of 31 px (its patch size); a smaller image has no keypoint to offer.
 const MIN_SIDE = 2 * 31 + 1;
 
-const NONE = { points: new Float32Array(0), descriptors: new Uint8Array(0), strongest: 0 };
-
-/**
- * ORB keypoints of the grey image, `x` mapped by mapX. With `strongest`, they are ordered so that
- * the first `strongest` are the strongest of each pyramid level in proportion (about the set ORB
- * would keep if asked for that many): the reference side of a check uses those, the query all.
- */
-function detect(grey, maxFeatures, own, mapX, strongest = maxFeatures) {
-  if (grey.rows < MIN_SIDE || grey.cols < MIN_SIDE) return NONE;
+function detect(grey, maxFeatures, own, mapX) {
+  if (grey.rows < MIN_SIDE || grey.cols < MIN_SIDE) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
   const orb = own(new cv.ORB(maxFeatures));
   const keypoints = own(new cv.KeyPointVector());
   const descriptors = own(new cv.Mat());
   orb.detectAndCompute(grey, own(new cv.Mat()), keypoints, descriptors);
   const count = keypoints.size();
-  if (count === 0 || descriptors.rows !== count) return NONE;
-  const all = Array.from({ length: count }, (_, i) => ({ i, ...keypoints.get(i) }));
-  // Rank within its level, as a fraction of the level: ordering by it interleaves the levels.
-  const levels = new Map();
-  for (const keypoint of all) levels.set(keypoint.octave, [...(levels.get(keypoint.octave) ?? []), keypoint]);
-  for (const level of levels.values()) level.sort((x, y) => y.response - x.response).forEach((keypoint, rank) => (keypoint.rank = rank / level.length));
-  const order = strongest < count ? all.sort((x, y) => x.rank - y.rank) : all;
+  if (count === 0 || descriptors.rows !== count) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
   const points = new Float32Array(count * 2);
-  const bytes = new Uint8Array(count * DESCRIPTOR_BYTES);
-  order.forEach(({ i, pt }, k) => {
-    points[k * 2] = mapX(pt.x);
-    points[k * 2 + 1] = pt.y;
-    bytes.set(descriptors.data.subarray(i * DESCRIPTOR_BYTES, (i + 1) * DESCRIPTOR_BYTES), k * DESCRIPTOR_BYTES);
-  });
-  return { points, descriptors: bytes, strongest: Math.min(strongest, count) };
+  for (let i = 0; i < count; i++) {
+    const { pt } = keypoints.get(i);
+    points[i * 2] = mapX(pt.x);
+    points[i * 2 + 1] = pt.y;
+  }
+  return { points, descriptors: new Uint8Array(descriptors.data.slice(0, count * DESCRIPTOR_BYTES)) };
 }
 
-function features({ width, height, pixels, maxFeatures, strongest, mirror }) {
+const NONE = { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+
+function features({ width, height, pixels, maxFeatures, mirror }) {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) throw new Error(`invalid raster size ${width}x${height}`);
   if (!(pixels instanceof Uint8Array) || pixels.length !== width * height) throw new Error(`expected ${width * height} grey bytes, got ${pixels?.length}`);
   return withMats((own) => {
     const grey = own(new cv.Mat(height, width, cv.CV_8UC1));
     grey.data.set(pixels);
-    const direct = detect(grey, maxFeatures, own, (x) => x, strongest);
+    const direct = detect(grey, maxFeatures, own, (x) => x);
     let flipped = NONE;
     if (mirror) {
       const mirrored = own(new cv.Mat());
       cv.flip(grey, mirrored, 1);
-      // Only a reference's mirror is ever searched: its strongest keypoints are all it needs.
-      flipped = detect(mirrored, strongest, own, (x) => width - 1 - x);
+      flipped = detect(mirrored, maxFeatures, own, (x) => width - 1 - x);
     }
     return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors };
   });

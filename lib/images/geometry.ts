@@ -15,16 +15,7 @@ import { decodeFailure, decodeOptions } from './decode.js';
 
 /** Longer side the image is decoded to before detection: a collage's part keeps enough detail. */
 export const FEATURE_MAX_SIDE = 640;
-/**
- * Keypoints of an image on the query side of a check, and of the reference side (the strongest of
- * each pyramid level in proportion, and of the mirror image). The query is the image that holds
- * the other one when there is a collage or a screenshot (a web candidate against the submission):
- * a photograph filling a quarter of it keeps only a quarter of its keypoints, so the query keeps
- * twice as many; the descriptor search grows with the product of the two counts, so the
- * reference does not.
- */
-export const QUERY_FEATURES = 2000;
-export const REFERENCE_FEATURES = 1000;
+export const MAX_FEATURES = 1000;
 /** Lowe's ratio: a descriptor match counts only when clearly closer than the runner-up. */
 const RATIO = 0.8;
 /** RANSAC reprojection tolerance in pixels of the decoded (<= 640 px) image. */
@@ -72,8 +63,6 @@ export interface KeypointSet {
 }
 
 export interface GeometryFeatures extends KeypointSet {
-  /** The first this many keypoints (at most REFERENCE_FEATURES) are the reference side's set. */
-  strongest: number;
   /** Size of the decoded image the points refer to. */
   width: number;
   height: number;
@@ -168,13 +157,12 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number,
   const [thumbWidth, thumbHeight] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
   const thumbnail = await sharp(decoded.data, { raw: { width, height, channels: 1 } }).resize(thumbWidth, thumbHeight, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   const pixels = new Uint8Array(decoded.data.subarray(0, width * height));
-  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: REFERENCE_FEATURES, mirror }, [pixels.buffer]);
+  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: MAX_FEATURES, mirror }, [pixels.buffer]);
   return {
     width,
     height,
     points: answer.points as Float32Array,
     descriptors: answer.descriptors as Uint8Array,
-    strongest: answer.strongest as number,
     mirror: { points: answer.mirrorPoints as Float32Array, descriptors: answer.mirrorDescriptors as Uint8Array },
     thumbnail: { width: thumbWidth, height: thumbHeight, pixels: new Uint8Array(thumbnail.subarray(0, thumbWidth * thumbHeight)) },
   };
@@ -438,8 +426,7 @@ async function* fits(from: KeypointSet, to: KeypointSet): AsyncGenerator<Fit> {
  */
 export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): Promise<GeometryResult> {
   let refused: GeometryResult | null = null;
-  const strongest = { points: b.points.subarray(0, 2 * b.strongest), descriptors: b.descriptors.subarray(0, 32 * b.strongest) };
-  for (const [bSet, mirrored] of [[strongest, false], [b.mirror, true]] as const) {
+  for (const [bSet, mirrored] of [[b, false], [b.mirror, true]] as const) {
     if (mirrored && bSet.points.length === 0) break;
     for await (const fit of fits(a, bSet)) {
       const result = decide(fit, a, b, bSet, mirrored);
