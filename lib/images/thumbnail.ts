@@ -1,6 +1,6 @@
-import sharp from 'sharp';
-// Only the type: analysis-raster.ts sizes its raster by THUMBNAIL_SIDE.
-import type { AnalysisRaster } from './analysis-raster.js';
+// analysis-raster.ts sizes its raster by THUMBNAIL_SIDE: each module uses the other's export only
+// inside a function, so the circular import is safe.
+import { fromRaster, type AnalysisRaster } from './analysis-raster.js';
 
 /** The longest side of a thumbnail: sharp on the queue's rows and the watchlist's cards, a few KB each. */
 export const THUMBNAIL_SIDE = 320;
@@ -13,7 +13,7 @@ const THUMBNAIL_QUALITY = 72;
  * an encode; raw pixels carry no metadata, so neither does the thumbnail.
  */
 export async function makeThumbnail(image: AnalysisRaster): Promise<Buffer> {
-  return sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: 3 } })
+  return fromRaster(image)
     .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true })
     .jpeg({ quality: THUMBNAIL_QUALITY, mozjpeg: false })
     .toBuffer();

@@ -5,20 +5,11 @@ import { decodeForAnalysis } from '../../lib/images/analysis-raster.js';
 import { createFaceDetector } from '../../lib/images/faces.js';
 import { computeFingerprints } from '../../lib/images/fingerprint.js';
 import { localImageService } from '../../lib/images/local-service.js';
-import { ImageRejected } from '../../lib/images/rejected.js';
+import { rejectionOf } from '../helpers/rejections.js';
 import { makeThumbnail } from '../../lib/images/thumbnail.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
 const photo = (width: number, height: number) => sharp(fixture('chelsea.png')).resize(width, height, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
-
-async function rejectionOf(promise: Promise<unknown>): Promise<ImageRejected> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(ImageRejected);
-  return error as ImageRejected;
-}
 
 describe('decodeForAnalysis', () => {
   it('shrinks to 256 px on the shorter side, or 320 px on the longer when that is larger, never enlarging', async () => {

@@ -4,7 +4,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { decodeFailure, probeImage } from '../../lib/images/decode.js';
-import { ImageRejected } from '../../lib/images/rejected.js';
+import { rejectionOf } from '../helpers/rejections.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
 const LIMIT = 50_000_000;
@@ -29,15 +29,6 @@ function pngClaiming(width: number, height: number): Buffer {
     chunk('IDAT', deflateSync(Buffer.alloc(64))),
     chunk('IEND', Buffer.alloc(0)),
   ]);
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<ImageRejected> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(ImageRejected);
-  return error as ImageRejected;
 }
 
 describe('probeImage', () => {
