@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runIndexJob, storedFingerprints } from '../../lib/analysis.js';
+import { refreshSimilarity, runIndexJob, storedFingerprints } from '../../lib/analysis.js';
 import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { indexEntries } from '../../lib/images/robust.js';
-import { backfillFingerprintSlots } from '../../lib/repo/fingerprint-slots.js';
+import { backfillFingerprintSlots, fingerprintSlotsStatements } from '../../lib/repo/fingerprint-slots.js';
 import { enqueueIndexJobStatement } from '../../lib/repo/jobs.js';
 import { upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import { withLease } from '../../lib/repo/leases.js';
@@ -134,6 +134,31 @@ describe('the index job', () => {
     expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots')).toBe(4 * 1005);
     expect(await count("SELECT COUNT(*) AS n FROM jobs WHERE type = 'index' AND status = 'queued'")).toBe(0);
     expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(0);
+  });
+});
+
+describe('the geometric check of near-threshold pairs', () => {
+  it('checks only the 3 closest near-threshold submissions of a comparison', async () => {
+    env = await createTestEnv();
+    const names = ['astronaut.png', 'camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'];
+    await reloadAndAnalyse(Object.fromEntries(names.map((name) => [name, readFileSync(fixturePath(name))])));
+    // Bare pHashes 8 to 11 bits from the first one: 0.875-0.83 similar, under the 0.9 threshold
+    // (no hash match) and within 0.1 of it (near), the closest first.
+    const ids = ['astronaut', 'camera', 'chelsea', 'coffee', 'rocket'];
+    const phashes = ['0000000000000000', '00000000000000ff', '00000000000001ff', '00000000000003ff', '00000000000007ff'];
+    for (const [i, id] of ids.entries()) {
+      await env.db.prepare('UPDATE submissions SET phash = ?, fingerprints = NULL WHERE id = ?').bind(phashes[i], id).run();
+      await env.db.batch(fingerprintSlotsStatements(env.db, id, { phash: phashes[i], variants: {} }));
+    }
+    const files = new Map(names.map((name, i) => [ids[i], readFileSync(fixturePath(name))]));
+    const checked: string[] = [];
+    const matchGeometry = env.images.matchGeometry.bind(env.images);
+    env.images.matchGeometry = (query, reference) => {
+      checked.push([...files].find(([, bytes]) => bytes.equals(query))![0]);
+      return matchGeometry(query, reference);
+    };
+    await refreshSimilarity(env, ['astronaut']);
+    expect(checked).toEqual(['camera', 'chelsea', 'coffee']);
   });
 });
 
