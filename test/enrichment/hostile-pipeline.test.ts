@@ -62,7 +62,7 @@ afterAll(async () => {
 const api = async (path: string, method = 'GET') =>
   (await fetch(`${running.url}${path}`, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json();
 
-it('/health answers within 100 ms while enrichment reads a vision answer made of megabytes of hostile text', async () => {
+it('/health keeps answering while enrichment reads a vision answer made of megabytes of hostile text', async () => {
   copyFixture('camera.png', join(dataDir, 'submissions', 'images'));
   const report = await api('/api/submissions/reload', 'POST');
   expect(report.imported).toEqual(['camera']);
@@ -82,7 +82,10 @@ it('/health answers within 100 ms while enrichment reads a vision answer made of
   // The vision answer was received and read: its pages are evidence, with their titles cut.
   expect(vision.requests.length).toBe(1);
   expect(waits.length).toBeGreaterThan(3);
-  expect(Math.max(...waits)).toBeLessThan(100);
+  // A quadratic read of one of these megabytes holds the process for minutes; a linear one for a few
+  // milliseconds. The bound sits far from both so a loaded CI machine cannot trip it (100 ms did);
+  // stall times as figures belong to the benchmarks (the queue load bench's loop monitor).
+  expect(Math.max(...waits)).toBeLessThan(1000);
   const review = await api('/api/submissions/camera/review');
   const titles = review.evidence.map((e: { title: string | null }) => e.title ?? '');
   expect(titles).toContain('Namsan tower at night');
