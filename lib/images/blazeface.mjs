@@ -11,11 +11,12 @@ const require = createRequire(import.meta.url);
 const tf = require('@tensorflow/tfjs');
 const { setWasmPaths } = require('@tensorflow/tfjs-backend-wasm');
 
-// The model is all convolutions, so it runs at any side that is a multiple of 32 once the graph's
-// fixed 256 px input and its reshapes are bypassed. Its cost is nearly all multiply-adds over the
-// feature maps, which grow with the square of the side (189 million at 256 px): bench/faces.ts finds
-// 192 px about 1.7x faster than 256 with 21 of 24 labelled faces (256: 22), 160 px only 20.
-/** The product's input side; rasters larger than the side in use are refused. */
+// The model is all convolutions, so it runs at any height and width that are multiples of 32 once
+// the graph's fixed 256 px input and its reshapes are bypassed. Its cost is nearly all multiply-adds
+// over the feature maps, which grow with the input's area (189 million at 256x256): bench/faces.ts
+// finds 192 px on the longest side about 1.7x faster than 256 with 21 of 24 labelled faces (256: 22),
+// 160 px only 20.
+/** The longest side of the product's rasters; rasters larger than the side in use are refused. */
 export const INPUT_SIZE = 192;
 // BlazeFace's box spans brows to mouth; grown by this factor around its centre it covers the whole
 // face (forehead and chin), which is what a face crop shows and what the labelled boxes in
@@ -35,12 +36,11 @@ const nodeName = (conv) => `StatefulPartitionedCall/functional_1/${conv}/BiasAdd
 const OUTPUT_NODES = HEADS.flatMap((head) => [nodeName(head.logits), nodeName(head.regressors)]);
 
 /** Anchor centres in input pixels per head, in the order of its outputs (row, column, anchor). */
-function anchorsFor(inputSize) {
+function anchorsFor(inputHeight, inputWidth) {
   return HEADS.map(({ stride, perCell }) => {
     const centres = [];
-    const cells = inputSize / stride;
-    for (let row = 0; row < cells; row++) {
-      for (let column = 0; column < cells; column++) {
+    for (let row = 0; row < inputHeight / stride; row++) {
+      for (let column = 0; column < inputWidth / stride; column++) {
         for (let i = 0; i < perCell; i++) centres.push([(column + 0.5) * stride, (row + 0.5) * stride]);
       }
     }
@@ -70,9 +70,9 @@ export async function loadBlazeFace() {
   const modelDir = join(dirname(require.resolve('@vladmandic/human')), '..', 'models');
   const [topology, weights] = await Promise.all([readFile(join(modelDir, 'blazeface.json'), 'utf8'), readFile(join(modelDir, 'blazeface.bin'))]);
   const { modelTopology, weightsManifest } = JSON.parse(topology);
-  // The graph declares a 256x256 input; tfjs refuses any other unless the declaration is opened.
+  // The graph declares one 256x256 image; tfjs refuses any other unless the declaration is opened.
   for (const node of modelTopology.node) {
-    if (node.op === 'Placeholder') node.attr.shape.shape.dim = [{ size: '1' }, { size: '-1' }, { size: '-1' }, { size: '3' }];
+    if (node.op === 'Placeholder') node.attr.shape.shape.dim = [{ size: '-1' }, { size: '-1' }, { size: '-1' }, { size: '3' }];
   }
   const loaded = await tf.loadGraphModel(
     tf.io.fromMemory({
@@ -95,28 +95,59 @@ function iou(a, b) {
   return (width * height) / (a.width * a.height + b.width * b.height - width * height);
 }
 
-/**
- * Faces in an RGB raster (row-major, at most inputSize on each side), as boxes in the raster's
- * pixels with a score from 0 to 1, best first. The raster sits in the top-left corner of the
- * model's square input, the rest is black, so its proportions are kept and no coordinate moves.
- */
-export async function detectBlazeFaces(pixels, width, height, minScore, inputSize = INPUT_SIZE) {
-  if (!model) throw new Error('the face model is not loaded');
-  if (!(Number.isInteger(inputSize) && inputSize >= 32 && inputSize % 32 === 0)) throw new Error(`input size ${inputSize} is not a multiple of 32`);
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > inputSize || height > inputSize) {
-    throw new Error(`invalid raster size ${width}x${height} (at most ${inputSize} a side)`);
+const paddedSide = (side) => Math.ceil(side / 32) * 32;
+
+function checkRaster({ pixels, width, height, minScore }, maxSide) {
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > maxSide || height > maxSide) {
+    throw new Error(`invalid raster size ${width}x${height} (at most ${maxSide} a side)`);
   }
   if (!(pixels instanceof Uint8Array) || pixels.length !== width * height * 3) {
     throw new Error(`expected ${width * height * 3} RGB bytes, got ${pixels?.length}`);
   }
-  // The model takes values in [-1, 1]; black padding is -1.
-  const input = new Float32Array(inputSize * inputSize * 3).fill(-1);
-  for (let row = 0; row < height; row++) {
-    const from = row * width * 3;
-    const to = row * inputSize * 3;
-    for (let i = 0; i < width * 3; i++) input[to + i] = pixels[from + i] / 127.5 - 1;
+  if (!(minScore >= 0 && minScore <= 1)) throw new Error(`minScore must be between 0 and 1, got ${minScore}`);
+}
+
+/**
+ * Faces in each RGB raster (row-major, at most maxSide on each side), as boxes in the raster's
+ * pixels with a score from 0 to 1, best first, one list per raster in the order given. Each raster
+ * sits in the top-left corner of an input whose sides are its own rounded up to multiples of 32,
+ * the rest black, so no coordinate moves and a 3:2 photo costs two thirds of a square. Rasters
+ * whose inputs have the same size run through the model as one batch: every model operation costs
+ * a fixed time on top of its arithmetic, which a batch pays once. A raster's faces do not depend on
+ * what it is batched with. Throws, before running anything, if any raster is malformed.
+ */
+export async function detectBlazeFaces(rasters, maxSide = INPUT_SIZE) {
+  if (!model) throw new Error('the face model is not loaded');
+  if (!(Number.isInteger(maxSide) && maxSide >= 32)) throw new Error(`invalid largest side ${maxSide}`);
+  for (const raster of rasters) checkRaster(raster, maxSide);
+  const batches = new Map();
+  rasters.forEach((raster, index) => {
+    const key = `${paddedSide(raster.height)}x${paddedSide(raster.width)}`;
+    if (!batches.has(key)) batches.set(key, []);
+    batches.get(key).push(index);
+  });
+  const found = new Array(rasters.length);
+  for (const indices of batches.values()) {
+    const batch = indices.map((index) => rasters[index]);
+    const faces = await detectBatch(batch, paddedSide(batch[0].height), paddedSide(batch[0].width));
+    indices.forEach((index, i) => (found[index] = faces[i]));
   }
-  const tensor = tf.tensor4d(input, [1, inputSize, inputSize, 3]);
+  return found;
+}
+
+/** One model run over rasters that share the input size inputHeight x inputWidth. */
+async function detectBatch(rasters, inputHeight, inputWidth) {
+  // The model takes values in [-1, 1]; black padding is -1.
+  const imageSize = inputHeight * inputWidth * 3;
+  const input = new Float32Array(rasters.length * imageSize).fill(-1);
+  rasters.forEach(({ pixels, width, height }, image) => {
+    for (let row = 0; row < height; row++) {
+      const from = row * width * 3;
+      const to = image * imageSize + row * inputWidth * 3;
+      for (let i = 0; i < width * 3; i++) input[to + i] = pixels[from + i] / 127.5 - 1;
+    }
+  });
+  const tensor = tf.tensor4d(input, [rasters.length, inputHeight, inputWidth, 3]);
   const outputs = model.execute(tensor, OUTPUT_NODES);
   tensor.dispose();
   let values;
@@ -125,27 +156,31 @@ export async function detectBlazeFaces(pixels, width, height, minScore, inputSiz
   } finally {
     tf.dispose(outputs);
   }
-  if (!anchorCache.has(inputSize)) anchorCache.set(inputSize, anchorsFor(inputSize));
-  const anchors = anchorCache.get(inputSize);
-  const candidates = [];
-  HEADS.forEach((_, head) => {
-    const logits = values[head * 2];
-    const regressors = values[head * 2 + 1];
-    anchors[head].forEach(([anchorX, anchorY], i) => {
-      const score = 1 / (1 + Math.exp(-logits[i]));
-      if (score < minScore) return;
-      // Sixteen regressors per anchor: centre offset from the anchor, then width and height, in
-      // input pixels (six landmarks follow, not used here).
-      const centreX = anchorX + regressors[i * 16];
-      const centreY = anchorY + regressors[i * 16 + 1];
-      const boxWidth = regressors[i * 16 + 2] * BOX_SCALE;
-      const boxHeight = regressors[i * 16 + 3] * BOX_SCALE;
-      if (!(boxWidth > 0 && boxHeight > 0)) return;
-      candidates.push({ x: centreX - boxWidth / 2, y: centreY - boxHeight / 2, width: boxWidth, height: boxHeight, score });
+  const key = `${inputHeight}x${inputWidth}`;
+  if (!anchorCache.has(key)) anchorCache.set(key, anchorsFor(inputHeight, inputWidth));
+  const anchors = anchorCache.get(key);
+  return rasters.map(({ minScore }, image) => {
+    const candidates = [];
+    HEADS.forEach((_, head) => {
+      const count = anchors[head].length;
+      const logits = values[head * 2].subarray(image * count, (image + 1) * count);
+      const regressors = values[head * 2 + 1].subarray(image * count * 16, (image + 1) * count * 16);
+      anchors[head].forEach(([anchorX, anchorY], i) => {
+        const score = 1 / (1 + Math.exp(-logits[i]));
+        if (score < minScore) return;
+        // Sixteen regressors per anchor: centre offset from the anchor, then width and height, in
+        // input pixels (six landmarks follow, not used here).
+        const centreX = anchorX + regressors[i * 16];
+        const centreY = anchorY + regressors[i * 16 + 1];
+        const boxWidth = regressors[i * 16 + 2] * BOX_SCALE;
+        const boxHeight = regressors[i * 16 + 3] * BOX_SCALE;
+        if (!(boxWidth > 0 && boxHeight > 0)) return;
+        candidates.push({ x: centreX - boxWidth / 2, y: centreY - boxHeight / 2, width: boxWidth, height: boxHeight, score });
+      });
     });
+    candidates.sort((a, b) => b.score - a.score);
+    const kept = [];
+    for (const face of candidates) if (kept.every((other) => iou(other, face) <= NMS_IOU)) kept.push(face);
+    return kept;
   });
-  candidates.sort((a, b) => b.score - a.score);
-  const kept = [];
-  for (const face of candidates) if (kept.every((other) => iou(other, face) <= NMS_IOU)) kept.push(face);
-  return kept;
 }

@@ -9,18 +9,49 @@
 import { parentPort } from 'node:worker_threads';
 import { detectBlazeFaces, loadBlazeFace } from './blazeface.mjs';
 
+// Requests that arrived while the model was busy run together as one batch (blazeface.mjs), so the
+// model's fixed cost per operation is paid once for all of them. Nothing waits for a batch to fill:
+// a request that finds the model idle runs at once. The cap bounds the worker's peak memory.
+const MAX_BATCH = 8;
+
 const modelReady = loadBlazeFace();
 modelReady.catch((error) => {
   parentPort.postMessage({ fatal: `the face model could not be loaded: ${error instanceof Error ? error.message : String(error)}` });
 });
-// One detection at a time keeps the peak memory of the worker at a single input tensor.
-let queue = modelReady;
+const waiting = [];
+let running = false;
 
 parentPort.on('message', (request) => {
-  queue = queue
-    .then(() => detectBlazeFaces(request.pixels, request.width, request.height, request.minScore))
-    .then(
-      (faces) => parentPort.postMessage({ id: request.id, ok: true, faces }),
-      (error) => parentPort.postMessage({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) }),
-    );
+  waiting.push(request);
+  if (!running) void drain();
 });
+
+async function drain() {
+  running = true;
+  try {
+    await modelReady;
+  } catch {
+    // Reported as fatal above; the main thread drops this worker and everything it holds.
+    return;
+  }
+  while (waiting.length > 0) {
+    await answer(waiting.splice(0, MAX_BATCH));
+    // Lets the requests posted during the run arrive, to join the next batch.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  running = false;
+}
+
+async function answer(requests) {
+  try {
+    const found = await detectBlazeFaces(requests);
+    requests.forEach((request, i) => parentPort.postMessage({ id: request.id, ok: true, faces: found[i] }));
+  } catch (error) {
+    if (requests.length === 1) {
+      parentPort.postMessage({ id: requests[0].id, ok: false, error: error instanceof Error ? error.message : String(error) });
+      return;
+    }
+    // One bad request must not fail the others: each runs again on its own.
+    for (const request of requests) await answer([request]);
+  }
+}

@@ -38,9 +38,9 @@ export interface FaceDetectorOptions {
   maxPixels?: number;
 }
 
-// The detector sees at most this many pixels on the longest side: BlazeFace's 192 px input
-// (INPUT_SIZE in blazeface.mjs), resampled by sharp from the analysis raster. It also bounds the
-// memory a huge upload can take in a worker.
+// The detector sees at most this many pixels on the longest side (INPUT_SIZE in blazeface.mjs, which
+// runs the model on the raster's own shape rounded up to multiples of 32), resampled by sharp from
+// the analysis raster. It also bounds the memory a huge upload can take in a worker.
 const DETECTION_MAX_SIDE = 192;
 // At 192 px BlazeFace scores the cup in coffee.png 0.64 and the cat in chelsea.png 0.47; the weakest
 // labelled face it finds above this scores 0.68, and the next one down is 0.47 (bench/faces.ts,
