@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import type { Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { cropFaces, createFaceDetector, dedupeFaces, iou, type Face, type FaceBox, type FaceDetector } from '../../lib/images/faces.js';
 
@@ -250,6 +251,90 @@ describe('face detection worker', () => {
     const detector = createFaceDetector();
     await detector.close();
     await expect(detector.detect(astronaut)).rejects.toThrow(/closed/);
+  });
+});
+
+/** An image as the detection worker receives it: RGB shrunk to INPUT_SIZE on its longest side. */
+async function detectionRaster(image: Buffer, minScore = 0.65): Promise<BlazeFaceRaster> {
+  const { data, info } = await sharp(image)
+    .flatten({ background: '#ffffff' })
+    .toColourspace('srgb')
+    .resize({ width: INPUT_SIZE, height: INPUT_SIZE, fit: 'inside' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { pixels: new Uint8Array(data), width: info.width, height: info.height, minScore };
+}
+
+describe('BlazeFace on several rasters at once', () => {
+  // Same-shaped rasters run through the model as one batch: a mix-up of the batch's outputs would
+  // give an image another image's faces. The mirrored astronaut has its face elsewhere, the coffee
+  // cup none, the wide astronaut runs at another input shape.
+  let rasters: BlazeFaceRaster[];
+  beforeAll(async () => {
+    await loadBlazeFace();
+    rasters = await Promise.all([
+      detectionRaster(astronaut),
+      detectionRaster(await sharp(astronaut).flop().toBuffer()),
+      detectionRaster(camera),
+      detectionRaster(await sharp(fixture('coffee.png')).resize(512, 512, { fit: 'fill' }).toBuffer()),
+      detectionRaster(await sharp(astronaut).extend({ right: 256, background: '#ffffff' }).toBuffer()),
+    ]);
+  });
+
+  it('gives every raster its own faces, exactly as one at a time', async () => {
+    const together = await detectBlazeFaces(rasters);
+    const alone = [];
+    for (const raster of rasters) alone.push((await detectBlazeFaces([raster]))[0]);
+    expect(together).toEqual(alone);
+    const [upright, mirrored, cameraman, cup, wide] = together;
+    expect([upright.length, mirrored.length, cameraman.length, cup.length, wide.length]).toEqual([1, 1, 1, 0, 1]);
+    // 512 px images at 192 px: 0.375 raster pixels per image pixel.
+    const inRaster = (region: typeof ASTRONAUT_FACE) => shifted(region, 0, 0, INPUT_SIZE / 512);
+    expectSingleFaceIn([{ box: roundOut(upright[0]), score: upright[0].score }], inRaster(ASTRONAUT_FACE));
+    const mirroredFace = { ...ASTRONAUT_FACE, left: 512 - ASTRONAUT_FACE.right, right: 512 - ASTRONAUT_FACE.left };
+    expectSingleFaceIn([{ box: roundOut(mirrored[0]), score: mirrored[0].score }], inRaster(mirroredFace));
+    expectSingleFaceIn([{ box: roundOut(cameraman[0]), score: cameraman[0].score }], inRaster(CAMERA_FACE));
+    expectSingleFaceIn([{ box: roundOut(wide[0]), score: wide[0].score }], shifted(ASTRONAUT_FACE, 0, 0, INPUT_SIZE / 768));
+  });
+
+  it('refuses a malformed raster before running any', async () => {
+    const short = { ...rasters[0], pixels: rasters[0].pixels.subarray(1) };
+    await expect(detectBlazeFaces([rasters[1], short])).rejects.toThrow(/expected 110592 RGB bytes, got 110591/);
+    await expect(detectBlazeFaces([{ ...rasters[0], width: INPUT_SIZE + 1 }])).rejects.toThrow(/invalid raster size 193x192/);
+  });
+});
+
+/** Whole pixels around a box, as faces.ts reports them. */
+function roundOut(box: FaceBox): FaceBox {
+  const x = Math.floor(box.x);
+  const y = Math.floor(box.y);
+  return { x, y, width: Math.ceil(box.x + box.width) - x, height: Math.ceil(box.y + box.height) - y };
+}
+
+describe('face detection worker protocol', () => {
+  it('answers every request that waited together, and a malformed one fails alone', async () => {
+    const worker = new Worker(new URL('../../lib/images/face-worker.mjs', import.meta.url));
+    try {
+      const answers = new Map<number, { ok: boolean; faces?: unknown[]; error?: string }>();
+      const allAnswered = new Promise<void>((resolve) => {
+        worker.on('message', (message) => {
+          answers.set(message.id, message);
+          if (answers.size === 3) resolve();
+        });
+      });
+      const [upright, cameraman] = await Promise.all([detectionRaster(astronaut), detectionRaster(camera)]);
+      // All three arrive while the model loads, so they run as one batch, which the bad one fails.
+      worker.postMessage({ id: 1, ...upright });
+      worker.postMessage({ id: 2, ...upright, pixels: upright.pixels.subarray(3) });
+      worker.postMessage({ id: 3, ...cameraman });
+      await allAnswered;
+      const alone = await detectBlazeFaces([upright, cameraman]);
+      expect(answers.get(1)).toEqual({ id: 1, ok: true, faces: alone[0] });
+      expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
+      expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: alone[1] });
+    } finally {
+      await worker.terminate();
+    }
   });
 });
 
