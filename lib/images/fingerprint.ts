@@ -1,6 +1,6 @@
 import { decodeForAnalysis, type AnalysisRaster } from './analysis-raster.js';
 import { jpegLuma, lumaSample } from './luma.js';
-import { SAMPLE_SIZE, dct32, hashFromDct, sampleGrayscale32 } from './phash.js';
+import { SAMPLE_SIZE, lowDct32, hashFromDct, sampleGrayscale32 } from './phash.js';
 import { resample } from './raster.js';
 import { WHOLE, contentRegion, regionHash, regionHashToHex, type Region } from './robust-hash.js';
 import { WINDOWS, isFramed, within, type Fingerprints, type RegionName } from './robust.js';
@@ -28,7 +28,7 @@ export async function jpegGrayscale32(input: Buffer, maxPixels?: number): Promis
 }
 
 export async function phash(input: Buffer, maxPixels?: number): Promise<string> {
-  return hashFromDct(dct32(await grayscale32(input, maxPixels)));
+  return hashFromDct(lowDct32(await grayscale32(input, maxPixels)));
 }
 
 /**
@@ -59,5 +59,5 @@ export async function computeFingerprints(
     put('whole', WHOLE);
     for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, window);
   }
-  return { phash: hashFromDct(dct32(pixels)), variants };
+  return { phash: hashFromDct(lowDct32(pixels)), variants };
 }

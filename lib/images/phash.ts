@@ -32,30 +32,36 @@ const COSINES = (() => {
   return table;
 })();
 
+/** Frequencies per axis that any hash reads: the pHash its 8x8 block, the region hashes 16x16. */
+const LOW_FREQUENCIES = 16;
+
 /**
- * 2-D DCT-II (orthonormal) of a 32x32 row-major raster, computed separably (rows, then columns).
- * Output layout: [v * 32 + u], v the vertical and u the horizontal frequency; [0] is DC.
+ * The low frequencies (v, u < 16) of the 2-D DCT-II (orthonormal) of a 32x32 row-major raster,
+ * computed separably (rows, then columns); a quarter of the full transform's work, and the same
+ * sums in the same order for the coefficients it gives. Output layout: [v * 32 + u], v the
+ * vertical and u the horizontal frequency, [0] the DC; the higher frequencies are left at 0.
  */
-export function dct32(pixels: Float64Array): Float64Array {
+export function lowDct32(pixels: Float64Array): Float64Array {
   const N = SAMPLE_SIZE;
-  if (pixels.length !== N * N) throw new Error(`dct32 needs ${N * N} values, got ${pixels.length}`);
-  const rows = new Float64Array(N * N);
+  const L = LOW_FREQUENCIES;
+  if (pixels.length !== N * N) throw new Error(`lowDct32 needs ${N * N} values, got ${pixels.length}`);
+  const rows = new Float64Array(N * L);
   for (let y = 0; y < N; y++) {
     const rowStart = y * N;
-    for (let u = 0; u < N; u++) {
+    for (let u = 0; u < L; u++) {
       const basis = u * N;
       let sum = 0;
       for (let x = 0; x < N; x++) sum += COSINES[basis + x] * pixels[rowStart + x];
-      rows[rowStart + u] = sum;
+      rows[y * L + u] = sum;
     }
   }
   const out = new Float64Array(N * N);
-  for (let v = 0; v < N; v++) {
+  for (let v = 0; v < L; v++) {
     const basis = v * N;
-    for (let u = 0; u < N; u++) {
+    for (let u = 0; u < L; u++) {
       let sum = 0;
-      for (let y = 0; y < N; y++) sum += COSINES[basis + y] * rows[y * N + u];
-      out[basis + u] = sum;
+      for (let y = 0; y < N; y++) sum += COSINES[basis + y] * rows[y * L + u];
+      out[v * N + u] = sum;
     }
   }
   return out;

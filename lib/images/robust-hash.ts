@@ -1,5 +1,5 @@
 import { SAMPLE_SIDE, resample, type Raster } from './raster.js';
-import { SAMPLE_SIZE, dct32, popcount32, wordsToHash } from './phash.js';
+import { SAMPLE_SIZE, lowDct32, popcount32, wordsToHash } from './phash.js';
 
 /**
  * Region hashes: hashes of parts of an image (the whole image, the image with uniform borders
@@ -64,7 +64,7 @@ const MIN_AC_RMS = 1;
 
 /** The region's hash, or null when the region is too plain to hash reliably. */
 export function regionHash(sample: Raster, region: Region): RegionHash | null {
-  const dct = dct32(resampleRegion(sample, region));
+  const dct = lowDct32(resampleRegion(sample, region));
   const hash = new Uint32Array(REGION_WORDS);
   let energy = 0;
   COEFFICIENTS.forEach(([v, u], bit) => {
