@@ -76,7 +76,11 @@ export class SimilarityIndex<K = string> {
   /** next/prev slot in each of the slot's LINKS lists, at [slot * LINKS + list]. */
   private next = new Int32Array(0);
   private prev = new Int32Array(0);
-  private readonly bucketHeads = Array.from({ length: CHUNKS }, () => new Int32Array(CHUNK_VALUES).fill(NONE));
+  /**
+   * Made with the first hash (1 MB): an analysis builds an index of the few attention and
+   * watchlist entries every time, most often of none.
+   */
+  private bucketHeads: Int32Array[] = [];
   private readonly keyHeads = new Map<K, number>();
   /** Per-slot query stamp, so a hash found through two chunks is reported once. */
   private visited = new Uint32Array(0);
@@ -223,6 +227,7 @@ export class SimilarityIndex<K = string> {
   }
 
   private grow(): void {
+    if (this.capacity === 0) this.bucketHeads = Array.from({ length: CHUNKS }, () => new Int32Array(CHUNK_VALUES).fill(NONE));
     this.capacity = Math.max(1024, this.capacity * 2);
     this.high = enlarged(this.high, this.capacity);
     this.low = enlarged(this.low, this.capacity);
