@@ -316,8 +316,9 @@ describe('face detection worker protocol', () => {
     const worker = new Worker(new URL('../../lib/images/face-worker.mjs', import.meta.url));
     try {
       const answers = new Map<number, { ok: boolean; faces?: unknown[]; error?: string }>();
-      const allAnswered = new Promise<void>((resolve) => {
+      const allAnswered = new Promise<void>((resolve, reject) => {
         worker.on('message', (message) => {
+          if ('fatal' in message) reject(new Error(message.fatal));
           answers.set(message.id, message);
           if (answers.size === 3) resolve();
         });
