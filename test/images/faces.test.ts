@@ -329,6 +329,7 @@ describe('face detection worker protocol', () => {
       worker.postMessage({ id: 2, ...upright, pixels: upright.pixels.subarray(3) });
       worker.postMessage({ id: 3, ...cameraman });
       await allAnswered;
+      await loadBlazeFace();
       const alone = await detectBlazeFaces([upright, cameraman]);
       expect(answers.get(1)).toEqual({ id: 1, ok: true, faces: alone[0] });
       expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
