@@ -38,28 +38,35 @@ export function localImageService(maxPixels: number): ImageService {
   };
 }
 
-/** Images whose keypoints are kept: an enrichment run checks all its candidates against one submission. */
-const KEPT_FEATURES = 8;
+/**
+ * Images whose keypoints are kept (about 100 KB each, 6.4 MB in all): an enrichment run checks all
+ * its candidates against one submission, and a burst of near-identical submissions checks each new
+ * one against the closest earlier ones, which come up again and again.
+ */
+const KEPT_FEATURES = 64;
 
 /**
- * Keypoints by image content (with or without the mirror image's), the last KEPT_FEATURES kept
- * (about 100 KB each).
+ * Keypoints by image content, the last KEPT_FEATURES kept. An image kept with its mirror image's
+ * keypoints also answers for it as a query (which needs none); one kept without them is computed
+ * again when it is wanted as a reference.
  */
 function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean) => Promise<GeometryFeatures> {
-  const kept = new Map<string, Promise<GeometryFeatures>>();
+  const kept = new Map<string, { mirror: boolean; features: Promise<GeometryFeatures> }>();
   return (bytes, mirror) => {
-    const key = `${createHash('sha256').update(bytes).digest('base64')}${mirror ? '+mirror' : ''}`;
+    const key = createHash('sha256').update(bytes).digest('base64');
     const found = kept.get(key);
-    if (found) {
+    if (found && (found.mirror || !mirror)) {
       kept.delete(key);
       kept.set(key, found);
-      return found;
+      return found.features;
     }
-    const computed = computeGeometryFeatures(bytes, maxPixels, { mirror });
+    const features = computeGeometryFeatures(bytes, maxPixels, { mirror });
+    const entry = { mirror, features };
     // A refused image is not kept: its error says what is wrong with the bytes, every time.
-    computed.catch(() => kept.delete(key));
-    kept.set(key, computed);
+    features.catch(() => kept.get(key) === entry && kept.delete(key));
+    kept.delete(key);
+    kept.set(key, entry);
     if (kept.size > KEPT_FEATURES) kept.delete(kept.keys().next().value!);
-    return computed;
+    return features;
   };
 }
