@@ -42,9 +42,10 @@ export interface FaceDetectorOptions {
 // runs the model on the raster's own shape rounded up to multiples of 32), resampled by sharp from
 // the analysis raster. It also bounds the memory a huge upload can take in a worker.
 const DETECTION_MAX_SIDE = 192;
-// At 192 px BlazeFace scores the cup in coffee.png 0.64 and the cat in chelsea.png 0.47; the weakest
-// labelled face it finds above this scores 0.68, and the next one down is 0.47 (bench/faces.ts,
-// test/fixtures/faces/labels.json). A thin margin: the bench shows it per setting.
+// At 192 px (bench/faces.ts, test/fixtures/faces/labels.json) the weakest labelled face BlazeFace
+// finds above this scores 0.73 and the next one down 0.50; the best boxes on no labelled face score
+// 0.68 and 0.65 (both in a demo photo), the cup in coffee.png 0.60, the cat in chelsea.png 0.59.
+// A thin margin on the side of false faces: the bench shows precision per setting.
 const DEFAULT_MIN_SCORE = 0.65;
 const DEFAULT_IOU_THRESHOLD = 0.5;
 // Share of the box size added on each side of a crop, so the crop shows the whole head.
