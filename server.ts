@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -6,6 +6,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
 import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
+import type { Logger } from './lib/log.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
 import { countAccounts } from './lib/repo/accounts.js';
 import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/repo/jobs.js';
@@ -31,7 +32,7 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
   await clearLeases(env.db);
   const router = createRouter();
   const adapter = createServerAdapter((request: Request, ctx: unknown) => router.fetch(request as never, env, ctx));
-  const server = createServer(adapter);
+  const server = createServer(closingCutAnswers(adapter, env.log));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => refuseUnparsable(error, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -65,6 +66,30 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
  * Requests Node's parser refuses (an unknown method, a broken header or chunk, a header too large)
  * never reach the router; they still get CONTRACT.md's error shape, never Node's bare 400.
  */
+/**
+ * The adapter as node's request listener, closing the connection of an answer whose body failed
+ * part-way (an export whose database read failed): the adapter only logs that, and the client,
+ * whose status line said 200, would wait for the rest for ever. Closing is the only way left to
+ * tell it the answer is incomplete. The adapter has written every answer in full when its promise
+ * settles (each body is a WHATWG stream it pumps to the end, or none).
+ */
+export function closingCutAnswers(
+  adapter: (req: IncomingMessage, res: ServerResponse) => unknown,
+  log: Logger,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    void Promise.resolve(adapter(req, res)).finally(() => {
+      if (res.writableEnded || res.destroyed) return;
+      log.warn('an answer failed part-way; its connection is closed', { method: req.method, path: req.url?.split('?')[0] });
+      // The adapter cancels the answer's body when the request errs, as closing makes it; that
+      // body has failed already, so the cancel's promise would reject unhandled and end the process.
+      req.removeAllListeners('error');
+      req.on('error', () => {});
+      res.destroy();
+    });
+  };
+}
+
 function refuseUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
   // As Node's own handler does: once a response has started, the only honest answer is to close.
   if (!socket.writable || (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent) {

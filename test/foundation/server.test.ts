@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServerAdapter } from '@whatwg-node/server';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/log.js';
-import { startServer, type RunningServer } from '../../server.js';
+import { closingCutAnswers, startServer, type RunningServer } from '../../server.js';
 import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
 import { copyFixture } from '../helpers/fixtures.js';
 
@@ -83,5 +86,41 @@ describe('the Node server', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output).toContain('shutting down');
+  });
+
+  it('closes the connection of an answer whose body fails part-way, and logs it; a whole streamed answer is untouched', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-server-'));
+    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+    const lines: string[] = [];
+    const log = createLogger(config, { sink: (_level, line) => lines.push(line) });
+    const chunks = (failAfter: number | null) => {
+      let sent = 0;
+      return new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          // As a database page read that fails after the first rows went out.
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          if (sent === failAfter) throw new Error('the database went away');
+          if (sent === 3) return controller.close();
+          sent++;
+          controller.enqueue(new TextEncoder().encode(`row ${sent}\n`));
+        },
+      });
+    };
+    const adapter = createServerAdapter((request: Request) => new Response(chunks(new URL(request.url).pathname === '/cut' ? 2 : null)));
+    const server = createServer(closingCutAnswers(adapter, log)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const cut = await fetch(`${url}/cut`);
+      expect(cut.status).toBe(200);
+      // Before, the client waited for the rest for ever.
+      await expect(cut.text()).rejects.toThrow();
+      expect(lines.some((line) => line.includes('failed part-way') && line.includes('"/cut"'))).toBe(true);
+      expect(await (await fetch(`${url}/whole`)).text()).toBe('row 1\nrow 2\nrow 3\n');
+      expect(lines.filter((line) => line.includes('failed part-way'))).toHaveLength(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
