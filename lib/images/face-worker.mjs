@@ -1,4 +1,4 @@
-// Face detection worker: BlazeFace on tfjs's wasm backend (blazeface.mjs). faces.ts runs one per core.
+// Face detection worker: BlazeFace on onnxruntime-node, one thread (blazeface.mjs). faces.ts runs one per core.
 // Plain .mjs because workers started from .ts files are not transformed reliably by vitest or tsx.
 // It only sees already decoded, downscaled RGB pixels (sharp decodes in the main thread), so a
 // malformed file can never reach the model. Protocol, one message per request:
