@@ -3,10 +3,14 @@
 // because workers started from .ts files are not transformed reliably by vitest or tsx. It only sees already decoded,
 // downscaled grey pixels (sharp decodes in the main thread), so a malformed file never reaches it.
 // Protocol, one message per request, answered in order:
-//   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures, mirror }
-//   out: { id, ok: true, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each),
-//          mirrorPoints, mirrorDescriptors (the same for the image mirrored left to right, with x
-//          mapped back into the unmirrored image; empty when mirror is false) }
+//   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures,
+//          strongest, sparse, mirror }
+//   out: { id, ok: true, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each;
+//          up to maxFeatures, ordered so that the first `strongest` are the strongest of each
+//          pyramid level in proportion), mirrorPoints, mirrorDescriptors (`strongest` keypoints of
+//          the image mirrored left to right, with x mapped back into the unmirrored image; empty
+//          when mirror is false), enhanced (whether the image found fewer than `sparse` keypoints
+//          and they were detected again after a local contrast stretch) }
 //   in:  { id, op: 'match', from: Uint8Array, to: Uint8Array (descriptors), ratio }
 //   out: { id, ok: true, pairs: Int32Array (from index, to index of each pair that passes Lowe's ratio test) }
 //   in:  { id, op: 'fit', source: Float32Array, target: Float32Array (x, y of each pair's two
@@ -43,39 +47,100 @@ function withMats(work) {
 // ORB ignores a border of 31 px (its patch size); a smaller image has no keypoint to offer.
 const MIN_SIDE = 2 * 31 + 1;
 
-function detect(grey, maxFeatures, own, mapX) {
-  if (grey.rows < MIN_SIDE || grey.cols < MIN_SIDE) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+const NONE = { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+
+/**
+ * ORB keypoints of the grey image, x mapped by mapX, ordered so that the first `strongest` are the
+ * strongest of each pyramid level in proportion (about the set ORB keeps when asked for that many):
+ * a check uses those, and all of them only to try again a near miss.
+ */
+function detect(grey, maxFeatures, own, mapX, strongest) {
+  if (grey.rows < MIN_SIDE || grey.cols < MIN_SIDE) return NONE;
   const orb = own(new cv.ORB(maxFeatures));
   const keypoints = own(new cv.KeyPointVector());
   const descriptors = own(new cv.Mat());
   orb.detectAndCompute(grey, own(new cv.Mat()), keypoints, descriptors);
   const count = keypoints.size();
-  if (count === 0 || descriptors.rows !== count) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
-  const points = new Float32Array(count * 2);
-  for (let i = 0; i < count; i++) {
-    const { pt } = keypoints.get(i);
-    points[i * 2] = mapX(pt.x);
-    points[i * 2 + 1] = pt.y;
-  }
-  return { points, descriptors: new Uint8Array(descriptors.data.slice(0, count * DESCRIPTOR_BYTES)) };
+  if (count === 0 || descriptors.rows !== count) return NONE;
+  const all = Array.from({ length: count }, (_, i) => ({ i, ...keypoints.get(i) }));
+  // Rank within its level, as a fraction of the level: ordering by it interleaves the levels.
+  const levels = new Map();
+  for (const keypoint of all) levels.set(keypoint.octave, [...(levels.get(keypoint.octave) ?? []), keypoint]);
+  for (const level of levels.values()) level.sort((x, y) => y.response - x.response).forEach((keypoint, rank) => (keypoint.rank = rank / level.length));
+  const kept = (strongest < count ? all.sort((x, y) => x.rank - y.rank) : all).slice(0, maxFeatures);
+  const points = new Float32Array(kept.length * 2);
+  const bytes = new Uint8Array(kept.length * DESCRIPTOR_BYTES);
+  kept.forEach(({ i, pt }, k) => {
+    points[k * 2] = mapX(pt.x);
+    points[k * 2 + 1] = pt.y;
+    bytes.set(descriptors.data.subarray(i * DESCRIPTOR_BYTES, (i + 1) * DESCRIPTOR_BYTES), k * DESCRIPTOR_BYTES);
+  });
+  return { points, descriptors: bytes };
 }
 
-const NONE = { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+/**
+ * CLAHE's clip limit and tiles for a sparse image: FAST's fixed threshold (20 grey levels, which
+ * the wasm build cannot lower) finds next to nothing on a dark or smooth photograph, and a local
+ * contrast stretch raises the differences it looks at where they are small. Only for such images
+ * (for every image it doubled the keypoint time and cost recall elsewhere).
+ */
+const CLIP_LIMIT = 8;
+const TILES = 8;
+/** A stretched image's keypoint this close (px) to one of the plain image's is the same one. */
+const SAME_PLACE = 3;
 
-function features({ width, height, pixels, maxFeatures, mirror }) {
+/**
+ * The keypoints of the plain image first, then those of the stretched one that are elsewhere: a
+ * copy of a dark photograph with a caption or inside a page is not sparse itself and finds only
+ * the plain ones, and a keypoint found twice would fail the ratio test against its own double.
+ */
+function combine(plain, stretched, count) {
+  const keep = [];
+  for (let k = 0; k < stretched.points.length / 2 && plain.points.length / 2 + keep.length < count; k++) {
+    const [x, y] = [stretched.points[k * 2], stretched.points[k * 2 + 1]];
+    let near = false;
+    for (let i = 0; i < plain.points.length && !near; i += 2) near = Math.abs(plain.points[i] - x) <= SAME_PLACE && Math.abs(plain.points[i + 1] - y) <= SAME_PLACE;
+    if (!near) keep.push(k);
+  }
+  const total = plain.points.length / 2 + keep.length;
+  const out = { points: new Float32Array(total * 2), descriptors: new Uint8Array(total * DESCRIPTOR_BYTES) };
+  out.points.set(plain.points);
+  out.descriptors.set(plain.descriptors);
+  keep.forEach((k, j) => {
+    const at = plain.points.length / 2 + j;
+    out.points.set(stretched.points.subarray(k * 2, k * 2 + 2), at * 2);
+    out.descriptors.set(stretched.descriptors.subarray(k * DESCRIPTOR_BYTES, (k + 1) * DESCRIPTOR_BYTES), at * DESCRIPTOR_BYTES);
+  });
+  return out;
+}
+
+function features({ width, height, pixels, maxFeatures, strongest, sparse, mirror }) {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) throw new Error(`invalid raster size ${width}x${height}`);
   if (!(pixels instanceof Uint8Array) || pixels.length !== width * height) throw new Error(`expected ${width * height} grey bytes, got ${pixels?.length}`);
   return withMats((own) => {
     const grey = own(new cv.Mat(height, width, cv.CV_8UC1));
     grey.data.set(pixels);
-    const direct = detect(grey, maxFeatures, own, (x) => x);
+    const unmirror = (x) => width - 1 - x;
+    let direct = detect(grey, maxFeatures, own, (x) => x, strongest);
     let flipped = NONE;
     if (mirror) {
       const mirrored = own(new cv.Mat());
       cv.flip(grey, mirrored, 1);
-      flipped = detect(mirrored, maxFeatures, own, (x) => width - 1 - x);
+      // Only a reference's mirror is ever searched, and only with its strongest keypoints.
+      flipped = detect(mirrored, strongest, own, unmirror, strongest);
     }
-    return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors };
+    const enhanced = direct.points.length / 2 < sparse;
+    if (enhanced) {
+      const stretched = own(new cv.Mat());
+      own(new cv.CLAHE(CLIP_LIMIT, new cv.Size(TILES, TILES))).apply(grey, stretched);
+      direct = combine(direct, detect(stretched, maxFeatures, own, (x) => x, strongest), maxFeatures);
+      if (mirror) {
+        const mirrored = own(new cv.Mat());
+        cv.flip(stretched, mirrored, 1);
+        flipped = combine(flipped, detect(mirrored, strongest, own, unmirror, strongest), strongest);
+      }
+    }
+    return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors, enhanced };
   });
 }
 

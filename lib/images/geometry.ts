@@ -15,7 +15,19 @@ import { decodeFailure, decodeOptions } from './decode.js';
 
 /** Longer side the image is decoded to before detection: a collage's part keeps enough detail. */
 export const FEATURE_MAX_SIDE = 640;
+/** Keypoints a check matches on each side: the strongest of each pyramid level in proportion. */
 export const MAX_FEATURES = 1000;
+/**
+ * Keypoints an image keeps (the MAX_FEATURES above first). A near miss is tried again with all of
+ * them on the query side: a photograph filling a quarter of a collage or a screenshot keeps only a
+ * quarter of the query's keypoints. Searching with all of them on every pair tripled its time.
+ */
+export const QUERY_FEATURES = 2000;
+/**
+ * Fewer keypoints than this (of QUERY_FEATURES asked) and the image is dark or smooth: its
+ * keypoints are detected again after a local contrast stretch (see the worker).
+ */
+export const SPARSE_KEYPOINTS = 300;
 /** Lowe's ratio: a descriptor match counts only when clearly closer than the runner-up. */
 const RATIO = 0.8;
 /** RANSAC reprojection tolerance in pixels of the decoded (<= 640 px) image. */
@@ -36,6 +48,12 @@ export const GEOMETRY_THRESHOLDS = {
   minInlierShare: 0.02,
   /** Share of at least one image the matched region must cover: a shared logo covers little. */
   minCoverage: 0.2,
+  /**
+   * A fit refused with at least this many inliers (and fewer than minInliers) is a near miss, tried
+   * again with all the query's keypoints. Only pairs with minInliers descriptor pairs are fitted
+   * (fitting fewer doubled the time of a pair of different photographs), so most never get here.
+   */
+  nearMissInliers: 8,
   /**
    * The matched region of `a` is cut into 3x3 cells; in every cell with texture the pixels of `a`
    * and of `b` brought onto it by the fitted transform must correlate at least this much
@@ -157,7 +175,10 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number,
   const [thumbWidth, thumbHeight] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
   const thumbnail = await sharp(decoded.data, { raw: { width, height, channels: 1 } }).resize(thumbWidth, thumbHeight, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   const pixels = new Uint8Array(decoded.data.subarray(0, width * height));
-  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: MAX_FEATURES, mirror }, [pixels.buffer]);
+  const answer = await call(
+    { op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror },
+    [pixels.buffer],
+  );
   return {
     width,
     height,
@@ -347,9 +368,9 @@ interface Fit {
 
 /**
  * The region of each image that the other one covers, clipped to the image, and the checks that
- * turn a RANSAC fit into a decision. `a` and `b` are the keypoint sets that were matched.
+ * turn a RANSAC fit into a decision. `aSet` and `bSet` are the keypoint sets that were matched.
  */
-function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: KeypointSet, mirrored: boolean): GeometryResult {
+function decide(fit: Fit, a: GeometryFeatures, aSet: KeypointSet, b: GeometryFeatures, bSet: KeypointSet, mirrored: boolean): GeometryResult {
   const inliers = fit.pairs.length / 2;
   const { minInliers, minInlierShare, minCoverage, minCellCorrelation, maxShareOffBrightness, patchBrightnessTolerance } = GEOMETRY_THRESHOLDS;
   if (!fit.transform || inliers < minInliers) return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
@@ -367,7 +388,7 @@ function decide(fit: Fit, a: GeometryFeatures, b: GeometryFeatures, bSet: Keypoi
   if (!(Math.max(coverageA, coverageB) >= minCoverage)) {
     return { confirmed: false, inliers, reason: `the matched region covers at most ${Math.round(100 * Math.max(coverageA, coverageB))} % of either image, ${100 * minCoverage} % needed` };
   }
-  const inlierShare = Math.min(inliers / Math.max(1, pointsInside(a.points, regionA)), inliers / Math.max(1, pointsInside(bSet.points, regionB)));
+  const inlierShare = Math.min(inliers / Math.max(1, pointsInside(aSet.points, regionA)), inliers / Math.max(1, pointsInside(bSet.points, regionB)));
   if (inlierShare < minInlierShare) {
     return { confirmed: false, inliers, reason: `${inliers} of the keypoints in the matched region agree (${Math.round(100 * inlierShare)} %), ${100 * minInlierShare} % needed` };
   }
@@ -422,17 +443,36 @@ async function* fits(from: KeypointSet, to: KeypointSet): AsyncGenerator<Fit> {
 /**
  * Checks whether `a` shows the same picture as `b` (or part of it, or is part of it), directly or
  * mirrored. regionA is the part of `a` that `b` shows, regionB the part of `b` that `a` shows.
+ * Matches the strongest MAX_FEATURES keypoints of each side; when the best fit is a near miss
+ * (nearMissInliers up to minInliers), that side is matched again with all the query's keypoints.
  * Answers the first fit that is confirmed, or the refusal of the fit with the most inliers.
  */
 export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): Promise<GeometryResult> {
+  const strongest = (set: KeypointSet): KeypointSet => ({ points: set.points.subarray(0, 2 * MAX_FEATURES), descriptors: set.descriptors.subarray(0, 32 * MAX_FEATURES) });
   let refused: GeometryResult | null = null;
-  for (const [bSet, mirrored] of [[b, false], [b.mirror, true]] as const) {
-    if (mirrored && bSet.points.length === 0) break;
-    for await (const fit of fits(a, bSet)) {
-      const result = decide(fit, a, b, bSet, mirrored);
+  let nearMiss: { bSet: KeypointSet; mirrored: boolean } | null = null;
+  const attempt = async (aSet: KeypointSet, bSet: KeypointSet, mirrored: boolean): Promise<ConfirmedGeometry | null> => {
+    for await (const fit of fits(aSet, bSet)) {
+      const result = decide(fit, a, aSet, b, bSet, mirrored);
       if (result.confirmed) return result;
-      if (!refused || result.inliers > refused.inliers) refused = result;
+      if (!refused || result.inliers > refused.inliers) {
+        refused = result;
+        const { nearMissInliers, minInliers } = GEOMETRY_THRESHOLDS;
+        nearMiss = result.inliers >= nearMissInliers && result.inliers < minInliers ? { bSet, mirrored } : null;
+      }
     }
+    return null;
+  };
+  for (const [bSet, mirrored] of [[strongest(b), false], [b.mirror, true]] as const) {
+    if (mirrored && bSet.points.length === 0) break;
+    const confirmed = await attempt(strongest(a), bSet, mirrored);
+    if (confirmed) return confirmed;
+  }
+  // Only the best near miss is tried again: the extra search costs about twice the first.
+  const retry = nearMiss as { bSet: KeypointSet; mirrored: boolean } | null;
+  if (retry && a.points.length > 2 * MAX_FEATURES) {
+    const confirmed = await attempt(a, retry.bSet, retry.mirrored);
+    if (confirmed) return confirmed;
   }
   return refused!;
 }
