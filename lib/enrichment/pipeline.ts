@@ -11,7 +11,7 @@ import { getSubmissionRow, saveDerivedPath, setEnrichmentStatus, type Enrichment
 import { recomputeRisk } from '../risk.js';
 import { serialized } from '../serial.js';
 import { captureMatchedPages } from './capture.js';
-import { gatedCall } from './gate.js';
+import { gatedCall, providerBlock } from './gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
 import { pageImageCandidates, verifyImage, type Reference, type Verification } from './verify.js';
@@ -137,9 +137,15 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
   try {
     const original = await readSubmissionImage(env, submission.file);
     run.reference = { fingerprints, image: original };
-    const approved = await approveForVision(env.images, original);
-    await keepDerivedCopy(env, submissionId, approved);
-    const detection = await detectWeb(run, approved, false);
+    const detection = await detectWeb(
+      run,
+      async () => {
+        const approved = await approveForVision(env.images, original);
+        await keepDerivedCopy(env, submissionId, approved);
+        return approved;
+      },
+      false,
+    );
     const faceDetections = options.faceCrop ? await faceCropDetections(run, original) : [];
     const candidates = detection ? deriveQueryCandidates(detection, faceDetections) : deriveQueryCandidates(emptyDetection(), faceDetections);
     await imageSearches(run, candidates);
@@ -168,10 +174,17 @@ function emptyDetection(): WebDetection {
   return { webEntities: [], fullMatchingImages: [], partialMatchingImages: [], pagesWithMatchingImages: [], visuallySimilarImages: [], bestGuessLabels: [] };
 }
 
-/** Step 1: web detection of a derived image; its findings become evidence, its image matches are verified. */
-async function detectWeb(run: Run, image: ApprovedImage, faceCrop: boolean): Promise<WebDetection | null> {
+/**
+ * Step 1: web detection of a derived image; its findings become evidence, its image matches are
+ * verified. The image is derived (decoded, stripped, encoded again, and kept as the record of what
+ * left) only when web detection is on and configured: otherwise nothing leaves, the refusal is
+ * recorded as for any call, and a team working without the provider keeps no copy per submission.
+ */
+async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCrop: boolean): Promise<WebDetection | null> {
   const { clients } = run;
-  const answer = await run.call('global_vision', faceCrop ? 'face_crop_web_detection' : 'web_detection', null, () => clients.globalVision.detectWeb(image));
+  const image = (await providerBlock(run.env, 'global_vision')) ? null : await derive();
+  // Switched on between the two looks: derived as the call goes out.
+  const answer = await run.call('global_vision', faceCrop ? 'face_crop_web_detection' : 'web_detection', null, async () => clients.globalVision.detectWeb(image ?? (await derive())));
   if (!answer) return null;
   const { detection } = answer;
   const items: NewEvidence[] = [];
@@ -205,7 +218,7 @@ async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetect
       await run.add([{ source: 'global_vision', kind: 'face_crop_failed', group: 'failures', face_crop: true, title: 'face crop failed', error: { code: 'crop_failed', message: crop.error } }]);
       continue;
     }
-    const detection = await detectWeb(run, await approveForVision(run.env.images, crop.bytes), true);
+    const detection = await detectWeb(run, () => approveForVision(run.env.images, crop.bytes), true);
     if (detection) detections.push(detection);
   }
   return detections;

@@ -131,6 +131,9 @@ describe('the whole flow with all four providers', () => {
     expect(meta.exif).toBeUndefined();
     expect(meta.width).toBe(512);
     expect(sent[0].includes(Buffer.from('GPS'))).toBe(false);
+    // What was sent is kept as the record of what left the service.
+    const { derived_path } = (await env.db.prepare("SELECT derived_path FROM submissions WHERE id = 'camera'").first<{ derived_path: string | null }>())!;
+    expect(await env.blobs.get(derived_path!)).toEqual(sent[0]);
     // The language model gets stored evidence only, as text: no image bytes, ids it can cite.
     const prompts = llm.prompts();
     expect(prompts).toHaveLength(1);
@@ -187,6 +190,9 @@ describe('failures and limits', () => {
     expect(failures.map((f) => f.error?.message)).toEqual(['global_vision is disabled: missing env GLOBAL_VISION_API_KEY']);
     expect(review.submission.risk.score).toBe(0);
     for (const f of allFakes()) expect(f.requests).toHaveLength(0);
+    // Nothing left the service, so no derived copy was made or kept.
+    expect(await env.db.prepare("SELECT derived_path FROM submissions WHERE id = 'camera'").first()).toEqual({ derived_path: null });
+    expect((await env.blobs.list('derived/')).objects).toEqual([]);
   });
 
   it('records the language model being down as a failure that changes no score', async () => {
