@@ -39,7 +39,7 @@ export function localImageService(maxPixels: number): ImageService {
 }
 
 /**
- * Images whose keypoints are kept (about 100 KB each, 6.4 MB in all): an enrichment run checks all
+ * Images whose keypoints are kept (up to 140 KB each, 9 MB in all): an enrichment run checks all
  * its candidates against one submission, and a burst of near-identical submissions checks each new
  * one against the closest earlier ones, which come up again and again.
  */
