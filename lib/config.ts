@@ -60,9 +60,9 @@ export const RULES = {
   SVC_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   SVC_MAX_IMAGE_PIXELS: int(50_000_000, 1, 1_000_000_000),
   SVC_ENRICH_CONCURRENCY: int(2, 1, 16),
-  // Analysis is CPU work: by default one job per core.
-  // The default, one per core, is the machine's: see buildConfig.
-  SVC_ANALYSIS_CONCURRENCY: int(1, 1, 16),
+  // Analysis is CPU work, done mostly on worker threads and libvips' pool while its job waits:
+  // by default two jobs per core keep the cores busy (see buildConfig, which knows the machine).
+  SVC_ANALYSIS_CONCURRENCY: int(2, 1, 16),
   SVC_EVIDENCE_RETENTION_DAYS: int(90, 1, 36500),
   SVC_PROVIDER_TIMEOUT_MS: int(15000, 1000, 120000),
   SVC_DOWNLOAD_MAX_BYTES: int(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
@@ -199,7 +199,7 @@ export function buildConfig(processEnv: Source, dotEnvText?: string, machine: { 
   const fromFile = dotEnvText ? parseDotEnv(dotEnvText) : {};
   const warnings: string[] = [];
   const config: Record<string, unknown> = {};
-  const rules: Record<string, Rule> = { ...RULES, SVC_ANALYSIS_CONCURRENCY: int(Math.min(16, Math.max(1, machine.cores)), 1, 16) };
+  const rules: Record<string, Rule> = { ...RULES, SVC_ANALYSIS_CONCURRENCY: int(Math.min(16, 2 * Math.max(1, machine.cores)), 1, 16) };
   for (const [name, rule] of Object.entries(rules)) {
     const raw = processEnv[name] ?? fromFile[name];
     config[name] = readOne(name, rule, raw, warnings);
