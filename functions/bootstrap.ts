@@ -1,10 +1,10 @@
 import type { Env } from '../lib/env.js';
 import { publicSettings } from '../lib/config.js';
-import { jsonText } from '../lib/http.js';
+import { json } from '../lib/http.js';
 import { providerRecords } from '../lib/provider-state.js';
 import { jobProgress } from '../lib/repo/jobs.js';
 import { countKnowledgeByState } from '../lib/repo/knowledge.js';
-import { listQueue, queuePageJson } from '../lib/repo/submissions.js';
+import { listQueue } from '../lib/repo/submissions.js';
 import { DECISIONS, EVIDENCE_STATUSES, KNOWLEDGE_STATES, REVIEW_GROUPS } from '../lib/vocabulary.js';
 import { QUEUE_PAGE_DEFAULT } from './review-queue.js';
 
@@ -16,9 +16,9 @@ export async function handleBootstrap(_request: Request, env: Env): Promise<Resp
     countKnowledgeByState(env.db),
     jobProgress(env.db, env.clock.now()),
   ]);
-  // The queue page's records are JSON text already; the rest is serialized around it.
-  const rest = JSON.stringify({
+  return json({
     version: env.version,
+    queue,
     providers,
     knowledge_counts: knowledgeCounts,
     progress,
@@ -28,5 +28,4 @@ export async function handleBootstrap(_request: Request, env: Env): Promise<Resp
     knowledge_states: [...KNOWLEDGE_STATES],
     groups: REVIEW_GROUPS.map((g) => ({ ...g })),
   });
-  return jsonText(`{"queue":${queuePageJson(queue)},${rest.slice(1)}`);
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Env } from '../lib/env.js';
-import { jsonText, readQuery } from '../lib/http.js';
-import { listQueue, queuePageJson } from '../lib/repo/submissions.js';
+import { json, readQuery } from '../lib/http.js';
+import { listQueue } from '../lib/repo/submissions.js';
 import { limitParam, offsetParam } from '../lib/review/query.js';
 import { DECISIONS, RISK_LEVELS } from '../lib/vocabulary.js';
 
@@ -31,5 +31,5 @@ export const ReviewQueueQuery = z.object({
  */
 export async function handleReviewQueue(request: Request, env: Env): Promise<Response> {
   const query = readQuery(request, ReviewQueueQuery);
-  return jsonText(queuePageJson(await listQueue(env.db, query)));
+  return json(await listQueue(env.db, query));
 }

@@ -2,12 +2,7 @@ import type { z } from 'zod';
 import { invalid, ServiceError } from './errors.js';
 
 export function json(body: unknown, status = 200): Response {
-  return jsonText(JSON.stringify(body), status);
-}
-
-/** An answer whose JSON text is already written (a queue page's records come from SQLite as JSON). */
-export function jsonText(text: string, status = 200): Response {
-  return new Response(text, {
+  return new Response(JSON.stringify(body), {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
   });

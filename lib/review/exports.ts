@@ -1,5 +1,5 @@
 import type { Database } from '../db/types.js';
-import { listQueue, queueItems, type QueueFilter } from '../repo/submissions.js';
+import { listQueue, type QueueFilter } from '../repo/submissions.js';
 import type { KnowledgeState } from '../vocabulary.js';
 
 /**
@@ -71,7 +71,7 @@ export async function* queuePages(db: Database, filter: Omit<QueueFilter, 'limit
   let cursor: string | undefined;
   do {
     const page = await listQueue(db, { ...filter, limit: PAGE, offset: 0, cursor });
-    yield queueItems(page).map((s) => ({
+    yield page.items.map((s) => ({
       id: s.id, title: s.title, submitted_at: s.submitted_at, risk_score: s.risk.score, risk_level: s.risk.level,
       decision: s.decision?.value ?? null, decided_at: s.decision?.decided_at ?? null, analysis_status: s.analysis_status,
       enrichment_status: s.enrichment_status, evidence_count: s.evidence_count, attention_match: s.attention_match,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqlValue } from '../../lib/db/types.js';
 import { addEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
-import { listQueue, queueItems, saveDecisionStatement, saveRiskStatement, upsertSubmissionStatement, type QueueFilter } from '../../lib/repo/submissions.js';
+import { listQueue, saveDecisionStatement, saveRiskStatement, upsertSubmissionStatement, type QueueFilter } from '../../lib/repo/submissions.js';
 import { DECISIONS, RISK_LEVELS } from '../../lib/vocabulary.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { seededRandom } from '../helpers/random.js';
@@ -77,7 +77,7 @@ async function walk(filter: Omit<QueueFilter, 'limit' | 'offset'>, limit: number
   let cursor: string | undefined;
   do {
     const page = await listQueue(env.db, { ...filter, limit, offset: 0, cursor });
-    ids.push(...queueItems(page).map((s) => s.id));
+    ids.push(...page.items.map((s) => s.id));
     totals.push(page.total);
     cursor = page.next_cursor ?? undefined;
   } while (cursor);
@@ -98,13 +98,13 @@ describe('the review queue over thousands of submissions', () => {
       const expected = await byHand(filter);
       const first = await listQueue(env.db, { ...filter, limit: 50, offset: 0 });
       expect(first.total, JSON.stringify(filter)).toBe(expected.length);
-      expect(queueItems(first).map((s) => s.id)).toEqual(expected.slice(0, 50));
+      expect(first.items.map((s) => s.id)).toEqual(expected.slice(0, 50));
     }
     const all = await walk({}, 200);
     expect(all.ids).toEqual(await byHand({}));
     expect(new Set(all.totals)).toEqual(new Set([SUBMISSIONS]));
     const offsetPage = await listQueue(env.db, { limit: 25, offset: 2000 });
-    expect(queueItems(offsetPage).map((s) => s.id)).toEqual(all.ids.slice(2000, 2025));
+    expect(offsetPage.items.map((s) => s.id)).toEqual(all.ids.slice(2000, 2025));
   });
 
   it('search: a rare term, a common one (read in queue order), two characters, with filters, all as a full scan finds them', async () => {
