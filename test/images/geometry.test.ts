@@ -26,6 +26,18 @@ beforeAll(async () => {
   }
 }, 60_000);
 
+
+/** Every ordered pair of different photographs (by NAMES) that the check confirms. */
+async function confirmedPairs(features: GeometryFeatures[]): Promise<string[]> {
+  const confirmed: string[] = [];
+  for (let i = 0; i < features.length; i++) {
+    for (let j = 0; j < features.length; j++) {
+      if (i !== j && (await verifyGeometry(features[i], features[j])).confirmed) confirmed.push(`${NAMES[i]}~${NAMES[j]}`);
+    }
+  }
+  return confirmed;
+}
+
 describe('geometric verification confirms edited copies', () => {
   it('finds where a crop came from: the region drawn on the original is the crop box', async () => {
     const { width, height } = await sharp(photos[0]).metadata();
@@ -103,13 +115,7 @@ describe('geometric verification of dark, low-contrast photographs', () => {
   }, 60_000);
 
   it('refuses every pair of different dark photographs', async () => {
-    const confirmed: string[] = [];
-    for (let i = 0; i < darkOriginals.length; i++) {
-      for (let j = 0; j < darkOriginals.length; j++) {
-        if (i !== j && (await verifyGeometry(darkOriginals[i], darkOriginals[j])).confirmed) confirmed.push(`${NAMES[i]}~${NAMES[j]}`);
-      }
-    }
-    expect(confirmed).toEqual([]);
+    expect(await confirmedPairs(darkOriginals)).toEqual([]);
   });
 });
 
@@ -131,13 +137,7 @@ describe('geometric verification tries a near miss again with more keypoints', (
 
 describe('geometric verification refuses different pictures', () => {
   it('refuses every pair of different photographs', async () => {
-    const confirmed: string[] = [];
-    for (let i = 0; i < photos.length; i++) {
-      for (let j = 0; j < photos.length; j++) {
-        if (i !== j && (await verifyGeometry(originals[i], originals[j])).confirmed) confirmed.push(`${NAMES[i]}~${NAMES[j]}`);
-      }
-    }
-    expect(confirmed).toEqual([]);
+    expect(await confirmedPairs(originals)).toEqual([]);
   });
 
   it.each([
