@@ -9,8 +9,8 @@
 //          up to maxFeatures, ordered so that the first `strongest` are the strongest of each
 //          pyramid level in proportion), mirrorPoints, mirrorDescriptors (`strongest` keypoints of
 //          the image mirrored left to right, with x mapped back into the unmirrored image; empty
-//          when mirror is false), enhanced (whether the image found fewer than `sparse` keypoints
-//          and they were detected again after a local contrast stretch) }
+//          when mirror is false); an image with fewer than `sparse` keypoints also gets those of a
+//          local contrast stretch }
 //   in:  { id, op: 'match', from: Uint8Array, to: Uint8Array (descriptors), ratio }
 //   out: { id, ok: true, pairs: Int32Array (from index, to index of each pair that passes Lowe's ratio test) }
 //   in:  { id, op: 'fit', source: Float32Array, target: Float32Array (x, y of each pair's two
@@ -65,7 +65,10 @@ function detect(grey, maxFeatures, own, mapX, strongest) {
   const all = Array.from({ length: count }, (_, i) => ({ i, ...keypoints.get(i) }));
   // Rank within its level, as a fraction of the level: ordering by it interleaves the levels.
   const levels = new Map();
-  for (const keypoint of all) levels.set(keypoint.octave, [...(levels.get(keypoint.octave) ?? []), keypoint]);
+  for (const keypoint of all) {
+    if (!levels.has(keypoint.octave)) levels.set(keypoint.octave, []);
+    levels.get(keypoint.octave).push(keypoint);
+  }
   for (const level of levels.values()) level.sort((x, y) => y.response - x.response).forEach((keypoint, rank) => (keypoint.rank = rank / level.length));
   const kept = (strongest < count ? all.sort((x, y) => x.rank - y.rank) : all).slice(0, maxFeatures);
   const points = new Float32Array(kept.length * 2);
@@ -129,8 +132,7 @@ function features({ width, height, pixels, maxFeatures, strongest, sparse, mirro
       // Only a reference's mirror is ever searched, and only with its strongest keypoints.
       flipped = detect(mirrored, strongest, own, unmirror, strongest);
     }
-    const enhanced = direct.points.length / 2 < sparse;
-    if (enhanced) {
+    if (direct.points.length / 2 < sparse) {
       const stretched = own(new cv.Mat());
       own(new cv.CLAHE(CLIP_LIMIT, new cv.Size(TILES, TILES))).apply(grey, stretched);
       direct = combine(direct, detect(stretched, maxFeatures, own, (x) => x, strongest), maxFeatures);
@@ -140,7 +142,7 @@ function features({ width, height, pixels, maxFeatures, strongest, sparse, mirro
         flipped = combine(flipped, detect(mirrored, strongest, own, unmirror, strongest), strongest);
       }
     }
-    return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors, enhanced };
+    return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors };
   });
 }
 
