@@ -193,7 +193,9 @@ export async function run(): Promise<BenchTable[]> {
       ['offset=90000', '/api/review-queue?offset=90000'],
       ['q=s012345 (an id)', '/api/review-queue?q=s012345'],
       ['q=festival (in 13 % of titles)', '/api/review-queue?q=festival'],
-      [`q=${'야경'} (two characters, no index)`, `/api/review-queue?q=${encodeURIComponent('야경')}`],
+      [`q=${'야경'} (two characters, in 13 % of titles)`, `/api/review-queue?q=${encodeURIComponent('야경')}`],
+      [`q=${'야경'} and level=high`, `/api/review-queue?q=${encodeURIComponent('야경')}&level=high`],
+      ['q=z (one character, in no id or title)', '/api/review-queue?q=z'],
     ] as const).filter(([label]) => only.test(label));
     // The services finish their start-up work (the similarity index) before the load begins.
     await new Promise((r) => setTimeout(r, 5000));

@@ -185,7 +185,8 @@ export interface QueuePage {
   next_cursor: string | null;
 }
 
-// FTS5's trigram index answers parts of three characters or more; shorter ones are read row by row.
+// FTS5's trigram index answers parts of three characters or more; shorter ones are looked up in
+// submission_grams (migration 0016), which keeps every character and pair of characters.
 const TRIGRAM = 3;
 // Above this many matches, reading the queue in its order and keeping the matching rows fills a
 // page sooner than sorting every match.
@@ -217,7 +218,20 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
       .bind(...params)
       .first<{ n: number }>();
     total = Number(counted?.n ?? 0);
-  } else if ([...filter.q].length >= TRIGRAM) {
+  } else if ([...filter.q].length < TRIGRAM) {
+    const gram = lowerAscii(filter.q);
+    const counted = await db
+      .prepare(
+        where.length
+          ? `SELECT COUNT(*) AS n FROM submission_grams g JOIN submissions s ON s.rowid = g.submission_rowid WHERE g.gram = ? AND ${where.join(' AND ')}`
+          : 'SELECT COUNT(*) AS n FROM submission_grams WHERE gram = ?',
+      )
+      .bind(gram, ...params)
+      .first<{ n: number }>();
+    total = Number(counted?.n ?? 0);
+    if (total > COMMON_TERM) add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
+    else add('s.rowid IN (SELECT submission_rowid FROM submission_grams WHERE gram = ?)', gram);
+  } else {
     const match = `"${filter.q.replaceAll('"', '""')}"`;
     const filtered = where.length ? ` AND ${where.join(' AND ')}` : '';
     // The count hands over the matching rows when they are few, so that the page does not run the
@@ -234,10 +248,6 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
     total = Number(counted?.n ?? 0);
     if (total > COMMON_TERM) add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
     else add('s.rowid IN (SELECT value FROM json_each(?))', counted?.rowids ?? '[]');
-  } else {
-    add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
-    const counted = await db.prepare(`SELECT COUNT(*) AS n FROM submissions s WHERE ${where.join(' AND ')}`).bind(...params).first<{ n: number }>();
-    total = Number(counted?.n ?? 0);
   }
 
   const after = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
@@ -255,6 +265,9 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
     next_cursor: rows.results.length > filter.limit ? encodeCursor(page[page.length - 1].queue_rank) : null,
   };
 }
+
+/** Lowered as SQLite's lower() and LIKE fold case: ASCII letters only. */
+const lowerAscii = (text: string) => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 
 /** A LIKE pattern for any part of a text, its own `%`, `_` and `\\` taken literally. */
 const likeAny = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;

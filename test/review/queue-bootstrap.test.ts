@@ -97,6 +97,12 @@ describe('GET /api/review-queue', () => {
     await env.db.prepare("UPDATE submissions SET title = '새 제목의 사진' WHERE id = 'none'").run();
     expect(ids(await q(`q=${encodeURIComponent('제목의')}`))).toEqual(['none']);
     expect(ids(await q('q=title%20of%20none'))).toEqual([]);
+    expect(ids(await q(`q=${encodeURIComponent('새')}`))).toEqual(['none']);
+    expect(ids(await q('q=ne'))).toEqual(['none']);
+    // A submission gone from the table is gone from the short search's index too.
+    await env.db.prepare("DELETE FROM submissions WHERE id = 'none'").run();
+    expect(await q(`q=${encodeURIComponent('새')}`)).toMatchObject({ items: [], total: 0 });
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM submission_grams WHERE submission_rowid NOT IN (SELECT rowid FROM submissions)').first()).toEqual({ n: 0 });
   });
 
   it('filters by enrichment status and by attention match, kept up to date as evidence changes', async () => {

@@ -107,9 +107,11 @@ describe('the review queue over thousands of submissions', () => {
     expect(offsetPage.items.map((s) => s.id)).toEqual(all.ids.slice(2000, 2025));
   });
 
-  it('search: a rare term, a common one (read in queue order), two characters, with filters, all as a full scan finds them', async () => {
+  it('search: a rare term, a common one (read in queue order), one or two characters, with filters, all as a full scan finds them', async () => {
     await seedAndChurn();
-    for (const q of ['sub-1234', 'sub-12', 'sub-', 'SUB-1', '야경 1', 'festival', 'FESTIVAL CROWD', 'studio', '야경', '9', 'portrait 25', '%', '_']) {
+    for (const q of ['sub-1234', 'sub-12', 'sub-', 'SUB-1', '야경 1', 'festival', 'FESTIVAL CROWD', 'studio', '야경', '9', 'portrait 25', '%', '_',
+      // One or two characters, from the index of characters and pairs: common (every id), rare, upper case, with a space.
+      'su', 'B-', '진', 'U', '경 ', '1%']) {
       for (const extra of [{}, { decision: 'undecided' as const }, { level: 'high' as const, attention: false }]) {
         const expected = await byHand({ q, ...extra });
         const { ids, totals } = await walk({ q, ...extra }, 100);
