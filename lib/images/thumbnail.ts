@@ -13,8 +13,11 @@ const THUMBNAIL_QUALITY = 72;
  * an encode; raw pixels carry no metadata, so neither does the thumbnail.
  */
 export async function makeThumbnail(image: AnalysisRaster): Promise<Buffer> {
+  // The raster is at most a little larger than the thumbnail (analysis-raster.ts), where a linear
+  // kernel looks as a Lanczos one does; with Huffman tables left standard, not optimised in a
+  // second pass, a thumbnail is about 5 % larger (6.4 against 6.1 KiB) and 1.5 CPU ms cheaper (of 6.3).
   return fromRaster(image)
-    .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true })
-    .jpeg({ quality: THUMBNAIL_QUALITY, mozjpeg: false })
+    .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
+    .jpeg({ quality: THUMBNAIL_QUALITY, mozjpeg: false, optimiseCoding: false })
     .toBuffer();
 }
