@@ -1,3 +1,4 @@
+import cluster, { type Worker } from 'node:cluster';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -5,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { createServerAdapter } from '@whatwg-node/server';
 import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
-import { createEnv, type EnvOptions, type OwnedEnv } from './lib/env.js';
+import { createEnv, type Env, type EnvOptions, type OwnedEnv } from './lib/env.js';
+import type { JobRunner } from './lib/jobs.js';
 import type { Logger } from './lib/log.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
 import { countAccounts } from './lib/repo/accounts.js';
@@ -25,41 +27,145 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Starts the service on SVC_HOST:SVC_PORT (port 0 picks a free one, for tests). */
+/** Starts the service on SVC_HOST:SVC_PORT (port 0 picks a free one, for tests), in this one process. */
 export async function startServer(config: Config, options: EnvOptions = {}): Promise<RunningServer> {
   const env = await createEnv(config, options);
   // Before the first request can take one.
   await clearLeases(env.db);
+  const server = await listen(env);
+  const retention = await startWork(env);
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      clearInterval(retention);
+      await closeServer(server);
+      await env.close();
+    })());
+  return { url: serverUrl(server), env, server, stop };
+}
+
+/** Answers requests on SVC_HOST:SVC_PORT with the router. */
+async function listen(env: Env): Promise<Server> {
   const router = createRouter();
   const adapter = createServerAdapter((request: Request, ctx: unknown) => router.fetch(request as never, env, ctx));
   const server = createServer(closingCutAnswers(adapter, env.log));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => refuseUnparsable(error, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.SVC_PORT, config.SVC_HOST, () => resolve());
+    server.listen(env.config.SVC_PORT, env.config.SVC_HOST, () => resolve());
   });
+  return server;
+}
+
+/** Lets in-flight requests finish, then closes. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+function serverUrl(server: Server): string {
+  const address = server.address() as AddressInfo;
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
+/** The work of the process that runs the jobs: what a previous process left, the job loops, retention. */
+async function startWork(env: OwnedEnv): Promise<NodeJS.Timeout> {
   // Work a previous process left half done is picked up again, and work it never queued is queued.
   const requeued = await requeueInterruptedJobs(env.db);
   const queued = queuedCount(await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString())));
   await clearReservations(env.db);
   if (requeued) env.log.info('requeued interrupted jobs', { count: requeued });
   if (queued) env.log.info('queued work left owed', { count: queued });
-  await resumeAlertDelivery(env, dayIn(env.clock.now(), config.SVC_TIMEZONE));
+  await resumeAlertDelivery(env, dayIn(env.clock.now(), env.config.SVC_TIMEZONE));
   env.jobs.start();
-  const retention = scheduleRetention(env);
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      clearInterval(retention);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
+  return scheduleRetention(env);
+}
+
+/**
+ * With SVC_HTTP_PROCESSES above 1: this process runs the jobs, and that many request processes
+ * answer on the one port (node:cluster hands each connection to one of them), so that reviewers'
+ * requests do not all queue on one event loop. A request process's queued work wakes the job
+ * loops here; a request process that dies is replaced; one that loses this process exits (Node's
+ * cluster does that), so a killed service leaves none behind.
+ */
+async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEnv; stop(): Promise<void> }> {
+  const env = await createEnv(config);
+  await clearLeases(env.db);
+  let stopping = false;
+  let url = '';
+  const listening = new Set<Worker>();
+  const fork = () =>
+    new Promise<string>((resolve, reject) => {
+      const worker = cluster.fork();
+      worker.on('message', (message: WorkerMessage) => {
+        if (message?.type === 'listening') {
+          listening.add(worker);
+          resolve(message.url);
+        }
+        if (message?.type === 'jobs-queued') void env.jobs.notify(message.count);
       });
-      await env.close();
-    })());
-  return { url: `http://${host}:${address.port}`, env, server, stop };
+      worker.once('exit', (code, signal) => {
+        listening.delete(worker);
+        reject(new Error(`a request process exited before it listened (${signal ?? code})`));
+        if (stopping || !url) return;
+        env.log.error('a request process exited; starting another', { code, signal });
+        setTimeout(() => {
+          if (!stopping) fork().catch((error) => env.log.error('a request process did not start', { error: error.message }));
+        }, RESTART_DELAY_MS).unref();
+      });
+    });
+  try {
+    url = (await Promise.all(Array.from({ length: config.SVC_HTTP_PROCESSES }, fork)))[0];
+  } catch (error) {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGKILL');
+    await env.close();
+    throw error;
+  }
+  const retention = await startWork(env);
+  const stop = async () => {
+    stopping = true;
+    clearInterval(retention);
+    await Promise.all(
+      Object.values(cluster.workers ?? {}).map((worker) => {
+        if (!worker || worker.isDead()) return;
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        // One still starting has no request to finish, and may not yet hear a message.
+        if (listening.has(worker)) worker.send({ type: 'stop' } satisfies WorkerMessage);
+        else worker.kill('SIGKILL');
+        return exited;
+      }),
+    );
+    await env.close();
+  };
+  return { url, env, stop };
+}
+
+const RESTART_DELAY_MS = 1000;
+
+type WorkerMessage = { type: 'listening'; url: string } | { type: 'jobs-queued'; count: number } | { type: 'stop' } | undefined;
+
+/** A request process: answers on the shared port; the jobs its requests queue run in the primary. */
+async function startRequestProcess(config: Config): Promise<void> {
+  const jobs: JobRunner = {
+    start() {},
+    notify: async (count) => void process.send!({ type: 'jobs-queued', count } satisfies WorkerMessage),
+    drain: async () => 0,
+    stop: async () => {},
+  };
+  const env = await createEnv(config, { jobs });
+  const server = await listen(env);
+  // The primary decides when to stop (a terminal's Ctrl-C reaches every process of the group).
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
+  process.on('message', (message: WorkerMessage) => {
+    if (message?.type !== 'stop') return;
+    closeServer(server)
+      .then(() => env.close())
+      .finally(() => process.exit(0));
+  });
+  process.send!({ type: 'listening', url: serverUrl(server) } satisfies WorkerMessage);
 }
 
 /**
@@ -120,9 +226,10 @@ function scheduleRetention(env: OwnedEnv): NodeJS.Timeout {
 
 async function main() {
   const { config, warnings } = loadConfig();
-  const running = await startServer(config);
+  if (cluster.isWorker) return startRequestProcess(config);
+  const running = config.SVC_HTTP_PROCESSES > 1 ? await startPrimary(config) : await startServer(config);
   for (const warning of warnings) running.env.log.warn('configuration corrected', { warning });
-  running.env.log.info('listening', { url: running.url, data: running.env.paths.dataDir });
+  running.env.log.info('listening', { url: running.url, data: running.env.paths.dataDir, request_processes: config.SVC_HTTP_PROCESSES });
   if ((await countAccounts(running.env.db)) === 0) {
     running.env.log.info('no account yet: open the console on this machine to create the first administrator', { url: `${running.url}/` });
   }

@@ -5,7 +5,7 @@
  * longest time the service's event loop was held during the whole load.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,7 +98,7 @@ async function startService(build: Build, index: number): Promise<Service> {
   // Port 0: the service takes a free port and logs its address (a port picked here may be taken).
   const child = spawn(process.execPath, ['--import', path.join(ROOT, 'bench', 'loop-monitor.mjs'), '--import', 'tsx', 'server.ts'], {
     cwd: build.dir,
-    env: { PATH: process.env.PATH, SVC_DATA_DIR: DATA_DIR, SVC_PORT: '0', SVC_ADMIN_TOKEN: TOKEN, BENCH_LOOP_FILE: loopFile },
+    env: { PATH: process.env.PATH, SVC_DATA_DIR: DATA_DIR, SVC_PORT: '0', SVC_ADMIN_TOKEN: TOKEN, BENCH_LOOP_FILE: loopFile, ...(process.env.SVC_HTTP_PROCESSES ? { SVC_HTTP_PROCESSES: process.env.SVC_HTTP_PROCESSES } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const service: Service = { build, child, base: '', loopFile, errors: '' };
@@ -115,11 +115,27 @@ async function startService(build: Build, index: number): Promise<Service> {
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
-/** CPU seconds the process has used (user + system), from /proc: the figure other load on the machine disturbs least. */
-function cpuSeconds(pid: number): number {
-  // Fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+/** The service's processes: the one started and the request processes it forked (server.ts). */
+function serviceProcesses(pid: number): number[] {
+  const children = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((name) => {
+    try {
+      return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid;
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+  return [pid, ...children.map(Number)];
+}
+
+/** CPU seconds the service's processes have used (user + system), from /proc: the figure other load on the machine disturbs least. */
+function cpuSeconds(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  }
+  return total;
 }
 
 interface Load {
@@ -134,18 +150,19 @@ interface Load {
 async function load(service: Service, url: string): Promise<Load> {
   const check = await get(service.base + url);
   if (check.status !== 200) throw new Error(`${url} answered ${check.status}: ${check.body.slice(0, 300)}`);
-  process.kill(service.child.pid!, 'SIGUSR2');
-  const cpuBefore = cpuSeconds(service.child.pid!);
+  const pids = serviceProcesses(service.child.pid!);
+  for (const pid of pids) process.kill(pid, 'SIGUSR2');
+  const cpuBefore = cpuSeconds(pids);
   const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, service.base + url], { encoding: 'utf8' });
-  const cpu = cpuSeconds(service.child.pid!) - cpuBefore;
-  rmSync(service.loopFile, { force: true });
-  process.kill(service.child.pid!, 'SIGWINCH');
+  const cpu = cpuSeconds(pids) - cpuBefore;
+  for (const pid of pids) rmSync(`${service.loopFile}.${pid}`, { force: true });
+  for (const pid of pids) process.kill(pid, 'SIGWINCH');
   const requests = Number(output.match(/(\d+) requests in/)?.[1]);
   return {
     p50: latency(output, '50'),
     p99: latency(output, '99'),
     rate: Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1]),
-    stall: await longestStall(service.loopFile),
+    stall: Math.max(...(await Promise.all(pids.map((pid) => longestStall(`${service.loopFile}.${pid}`))))),
     cpuMs: (cpu * 1000) / requests,
   };
 }
@@ -155,7 +172,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 /**
  * `BENCH_QUEUE_BASELINE=<commit>` also serves the same folder from that commit's build, and the two
  * take turns under wrk request by request, round by round (the machine is shared: only figures from
- * one run compare); `BENCH_QUEUE_ROUNDS` (default 1, or 3 with a baseline) and
+ * one run compare); `SVC_HTTP_PROCESSES` is passed on to the service; `BENCH_QUEUE_ROUNDS` (default 1, or 3 with a baseline) and
  * `BENCH_QUEUE_REQUESTS` (a pattern on the request labels) keep a comparison short.
  */
 export async function run(): Promise<BenchTable[]> {

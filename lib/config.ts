@@ -63,6 +63,9 @@ export const RULES = {
   // Analysis is CPU work, done mostly on worker threads and libvips' pool while its job waits:
   // by default two jobs per core keep the cores busy (see buildConfig, which knows the machine).
   SVC_ANALYSIS_CONCURRENCY: int(2, 1, 16),
+  // Processes answering requests on the Node service's port (server.ts); the jobs run in one more.
+  // One per core by default (see buildConfig): one event loop queued 8 reviewers' requests.
+  SVC_HTTP_PROCESSES: int(1, 1, 16),
   SVC_EVIDENCE_RETENTION_DAYS: int(90, 1, 36500),
   SVC_PROVIDER_TIMEOUT_MS: int(15000, 1000, 120000),
   SVC_DOWNLOAD_MAX_BYTES: int(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
@@ -199,7 +202,11 @@ export function buildConfig(processEnv: Source, dotEnvText?: string, machine: { 
   const fromFile = dotEnvText ? parseDotEnv(dotEnvText) : {};
   const warnings: string[] = [];
   const config: Record<string, unknown> = {};
-  const rules: Record<string, Rule> = { ...RULES, SVC_ANALYSIS_CONCURRENCY: int(Math.min(16, 2 * Math.max(1, machine.cores)), 1, 16) };
+  const rules: Record<string, Rule> = {
+    ...RULES,
+    SVC_ANALYSIS_CONCURRENCY: int(Math.min(16, 2 * Math.max(1, machine.cores)), 1, 16),
+    SVC_HTTP_PROCESSES: int(Math.min(16, Math.max(1, machine.cores)), 1, 16),
+  };
   for (const [name, rule] of Object.entries(rules)) {
     const raw = processEnv[name] ?? fromFile[name];
     config[name] = readOne(name, rule, raw, warnings);

@@ -58,6 +58,8 @@ export interface EnvOptions {
    * database and an R2 bucket (lib/blobs/r2.ts).
    */
   storage?: Storage;
+  /** Who runs the jobs this env queues: by default job loops in this process (server.ts may run them in another). */
+  jobs?: JobRunner;
 }
 
 /** The Node service's env: its storage, its in-process job runner and image service, which it closes. */
@@ -99,7 +101,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     },
   };
   // The runner needs the finished env, and the env holds the runner.
-  env.jobs = createJobRunner(env, {
+  env.jobs = options.jobs ?? createJobRunner(env, {
     analyse: { handler: JOB_HANDLERS.analyse, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
     enrich: { handler: JOB_HANDLERS.enrich, concurrency: config.SVC_ENRICH_CONCURRENCY },
     index: { handler: JOB_HANDLERS.index, concurrency: 1 },

@@ -29,6 +29,16 @@ describe('config', () => {
     expect(buildConfig({ SVC_ANALYSIS_CONCURRENCY: '99' }, undefined, { cores: 2 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(16);
   });
 
+  it('answers requests in one process per core by default, at most 16, and takes a setting in 1-16', () => {
+    expect(buildConfig({}, undefined, { cores: 2 }).config.SVC_HTTP_PROCESSES).toBe(2);
+    expect(buildConfig({}, undefined, { cores: 1 }).config.SVC_HTTP_PROCESSES).toBe(1);
+    expect(buildConfig({}, undefined, { cores: 64 }).config.SVC_HTTP_PROCESSES).toBe(16);
+    expect(buildConfig({ SVC_HTTP_PROCESSES: '1' }, undefined, { cores: 8 }).config.SVC_HTTP_PROCESSES).toBe(1);
+    const { config, warnings } = buildConfig({ SVC_HTTP_PROCESSES: 'many' }, undefined, { cores: 4 });
+    expect(config.SVC_HTTP_PROCESSES).toBe(4);
+    expect(warnings).toEqual(['SVC_HTTP_PROCESSES: not a number, using the default']);
+  });
+
   it('falls back to the default for malformed numbers and booleans, and says so', () => {
     const { config, warnings } = buildConfig({
       SVC_PORT: 'ninety',

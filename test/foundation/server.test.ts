@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +88,76 @@ describe('the Node server', () => {
     expect(output).toContain('shutting down');
   });
 
+  it('with several request processes: all answer on the one port, the work their requests queue runs, a dead one is replaced, none outlives the service', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+    mkdirSync(join(dataDir, 'submissions', 'images'), { recursive: true });
+    for (const name of ['astronaut.png', 'camera.png']) copyFixture(name, join(dataDir, 'submissions', 'images'));
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const url = `http://127.0.0.1:${port}`;
+    const started: number[] = [];
+    const start = () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_PORT: port, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, SVC_HTTP_PROCESSES: '2' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      started.push(child.pid!);
+      const service = { child, output: '', exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))) };
+      child.stdout.on('data', (d) => (service.output += d));
+      child.stderr.on('data', (d) => (service.output += d));
+      return service;
+    };
+    const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
+      for (let i = 0; i < 300; i++) {
+        if (await condition()) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`never: ${what}`);
+    };
+    try {
+      const service = start();
+      await until(() => service.output.includes('"listening"'), 'listening');
+      expect(service.output).toContain('"request_processes":2');
+      expect(requestProcesses(service.child.pid!)).toHaveLength(2);
+      // The reload is answered by a request process; the analyses it queued run in the primary.
+      const reload = await fetch(`${url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
+      expect((await reload.json()).imported).toHaveLength(2);
+      const analysed = async () => {
+        const progress = (await (await fetch(`${url}/api/jobs/progress`, { headers: ADMIN })).json()) as { types: { type: string; done: number; queued: number; running: number }[] };
+        const analyse = progress.types.find((t) => t.type === 'analyse')!;
+        return analyse.done === 2 && analyse.queued === 0 && analyse.running === 0;
+      };
+      await until(analysed, 'both analysed');
+      // A request process killed: once the primary has seen it go (a connection handed to it in the
+      // moment before is lost, as node:cluster does), the other answers, and another takes its place.
+      const [victim] = requestProcesses(service.child.pid!);
+      process.kill(victim, 'SIGKILL');
+      await until(() => service.output.includes('a request process exited; starting another'), 'the death noticed');
+      // (Each on a new connection: the killed process's connections are gone with it.)
+      for (let i = 0; i < 10; i++) expect(await statusOnNewConnection(`${url}/health`)).toBe(200);
+      await until(() => requestProcesses(service.child.pid!).length === 2 && !requestProcesses(service.child.pid!).includes(victim), 'a replacement');
+      const queue = (await (await fetch(`${url}/api/review-queue`, { headers: ADMIN })).json()) as { total: number };
+      expect(queue.total).toBe(2);
+      // SIGTERM: every process ends, cleanly.
+      const workers = requestProcesses(service.child.pid!);
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+      expect(workers.filter(alive)).toEqual([]);
+      // kill -9 of the primary: its request processes end too (test/ingest/crash.test.ts starts again on the port).
+      const again = start();
+      await until(() => again.output.includes('"listening"'), 'listening again');
+      const orphans = requestProcesses(again.child.pid!);
+      expect(orphans).toHaveLength(2);
+      again.child.kill('SIGKILL');
+      await again.exited;
+      await until(() => orphans.filter(alive).length === 0, 'request processes gone with the primary');
+    } finally {
+      // A failed step leaves no service behind.
+      for (const pid of started) for (const process_ of [...requestProcesses(pid), pid]) try { process.kill(process_, 'SIGKILL'); } catch { /* gone */ }
+    }
+    // Each start compiles the service in three processes: about 10 s on a loaded 2-core machine.
+  }, 120_000);
+
   it('closes the connection of an answer whose body fails part-way, and logs it; a whole streamed answer is untouched', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'svc-server-'));
     const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
@@ -124,3 +194,37 @@ describe('the Node server', () => {
     }
   });
 });
+
+/** The processes the service forked to answer requests (its children, from /proc). */
+function requestProcesses(primary: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === primary;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+/** Running, not gone and not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function statusOnNewConnection(url: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false, timeout: 5000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    })
+      .on('timeout', () => reject(new Error(`${url}: no answer within 5 s`)))
+      .on('error', reject);
+  });
+}
