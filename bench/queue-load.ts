@@ -115,11 +115,11 @@ async function startService(build: Build, index: number): Promise<Service> {
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
-/** The service's processes: the one started and the request processes it forked (server.ts). */
+/** The service's processes: the one started and the request processes it forked (server.ts), not tsx's esbuild. */
 function serviceProcesses(pid: number): number[] {
   const children = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((name) => {
     try {
-      return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid;
+      return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server.ts');
     } catch {
       return false; // gone meanwhile
     }
@@ -242,8 +242,8 @@ export async function run(): Promise<BenchTable[]> {
         notes: [
           `${SUBMISSIONS.toLocaleString('en')} submissions and ${(SUBMISSIONS * 5).toLocaleString('en')} evidence rows seeded through the repository (bench/queue-seed.ts${seedS === null ? ', reused from an earlier run' : `, ${seedS.toFixed(0)} s`}); 50 rows per page`,
           `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s from a second process on the same ${'2'}-core machine, the service as its own process`,
-          'stall: the longest time the service\'s event loop was held while wrk ran that request (monitorEventLoopDelay, 1 ms resolution)',
-          'CPU per request: the service process\'s user + system time while wrk ran, over the requests answered (10 ms clock ticks over some 8 s)',
+          'stall: the longest time an event loop of the service was held while wrk ran that request (monitorEventLoopDelay in each process, 1 ms resolution)',
+          'CPU per request: the service\'s processes\' user + system time while wrk ran (with its request processes), over the requests answered (10 ms clock ticks over some 8 s)',
           ...(rounds > 1 ? [`medians of ${rounds} rounds${builds.length > 1 ? ', the builds taking turns request by request' : ''}`] : []),
         ],
       },

@@ -195,13 +195,13 @@ describe('the Node server', () => {
   });
 });
 
-/** The processes the service forked to answer requests (its children, from /proc). */
+/** The processes the service forked to answer requests (its children running server.ts, from /proc). */
 function requestProcesses(primary: number): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .filter((name) => {
       try {
-        return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === primary;
+        return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === primary && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server.ts');
       } catch {
         return false; // gone meanwhile
       }
