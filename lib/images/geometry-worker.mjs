@@ -10,7 +10,8 @@
 //          pyramid level in proportion), mirrorPoints, mirrorDescriptors (`strongest` keypoints of
 //          the image mirrored left to right, with x mapped back into the unmirrored image; empty
 //          when mirror is false); an image with fewer than `sparse` keypoints also gets those of a
-//          local contrast stretch }
+//          local contrast stretch, and an image's dark parts with few keypoints those of the
+//          stretch there }
 //   in:  { id, op: 'match', from: Uint8Array, to: Uint8Array (descriptors), ratio }
 //   out: { id, ok: true, pairs: Int32Array (from index, to index of each pair that passes Lowe's ratio test) }
 //   in:  { id, op: 'fit', source: Float32Array, target: Float32Array (x, y of each pair's two
@@ -49,28 +50,47 @@ const MIN_SIDE = 2 * 31 + 1;
 
 const NONE = { points: new Float32Array(0), descriptors: new Uint8Array(0) };
 
+/** Side of the grid over which keypoints are spread and dark parts are found. */
+const GRID = 4;
+/** ORB is asked for this many times the keypoints kept, so that the spread has weaker ones to choose from. */
+const CANDIDATES = 2;
+
+const cellOf = (x, y, width, height) => Math.min(GRID - 1, Math.floor((y * GRID) / height)) * GRID + Math.min(GRID - 1, Math.floor((x * GRID) / width));
+
 /**
- * ORB keypoints of the grey image, x mapped by mapX, ordered so that the first `strongest` are the
- * strongest of each pyramid level in proportion (about the set ORB keeps when asked for that many):
- * a check uses those, and all of them only to try again a near miss.
+ * ORB keypoints of the grey image (only inside `mask` when given), x mapped by mapX, ordered so
+ * that the first `strongest` are spread over the image: the strongest of each pyramid level in
+ * proportion, taken from each cell of a 4x4 grid in turn. A check uses those, and all of them only
+ * to try again a near miss. Without the spread, a smooth photograph filling a third of a collage
+ * beside grass or moss kept next to none of the collage's keypoints (ORB keeps the strongest
+ * responses of the whole image), and the pair found no descriptor match at all.
  */
-function detect(grey, maxFeatures, own, mapX, strongest) {
+function detect(grey, maxFeatures, own, mapX, strongest, mask = own(new cv.Mat())) {
   if (grey.rows < MIN_SIDE || grey.cols < MIN_SIDE) return NONE;
-  const orb = own(new cv.ORB(maxFeatures));
+  const orb = own(new cv.ORB(CANDIDATES * maxFeatures));
   const keypoints = own(new cv.KeyPointVector());
   const descriptors = own(new cv.Mat());
-  orb.detectAndCompute(grey, own(new cv.Mat()), keypoints, descriptors);
+  orb.detectAndCompute(grey, mask, keypoints, descriptors);
   const count = keypoints.size();
   if (count === 0 || descriptors.rows !== count) return NONE;
-  const all = Array.from({ length: count }, (_, i) => ({ i, ...keypoints.get(i) }));
-  // Rank within its level, as a fraction of the level: ordering by it interleaves the levels.
-  const levels = new Map();
-  for (const keypoint of all) {
-    if (!levels.has(keypoint.octave)) levels.set(keypoint.octave, []);
-    levels.get(keypoint.octave).push(keypoint);
+  let all = Array.from({ length: count }, (_, i) => ({ i, ...keypoints.get(i) }));
+  if (strongest < count) {
+    // Rank within its level, as a fraction of the level: ordering by it interleaves the levels.
+    const levels = new Map();
+    for (const keypoint of all) {
+      if (!levels.has(keypoint.octave)) levels.set(keypoint.octave, []);
+      levels.get(keypoint.octave).push(keypoint);
+    }
+    for (const level of levels.values()) level.sort((x, y) => y.response - x.response).forEach((keypoint, rank) => (keypoint.rank = rank / level.length));
+    // Then each cell's next one in turn: a cell's turn is how many of its own come before.
+    const taken = new Int32Array(GRID * GRID);
+    all.sort((x, y) => x.rank - y.rank).forEach((keypoint, order) => {
+      keypoint.turn = taken[cellOf(keypoint.pt.x, keypoint.pt.y, grey.cols, grey.rows)]++;
+      keypoint.order = order;
+    });
+    all = all.sort((x, y) => x.turn - y.turn || x.order - y.order);
   }
-  for (const level of levels.values()) level.sort((x, y) => y.response - x.response).forEach((keypoint, rank) => (keypoint.rank = rank / level.length));
-  const kept = (strongest < count ? all.sort((x, y) => x.rank - y.rank) : all).slice(0, maxFeatures);
+  const kept = all.slice(0, maxFeatures);
   const points = new Float32Array(kept.length * 2);
   const bytes = new Uint8Array(kept.length * DESCRIPTOR_BYTES);
   kept.forEach(({ i, pt }, k) => {
@@ -85,34 +105,61 @@ function detect(grey, maxFeatures, own, mapX, strongest) {
  * CLAHE's clip limit and tiles for a sparse image: FAST's fixed threshold (20 grey levels, which
  * the wasm build cannot lower) finds next to nothing on a dark or smooth photograph, and a local
  * contrast stretch raises the differences it looks at where they are small. Only for such images
- * (for every image it doubled the keypoint time and cost recall elsewhere).
+ * and for the dark cells of others (for every image it doubled the keypoint time and cost recall
+ * elsewhere).
  */
 const CLIP_LIMIT = 8;
 const TILES = 8;
 /** A stretched image's keypoint this close (px) to one of the plain image's is the same one. */
 const SAME_PLACE = 3;
 
+/** Mean grey level under which a grid cell with few keypoints is dark (its keypoints need the stretch). */
+const DARK_CELL = 80;
+
 /**
- * The keypoints of the plain image first, then those of the stretched one that are elsewhere: a
- * copy of a dark photograph with a caption or inside a page is not sparse itself and finds only
- * the plain ones, and a keypoint found twice would fail the ratio test against its own double.
+ * The cells of the grid (see cellOf) that are dark and hold fewer than their share of `sparse`
+ * keypoints: a dark photograph inside a collage or a page, whose own stretched keypoints the copy
+ * would otherwise lack (the whole copy is not sparse). Bright flat cells (sky, a page's white) are
+ * left alone: stretched, they give noise that took the places of a photograph's real keypoints.
  */
-function combine(plain, stretched, count) {
-  const keep = [];
-  for (let k = 0; k < stretched.points.length / 2 && plain.points.length / 2 + keep.length < count; k++) {
+function darkCells(pixels, width, height, points, sparse) {
+  const [counts, sums, sizes] = [new Int32Array(GRID * GRID), new Float64Array(GRID * GRID), new Int32Array(GRID * GRID)];
+  for (let i = 0; i < points.length; i += 2) counts[cellOf(points[i], points[i + 1], width, height)]++;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const cell = cellOf(x, y, width, height);
+      sums[cell] += pixels[y * width + x];
+      sizes[cell]++;
+    }
+  }
+  return [...counts.keys()].filter((cell) => counts[cell] < sparse / (GRID * GRID) && sums[cell] < DARK_CELL * sizes[cell]);
+}
+
+/**
+ * The plain keypoints with the stretched image's ones that are elsewhere: the first `strongest`
+ * are the plain ones but `quota` of them, then up to `quota` stretched ones; then the rest of each.
+ * A keypoint found twice would fail the ratio test against its own double.
+ */
+function combine(plain, stretched, strongest, quota, count) {
+  const fresh = [];
+  for (let k = 0; k < stretched.points.length / 2; k++) {
     const [x, y] = [stretched.points[k * 2], stretched.points[k * 2 + 1]];
     let near = false;
     for (let i = 0; i < plain.points.length && !near; i += 2) near = Math.abs(plain.points[i] - x) <= SAME_PLACE && Math.abs(plain.points[i + 1] - y) <= SAME_PLACE;
-    if (!near) keep.push(k);
+    if (!near) fresh.push(k);
   }
-  const total = plain.points.length / 2 + keep.length;
-  const out = { points: new Float32Array(total * 2), descriptors: new Uint8Array(total * DESCRIPTOR_BYTES) };
-  out.points.set(plain.points);
-  out.descriptors.set(plain.descriptors);
-  keep.forEach((k, j) => {
-    const at = plain.points.length / 2 + j;
-    out.points.set(stretched.points.subarray(k * 2, k * 2 + 2), at * 2);
-    out.descriptors.set(stretched.descriptors.subarray(k * DESCRIPTOR_BYTES, (k + 1) * DESCRIPTOR_BYTES), at * DESCRIPTOR_BYTES);
+  const plainCount = plain.points.length / 2;
+  const [head, extra] = [Math.min(plainCount, strongest - Math.min(quota, fresh.length)), Math.min(quota, fresh.length)];
+  const order = [
+    ...Array.from({ length: head }, (_, i) => [plain, i]),
+    ...fresh.slice(0, extra).map((k) => [stretched, k]),
+    ...Array.from({ length: plainCount - head }, (_, i) => [plain, head + i]),
+    ...fresh.slice(extra).map((k) => [stretched, k]),
+  ].slice(0, count);
+  const out = { points: new Float32Array(order.length * 2), descriptors: new Uint8Array(order.length * DESCRIPTOR_BYTES) };
+  order.forEach(([set, k], at) => {
+    out.points.set(set.points.subarray(k * 2, k * 2 + 2), at * 2);
+    out.descriptors.set(set.descriptors.subarray(k * DESCRIPTOR_BYTES, (k + 1) * DESCRIPTOR_BYTES), at * DESCRIPTOR_BYTES);
   });
   return out;
 }
@@ -132,14 +179,29 @@ function features({ width, height, pixels, maxFeatures, strongest, sparse, mirro
       // Only a reference's mirror is ever searched, and only with its strongest keypoints.
       flipped = detect(mirrored, strongest, own, unmirror, strongest);
     }
-    if (direct.points.length / 2 < sparse) {
+    const stretch = () => {
       const stretched = own(new cv.Mat());
       own(new cv.CLAHE(CLIP_LIMIT, new cv.Size(TILES, TILES))).apply(grey, stretched);
-      direct = combine(direct, detect(stretched, maxFeatures, own, (x) => x, strongest), maxFeatures);
+      return stretched;
+    };
+    const plainCount = direct.points.length / 2;
+    if (plainCount < sparse) {
+      // Sparse as a whole: the stretched keypoints fill the strongest after the plain ones.
+      const stretched = stretch();
+      direct = combine(direct, detect(stretched, maxFeatures, own, (x) => x, strongest), strongest, strongest - plainCount, maxFeatures);
       if (mirror) {
         const mirrored = own(new cv.Mat());
         cv.flip(stretched, mirrored, 1);
-        flipped = combine(flipped, detect(mirrored, strongest, own, unmirror, strongest), strongest);
+        flipped = combine(flipped, detect(mirrored, strongest, own, unmirror, strongest), strongest, strongest - flipped.points.length / 2, strongest);
+      }
+    } else {
+      // Dark parts: stretched keypoints there take those cells' share of the strongest.
+      const cells = darkCells(pixels, width, height, direct.points, sparse);
+      if (cells.length > 0) {
+        const mask = own(cv.Mat.zeros(height, width, cv.CV_8UC1));
+        for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) if (cells.includes(cellOf(x, y, width, height))) mask.data[y * width + x] = 255;
+        const quota = Math.round((strongest * cells.length) / (GRID * GRID));
+        direct = combine(direct, detect(stretch(), maxFeatures, own, (x) => x, strongest, mask), strongest, quota, maxFeatures);
       }
     }
     return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors };

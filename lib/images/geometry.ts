@@ -15,7 +15,7 @@ import { decodeFailure, decodeOptions } from './decode.js';
 
 /** Longer side the image is decoded to before detection: a collage's part keeps enough detail. */
 export const FEATURE_MAX_SIDE = 640;
-/** Keypoints a check matches on each side: the strongest of each pyramid level in proportion. */
+/** Keypoints a check matches on each side: the strongest of each pyramid level in proportion, spread over the image. */
 export const MAX_FEATURES = 1000;
 /**
  * Keypoints an image keeps (the MAX_FEATURES above first). A near miss is tried again with all of
@@ -25,7 +25,9 @@ export const MAX_FEATURES = 1000;
 export const QUERY_FEATURES = 2000;
 /**
  * Fewer keypoints than this (of QUERY_FEATURES asked) and the image is dark or smooth: its
- * keypoints are detected again after a local contrast stretch (see the worker).
+ * keypoints are detected again after a local contrast stretch (see the worker). A dark cell of a
+ * 4x4 grid with fewer than its sixteenth of them is stretched the same way (a dark photograph
+ * inside a collage).
  */
 export const SPARSE_KEYPOINTS = 300;
 /** Lowe's ratio: a descriptor match counts only when clearly closer than the runner-up. */
