@@ -301,7 +301,7 @@ export async function run(): Promise<BenchTable[]> {
       notes: [
         'False pairs: every copy against every other original (a collage not against the photographs it holds), the originals among themselves, every two copies of different photographs made by the same edit (same frame, page chrome, bezel, logo) and a fifth of those made by different edits.',
         ...(falseLimit === null ? [] : ['Sampled: every pair of copies made by the same shared-content edit (black frame, watermark, screenshot, photo of a screen, logo and caption; evenly spaced ones when there are more than the sample), then evenly spaced pairs of the rest.']),
-        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match of the strongest 1,000 keypoints of each side and, when enough pairs pass the ratio test, RANSAC fits: affine, then a homography when the affine one is refused); the mirrored keypoints are tried when the direct fit refuses, and a near miss (8-19 inliers) again with all the query\'s keypoints (up to 2,000); every 8th copy against its original and every 1000th false pair, median of five passes.',
+        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match of the first 1,000 keypoints of each side (the strongest, spread over a 4x4 grid) and, when enough pairs pass the ratio test, RANSAC fits: affine, then a homography when the affine one is refused); the mirrored keypoints are tried when the direct fit refuses, and a near miss (8-19 inliers) again with all the query\'s keypoints (up to 2,000); every 8th copy against its original and every 1000th false pair, median of five passes.',
         ...falseExamples,
       ],
     },
