@@ -1,5 +1,6 @@
 /**
- * Face detection per setting: median ms per image on one core (the model alone, on a raster already
+ * Face detection per setting, the detector before BlazeFace (face-api's TinyFaceDetector) first:
+ * median ms per image on one core (the model alone, on a raster already
  * decoded and downscaled, as a worker receives it) and precision/recall at IoU 0.5 against the
  * hand-labelled boxes, over all and per set: test/fixtures/faces/labels.json (the fixtures and the
  * face-api demo photos) and test/fixtures/faces/debian-set.json (openly licensed photographs read
