@@ -169,10 +169,6 @@ async function startRequestProcess(config: Config): Promise<void> {
 }
 
 /**
- * Requests Node's parser refuses (an unknown method, a broken header or chunk, a header too large)
- * never reach the router; they still get CONTRACT.md's error shape, never Node's bare 400.
- */
-/**
  * The adapter as node's request listener, closing the connection of an answer whose body failed
  * part-way (an export whose database read failed): the adapter only logs that, and the client,
  * whose status line said 200, would wait for the rest for ever. Closing is the only way left to
@@ -196,6 +192,10 @@ export function closingCutAnswers(
   };
 }
 
+/**
+ * Requests Node's parser refuses (an unknown method, a broken header or chunk, a header too large)
+ * never reach the router; they still get CONTRACT.md's error shape, never Node's bare 400.
+ */
 function refuseUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
   // As Node's own handler does: once a response has started, the only honest answer is to close.
   if (!socket.writable || (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent) {

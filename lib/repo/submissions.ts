@@ -212,6 +212,8 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
   if (filter.attention !== undefined) add('s.attention_match = ?', filter.attention ? 1 : 0);
 
   let total: number;
+  // A search term's own rows, by key: the page reads them when they are few.
+  let matching: [string, SqlValue] | null = null;
   if (!filter.q) {
     const counters = where.map((c) => c.replace('s.decision IS NULL', "decision = ''").replaceAll('s.', ''));
     const counted = await db
@@ -224,8 +226,7 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
     total = where.length
       ? await countInSpans(db, `SELECT COUNT(*) AS n FROM submission_grams g JOIN submissions s ON s.rowid = g.submission_rowid WHERE g.gram = ? AND ${where.join(' AND ')}`, [gram, ...params])
       : Number((await db.prepare('SELECT COUNT(*) AS n FROM submission_grams WHERE gram = ?').bind(gram).first<{ n: number }>())?.n ?? 0);
-    if (total > COMMON_TERM) add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
-    else add('s.rowid IN (SELECT submission_rowid FROM submission_grams WHERE gram = ?)', gram);
+    matching = ['s.rowid IN (SELECT submission_rowid FROM submission_grams WHERE gram = ?)', gram];
   } else {
     const match = `"${filter.q.replaceAll('"', '""')}"`;
     // The count hands over the matching rows when they are few, so that the page does not run the
@@ -235,8 +236,11 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
       ? await countMatchesFiltered(db, match, where, params)
       : await db.prepare(`SELECT COUNT(*) AS n, ${few('rowid')} FROM submissions_search WHERE submissions_search MATCH ?`).bind(match).first<{ n: number; rowids: string | null }>();
     total = Number(counted?.n ?? 0);
-    if (total > COMMON_TERM) add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q), likeAny(filter.q));
-    else add('s.rowid IN (SELECT value FROM json_each(?))', counted?.rowids ?? '[]');
+    matching = ['s.rowid IN (SELECT value FROM json_each(?))', counted?.rowids ?? '[]'];
+  }
+  if (matching) {
+    if (total > COMMON_TERM) add("(s.id LIKE ? ESCAPE '\\' OR s.title LIKE ? ESCAPE '\\')", likeAny(filter.q!), likeAny(filter.q!));
+    else add(...matching);
   }
 
   const after = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
@@ -272,12 +276,12 @@ async function countInSpans(db: Database, sql: string, params: SqlValue[]): Prom
   return n;
 }
 
-// A search of three characters or more with a filter: the matches' rowids come from the trigram
-// index in one read, and are joined to their submissions in pieces of at most COMMON_TERM with the
-// event loop free between them (FTS5 cannot read a span of rowids without running the phrase match
-// again: 39 -> 96 ms for a common term in spans of 20,000 rowids).
-
-/** The count (and, when few, the rowids) of the trigram matches that pass the filter. */
+/**
+ * The count (and, when few, the rowids) of the trigram matches that pass the filter: the matches'
+ * rowids come from the trigram index in one read, and are joined to their submissions in pieces of
+ * at most COMMON_TERM with the event loop free between them (FTS5 cannot read a span of rowids
+ * without running the phrase match again: 39 -> 96 ms for a common term in spans of 20,000 rowids).
+ */
 async function countMatchesFiltered(db: Database, match: string, where: string[], params: SqlValue[]): Promise<{ n: number; rowids: string | null }> {
   const matched = await db.prepare('SELECT json_group_array(rowid) AS rowids FROM submissions_search WHERE submissions_search MATCH ?').bind(match).first<{ rowids: string }>();
   const all = JSON.parse(matched?.rowids ?? '[]') as number[];

@@ -26,7 +26,6 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-
 /** Every ordered pair of different photographs (by NAMES) that the check confirms. */
 async function confirmedPairs(features: GeometryFeatures[]): Promise<string[]> {
   const confirmed: string[] = [];
