@@ -33,9 +33,11 @@ const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf
  * of each evaluation photograph (bench/eval-set.ts: the fixtures and Debian's wallpaper photos),
  * 126 different pictures as a day's submissions mostly are; `variants` makes 24 edits of each of
  * the 5 fixture photos, a burst of near-identical pictures, the case the geometric check of
- * near-threshold pairs makes slow.
+ * near-threshold pairs makes slow; `phone` makes one 12 MP picture of each evaluation photograph,
+ * the size a phone's camera writes.
  */
-type CorpusKind = 'distinct' | 'variants';
+const CORPUS_KINDS = ['distinct', 'variants', 'phone'] as const;
+type CorpusKind = (typeof CORPUS_KINDS)[number];
 
 interface Corpus {
   dir: string;
@@ -49,20 +51,21 @@ async function corpusSources(kind: CorpusKind): Promise<{ file: string; part: nu
   }
   const photos = EVAL_PHOTOS.filter((photo) => existsSync(photo.file));
   if (photos.length < EVAL_PHOTOS.length) {
-    throw new Error('the distinct corpus needs the wallpaper packages: apt-get install plasma-workspace-wallpapers mate-backgrounds lomiri-wallpapers-16.04 lomiri-wallpapers-20.04');
+    throw new Error(`the ${kind} corpus needs the wallpaper packages: apt-get install plasma-workspace-wallpapers mate-backgrounds lomiri-wallpapers-16.04 lomiri-wallpapers-20.04`);
   }
+  if (kind === 'phone') return photos.map((photo) => ({ file: photo.file, part: 0, parts: 1 }));
   return photos.flatMap((photo) => [0, 1, 2].map((part) => ({ file: photo.file, part, parts: 3 })));
 }
 
 async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
-  const dir = path.join(ROOT, 'outputs', 'bench', 'ingest-corpus', kind === 'variants' ? 'v1' : 'distinct-v1');
+  const dir = path.join(ROOT, 'outputs', 'bench', 'ingest-corpus', kind === 'variants' ? 'v1' : `${kind}-v1`);
   await mkdir(dir, { recursive: true });
   const sources = await corpusSources(kind);
   const have = (await readdir(dir)).filter((f) => f.endsWith('.jpg'));
   if (have.length === sources.length) return { dir, files: have.sort() };
   const random = seededRandom(7);
   for (const [i, source] of sources.entries()) {
-    const megapixels = 1 + random();
+    const megapixels = kind === 'phone' ? 12 : 1 + random();
     const aspect = [4 / 3, 3 / 2, 16 / 9][Math.floor(random() * 3)];
     const width = Math.round(Math.sqrt(megapixels * 1e6 * aspect));
     const height = Math.round(width / aspect);
@@ -244,7 +247,7 @@ async function analysisRounds(builds: { label: string; dir: string }[], corpus: 
 
 export async function run(): Promise<BenchTable[]> {
   const kind = (process.env.BENCH_INGEST_CORPUS ?? 'distinct') as CorpusKind;
-  if (kind !== 'distinct' && kind !== 'variants') throw new Error(`BENCH_INGEST_CORPUS is distinct or variants, not ${kind}`);
+  if (!CORPUS_KINDS.includes(kind)) throw new Error(`BENCH_INGEST_CORPUS is one of ${CORPUS_KINDS.join(', ')}, not ${kind}`);
   const corpus = await generateCorpus(kind);
   const { files } = corpus;
   const sizes = await Promise.all(files.map(async (f) => {

@@ -1,13 +1,14 @@
 import sharp, { type Sharp } from 'sharp';
 import { decodeFailure, decodeOptions } from './decode.js';
-import { SAMPLE_SIDE } from './raster.js';
-import { THUMBNAIL_SIDE } from './thumbnail.js';
+import type { LumaGrid } from './jpeg-dc.js';
+import { readJpeg } from './jpeg-dc-pool.js';
+import { analysisRasterSize, orientationAxes, orientPixels } from './raster.js';
 
 /**
  * The one decode an analysis makes of an image: the fingerprints' luma sample (luma.ts), the
  * thumbnail (thumbnail.ts) and the face detector's input (faces.ts) are each resampled from it,
- * instead of each decoding the file again. Only a JPEG's pHash reads the file itself (its DC grid,
- * jpeg-dc.ts), which costs no pixel decode.
+ * instead of each decoding the file again. A JPEG's pHash reads the file itself (its DC grid,
+ * jpeg-dc.ts), which costs no pixel decode; a large JPEG's raster comes from that same read.
  */
 export interface AnalysisRaster {
   /** RGB, 3 bytes a pixel, row-major, sRGB, upright per EXIF, transparency flattened on white. */
@@ -20,23 +21,24 @@ export interface AnalysisRaster {
 }
 
 /**
- * Decodes the image once, shrunk on load (a JPEG decodes at 1/2-1/8 scale inside libjpeg) to the
- * smallest raster every consumer can be made from without enlarging: the luma sample is
- * SAMPLE_SIDE on each side, the thumbnail THUMBNAIL_SIDE on its longer side, the face detector's
- * input 192 px on its longer side. An image already smaller stays as it is. The linear kernel is the luma
+ * The image at its analysis raster's size (raster.ts: the smallest every consumer can be made from
+ * without enlarging), or as it is when smaller. A JPEG of about 2,048 px or more on its shorter
+ * side is made from its 1/8-scale colour image, which the read of its DC values (`jpeg`, read here
+ * unless the caller has) already holds; anything else is decoded by libvips, shrunk on load (a
+ * JPEG decodes at 1/2-1/8 scale inside libjpeg). Either is resampled with a linear kernel, the luma
  * sample's own: along the shorter side the sample then gets the same numbers as from its own
  * decode, and the longer side is resampled twice instead of once.
  */
-export async function decodeForAnalysis(bytes: Buffer, maxPixels?: number): Promise<AnalysisRaster> {
+export async function decodeForAnalysis(bytes: Buffer, maxPixels?: number, jpeg: Promise<LumaGrid | null> = readJpeg(bytes, maxPixels, true)): Promise<AnalysisRaster> {
+  const grid = await jpeg;
+  if (grid?.colour) return fromColourImage(grid);
   try {
     const image = sharp(bytes, decodeOptions(maxPixels));
     const metadata = await image.metadata();
     const originalWidth = metadata.autoOrient?.width ?? metadata.width;
     const originalHeight = metadata.autoOrient?.height ?? metadata.height;
-    const scale = Math.max(SAMPLE_SIDE / Math.min(originalWidth, originalHeight), THUMBNAIL_SIDE / Math.max(originalWidth, originalHeight));
-    if (scale < 1) {
-      image.resize({ width: Math.round(originalWidth * scale), height: Math.round(originalHeight * scale), fit: 'fill', kernel: 'linear' });
-    }
+    const size = analysisRasterSize(originalWidth, originalHeight);
+    if (size.width < originalWidth) image.resize({ ...size, fit: 'fill', kernel: 'linear' });
     const { data, info } = await image
       .flatten({ background: '#ffffff' })
       .toColourspace('srgb')
@@ -47,6 +49,20 @@ export async function decodeForAnalysis(bytes: Buffer, maxPixels?: number): Prom
   } catch (error) {
     throw decodeFailure(error);
   }
+}
+
+/** The raster from a large JPEG's 1/8-scale colour image: stood upright, then resampled to size. */
+async function fromColourImage(grid: LumaGrid): Promise<AnalysisRaster> {
+  const colour = grid.colour!;
+  const upright = orientPixels(colour.pixels, colour.width, colour.height, 3, grid.orientation);
+  const { transposed } = orientationAxes(grid.orientation);
+  const originalWidth = transposed ? grid.imageHeight : grid.imageWidth;
+  const originalHeight = transposed ? grid.imageWidth : grid.imageHeight;
+  const { data, info } = await sharp(upright.data, { raw: { width: upright.width, height: upright.height, channels: 3 } })
+    .resize({ ...analysisRasterSize(originalWidth, originalHeight), fit: 'fill', kernel: 'linear' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { pixels: data, width: info.width, height: info.height, originalWidth, originalHeight };
 }
 
 /** The raster as a sharp input, for the resampling each consumer does (no decode, no metadata). */

@@ -1,4 +1,5 @@
 import { decodeForAnalysis, type AnalysisRaster } from './analysis-raster.js';
+import { readJpeg } from './jpeg-dc-pool.js';
 import { jpegLuma, lumaSample } from './luma.js';
 import { SAMPLE_SIZE, lowDct32, hashFromDct, sampleGrayscale32 } from './phash.js';
 import { resample } from './raster.js';
@@ -18,12 +19,13 @@ import { WINDOWS, isFramed, within, type Fingerprints, type RegionName } from '.
  * at 1/8 scale from its DC coefficients, other formats shrink on load in libvips.
  */
 export async function grayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array> {
-  return (await jpegGrayscale32(input, maxPixels)) ?? sampleGrayscale32(await lumaSample(await decodeForAnalysis(input, maxPixels)));
+  const jpeg = readJpeg(input, maxPixels);
+  return (await jpegGrayscale32(input, maxPixels, jpeg)) ?? sampleGrayscale32(await lumaSample(await decodeForAnalysis(input, maxPixels, jpeg)));
 }
 
 /** grayscale32 from the JPEG's own luma grid, or null when libvips must decode (see jpegLuma). */
-export async function jpegGrayscale32(input: Buffer, maxPixels?: number): Promise<Float64Array | null> {
-  const luma = await jpegLuma(input, maxPixels);
+export async function jpegGrayscale32(input: Buffer, maxPixels?: number, jpeg = readJpeg(input, maxPixels)): Promise<Float64Array | null> {
+  const luma = jpegLuma(await jpeg);
   return luma && resample(luma, luma.window, SAMPLE_SIZE);
 }
 
@@ -32,16 +34,17 @@ export async function phash(input: Buffer, maxPixels?: number): Promise<string> 
 }
 
 /**
- * `decoded` is the image's analysis raster when the caller decodes it for the thumbnail and faces
- * too; the JPEG's luma grid is read meanwhile.
+ * `jpeg` (the JPEG's grid, read once) and `decoded` (the image's analysis raster, made from it for a
+ * large JPEG) are given when the caller uses them for the thumbnail and faces too.
  */
 export async function computeFingerprints(
   image: Buffer,
   maxPixels?: number,
-  decoded: Promise<AnalysisRaster> = decodeForAnalysis(image, maxPixels),
+  jpeg = readJpeg(image, maxPixels, true),
+  decoded: Promise<AnalysisRaster> = decodeForAnalysis(image, maxPixels, jpeg),
 ): Promise<Fingerprints> {
   // The analysis raster serves the regions and, unless the JPEG's own luma grid does, the pHash.
-  const [sample, fromJpeg] = await Promise.all([decoded.then(lumaSample), jpegGrayscale32(image, maxPixels)]);
+  const [sample, fromJpeg] = await Promise.all([decoded.then(lumaSample), jpegGrayscale32(image, maxPixels, jpeg)]);
   const pixels = fromJpeg ?? sampleGrayscale32(sample);
   const variants: Partial<Record<RegionName, string>> = {};
   const put = (name: RegionName, region: Region) => {

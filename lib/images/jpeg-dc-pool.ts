@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { DEFAULT_MAX_PIXELS } from './decode.js';
 import type { LumaGrid } from './jpeg-dc.js';
 
 /**
@@ -37,8 +38,8 @@ function start(slot: Slot): Worker {
   return worker;
 }
 
-/** jpegLumaGrid(bytes, maxPixels), read in the least busy worker; `bytes` is copied, not moved. */
-export function readLumaGrid(bytes: Uint8Array, maxPixels: number): Promise<LumaGrid | null> {
+/** jpegLumaGrid(bytes, maxPixels, colour), read in the least busy worker; `bytes` is copied, not moved. */
+export function readLumaGrid(bytes: Uint8Array, maxPixels: number, colour = false): Promise<LumaGrid | null> {
   const slot = slots.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
   const worker = slot.worker ?? start(slot);
   const id = nextId++;
@@ -48,6 +49,14 @@ export function readLumaGrid(bytes: Uint8Array, maxPixels: number): Promise<Luma
     slot.pending.set(id, resolve);
     // Referenced while it owes an answer, so that a caller awaiting it keeps the process alive.
     worker.ref();
-    worker.postMessage({ id, bytes: copy, maxPixels }, [copy.buffer]);
+    worker.postMessage({ id, bytes: copy, maxPixels, colour }, [copy.buffer]);
   });
+}
+
+/**
+ * A JPEG's grid (jpeg-dc.ts), with its colour image when asked for and large enough; null for
+ * anything else, without the trip to a worker when the bytes do not start as a JPEG.
+ */
+export function readJpeg(bytes: Uint8Array, maxPixels = DEFAULT_MAX_PIXELS, colour = false): Promise<LumaGrid | null> {
+  return bytes[0] === 0xff && bytes[1] === 0xd8 ? readLumaGrid(bytes, maxPixels, colour) : Promise.resolve(null);
 }

@@ -16,7 +16,17 @@
  * ends early, a missing restart marker) gives null, and the caller decodes with libvips, which
  * then also decides what the error is. So a malformed file can cost time but cannot change a
  * result: this reader either agrees with libjpeg or declines.
+ *
+ * Asked for colour, it also keeps the chroma DC values and gives the 1/8-scale colour image
+ * (`colour`) when that is at least the analysis raster's size (raster.ts: a photo of about 2,048
+ * px or more on its shorter side, such as a phone's 12 MP): libvips would otherwise entropy-decode
+ * the whole file a second time to make it. Its luma is the grid's; each chroma value is repeated
+ * over the luma blocks it covers (libjpeg interpolates), and YCbCr becomes RGB as JFIF says. Only
+ * the usual layouts, chroma at one block per MCU (4:2:0, 4:2:2, 4:4:4), get one, and a file with
+ * an ICC profile other than sRGB gets none (libvips converts such images to sRGB).
  */
+
+import { analysisRasterSize } from './raster.js';
 
 export interface LumaGrid {
   /** ceil(imageWidth / 8) x ceil(imageHeight / 8), as libjpeg's 1/8 scale. */
@@ -29,6 +39,16 @@ export interface LumaGrid {
   imageHeight: number;
   /** EXIF orientation 1-8 (1 when absent or unreadable). */
   orientation: number;
+  /** The stored (not yet oriented) image at 1/8 scale, when asked for and large enough (see above). */
+  colour?: ColourImage;
+}
+
+export interface ColourImage {
+  /** The grid's size: ceil(imageWidth / 8) x ceil(imageHeight / 8). */
+  width: number;
+  height: number;
+  /** RGB, 3 bytes a pixel, row-major. */
+  pixels: Uint8Array;
 }
 
 interface Component {
@@ -259,6 +279,12 @@ interface Scan {
   acTables: HuffmanTable[];
   /** Successive approximation: the bit position the scan's DC values start at. */
   shift: number;
+  /**
+   * Per scan component, where a chroma component's DC values go, one per MCU (chroma has one
+   * block per MCU where colour is made); empty when not kept. Always a typed array, so that the
+   * decoding loops see one kind of value.
+   */
+  chroma: Int32Array[];
 }
 
 /** Reads one DC code and its extra bits at `bit`: (difference << 5) | bits used, or -1. */
@@ -287,7 +313,7 @@ function readDc(table: HuffmanTable, bytes: Uint8Array, bit: number): number {
  */
 function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
   const { blockComponent, blockOffset, mcuColumns, mcuStep, mcuRowStep } = scan.layout;
-  const { dcTables, acTables } = scan;
+  const { dcTables, acTables, chroma } = scan;
   const blocks = blockComponent.length;
   const predictors = new Int32Array(dcTables.length);
   let bit = 0;
@@ -299,8 +325,9 @@ function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firs
       const dc = readDc(dcTables[component], bytes, bit);
       if (dc === -1) return false;
       bit += dc & 31;
-      // Chroma DC is read only to get past it.
       if (blockOffset[b] >= 0) coefficients[base + blockOffset[b]] = predictors[component] += dc >> 5;
+      // Chroma DC is read only to get past it, unless colour is made.
+      else if (chroma[component].length !== 0) chroma[component][mcu] = predictors[component] += dc >> 5;
 
       // AC: step over whole symbols, several per lookup where they fit.
       const ac = acTables[component];
@@ -341,7 +368,7 @@ function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firs
 /** The same for a progressive DC scan: a first scan's differences, or a refinement's one bit per block. */
 function decodeDcOnly(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
   const { blockComponent, blockOffset, mcuColumns, mcuStep, mcuRowStep } = scan.layout;
-  const { dcTables, kind, shift } = scan;
+  const { dcTables, kind, shift, chroma } = scan;
   const blocks = blockComponent.length;
   const predictors = new Int32Array(dcTables.length);
   let bit = 0;
@@ -351,7 +378,10 @@ function decodeDcOnly(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu
     for (let b = 0; b < blocks; b++) {
       const offset = blockOffset[b];
       if (kind === 'dc-refine') {
-        if (offset >= 0 && (bytes[bit >>> 3] >>> (7 - (bit & 7))) & 1) coefficients[base + offset] |= 1 << shift;
+        if ((bytes[bit >>> 3] >>> (7 - (bit & 7))) & 1) {
+          if (offset >= 0) coefficients[base + offset] |= 1 << shift;
+          else if (chroma[blockComponent[b]].length !== 0) chroma[blockComponent[b]][mcu] |= 1 << shift;
+        }
         bit++;
         continue;
       }
@@ -361,6 +391,7 @@ function decodeDcOnly(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu
       bit += dc & 31;
       predictors[component] += dc >> 5;
       if (offset >= 0) coefficients[base + offset] = predictors[component] << shift;
+      else if (chroma[component].length !== 0) chroma[component][mcu] = predictors[component] << shift;
     }
     if (bit > bitLength) return false;
   }
@@ -388,12 +419,15 @@ function decodeScan(buffer: Uint8Array, position: number, scan: Scan, restartInt
   }
 }
 
+/** A chroma component whose DC is not kept, in Scan.chroma. */
+const NOT_KEPT = new Int32Array(0);
+
 /**
  * The luma DC grid of `buffer`, or null when the file is not a JPEG this reader handles (see the
  * module comment) or has more than `maxPixels` pixels; null never means the image is bad, only
- * that libvips must decide.
+ * that libvips must decide. With `colour`, a large image's grid also carries its colour image.
  */
-export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number): LumaGrid | null {
+export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = false): LumaGrid | null {
   const length = buffer.length;
   if (length < 4 || buffer[0] !== 0xff || buffer[1] !== 0xd8) return null;
   const quantDc = new Int32Array(4).fill(-1);
@@ -411,6 +445,11 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number): LumaGrid | 
   // to libvips to judge.
   let lumaBit = -1;
   let lumaDone = false;
+  // The same for the chroma components when colour is made: their DC per MCU, step and lowest bit.
+  let chroma: Int32Array[] = [];
+  const chromaQuant = [-1, -1, -1];
+  const chromaBit = [-1, -1, -1];
+  let foreignProfile = false;
   let position = 2;
   for (;;) {
     if (position + 2 > length || buffer[position] !== 0xff) return null;
@@ -448,6 +487,10 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number): LumaGrid | 
       frame = { progressive: marker === 0xc2, width, height, components, maxH, maxV };
       stride = Math.ceil(Math.ceil(width / 8) / maxH) * maxH;
       coefficients = new Int32Array(stride * Math.ceil(Math.ceil(height / 8) / maxV) * maxV);
+      const wanted = analysisRasterSize(width, height);
+      const mcus = Math.ceil(Math.ceil(width / 8) / maxH) * Math.ceil(Math.ceil(height / 8) / maxV);
+      const colourMade = colour && count === 3 && components.every((c, i) => i === 0 || (c.h === 1 && c.v === 1)) && Math.ceil(width / 8) >= wanted.width && Math.ceil(height / 8) >= wanted.height;
+      chroma = components.map((_, i) => (colourMade && i > 0 ? new Int32Array(mcus) : NOT_KEPT));
     } else if (marker >= 0xc3 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
       return null; // lossless, hierarchical or arithmetic-coded
     } else if (marker === 0xc4) {
@@ -479,6 +522,13 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number): LumaGrid | 
       restartInterval = (buffer[start] << 8) | buffer[start + 1];
     } else if (marker === 0xe1) {
       if (orientation === 1) orientation = exifOrientation(buffer, start, end);
+    } else if (marker === 0xe2) {
+      // "ICC_PROFILE": libvips converts such an image to sRGB, which the colour image would not be,
+      // unless the profile is sRGB's own (its description says so, in ASCII or UTF-16, near the start).
+      if (end - start >= 4 && buffer[start] === 0x49 && buffer[start + 1] === 0x43 && buffer[start + 2] === 0x43 && buffer[start + 3] === 0x5f) {
+        const head = Buffer.from(buffer.buffer, buffer.byteOffset + start, Math.min(end - start, 1024));
+        if (head.indexOf('sRGB', 0, 'latin1') < 0 && head.indexOf('sRGB', 0, 'utf16le') < 0 && head.indexOf('\0s\0R\0G\0B', 0, 'latin1') < 0) foreignProfile = true;
+      }
     } else if (marker === 0xee) {
       // "Adobe": its transform flag 0 means three components are RGB, not YCbCr.
       if (end - start >= 12 && buffer[start] === 0x41 && buffer[start + 1] === 0x64) adobeTransform = buffer[start + 11];
@@ -507,30 +557,40 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number): LumaGrid | 
       const kind: ScanKind | null = !frame.progressive
         ? spectralStart === 0 && spectralEnd === 63 ? 'sequential' : null
         : spectralStart === 0 && spectralEnd === 0 ? high === 0 ? 'dc-first' : 'dc-refine' : null;
-      if (lumaDone || !holdsLuma || (frame.progressive && kind === null)) {
-        // Chroma only, a progressive AC scan, or after the luma is complete: nothing to read.
+      // Chroma whose DC is kept and not complete yet.
+      const chromaRead = scanComponents.filter((index) => chroma[index].length !== 0 && chromaBit[index] !== 0);
+      if (((lumaDone || !holdsLuma) && chromaRead.length === 0) || (frame.progressive && kind === null)) {
+        // Chroma not kept, a progressive AC scan, or after the DC is complete: nothing to read.
         position = skipScan(buffer, end);
         if (position < 0) return null;
         continue;
       }
-      if (kind === null || low > 13) return null;
+      if (kind === null || low > 13 || (holdsLuma && lumaDone)) return null;
       // A first DC scan, then refinements one bit at a time down to bit 0.
-      if (kind === 'dc-first' && lumaBit !== -1) return null;
-      if (kind === 'dc-refine' && (high !== lumaBit || low !== high - 1)) return null;
+      for (const bitSoFar of [...(holdsLuma ? [lumaBit] : []), ...chromaRead.map((index) => chromaBit[index])]) {
+        if (kind === 'dc-first' && bitSoFar !== -1) return null;
+        if (kind === 'dc-refine' && (high !== bitSoFar || low !== high - 1)) return null;
+      }
       if (kind !== 'dc-refine' && scanDc.some((table) => !table)) return null;
       if (kind === 'sequential') {
         if (scanAc.some((table) => !table)) return null;
         for (const table of scanAc) if (table.skip.length === 0) table.skip = buildSkipLookup(table.single);
       }
       // libjpeg takes a component's quantisation table when its first scan starts.
-      if (lumaQuant < 0) lumaQuant = quantDc[components[0].quantTable];
-      if (lumaQuant < 0) return null;
+      if (holdsLuma && lumaQuant < 0) lumaQuant = quantDc[components[0].quantTable];
+      for (const index of chromaRead) if (chromaQuant[index] < 0) chromaQuant[index] = quantDc[components[index].quantTable];
+      if ((holdsLuma && lumaQuant < 0) || chromaRead.some((index) => chromaQuant[index] < 0)) return null;
       const layout = scanLayout(frame, scanComponents, stride);
       if (!layout) return null;
-      position = decodeScan(buffer, end, { kind, layout, dcTables: scanDc, acTables: scanAc, shift: kind === 'sequential' ? 0 : low }, restartInterval, coefficients);
+      const scanChroma = scanComponents.map((index) => (chromaRead.includes(index) ? chroma[index] : NOT_KEPT));
+      position = decodeScan(buffer, end, { kind, layout, dcTables: scanDc, acTables: scanAc, shift: kind === 'sequential' ? 0 : low, chroma: scanChroma }, restartInterval, coefficients);
       if (position < 0) return null;
-      lumaBit = kind === 'sequential' ? 0 : low;
-      lumaDone = lumaBit === 0;
+      const bitNow = kind === 'sequential' ? 0 : low;
+      for (const index of chromaRead) chromaBit[index] = bitNow;
+      if (holdsLuma) {
+        lumaBit = bitNow;
+        lumaDone = lumaBit === 0;
+      }
     }
     // APPn, COM and the rest carry nothing the luma needs.
   }
@@ -546,5 +606,49 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number): LumaGrid | 
       data[y * width + x] = value < 0 ? 0 : value > 255 ? 255 : value;
     }
   }
-  return { width, height, data, imageWidth: frame.width, imageHeight: frame.height, orientation };
+  const grid: LumaGrid = { width, height, data, imageWidth: frame.width, imageHeight: frame.height, orientation };
+  if (chroma[1]?.length && chromaBit[1] === 0 && chromaBit[2] === 0 && !foreignProfile) grid.colour = colourImage(grid, chroma, chromaQuant, frame);
+  return grid;
+}
+
+// JFIF YCbCr to RGB in 16-bit fixed point, as libjpeg's tables (jdcolor.c).
+const fixed = (x: number) => Math.round(x * 65536);
+const CR_RED = fixed(1.402);
+const CB_GREEN = fixed(0.344136);
+const CR_GREEN = fixed(0.714136);
+const CB_BLUE = fixed(1.772);
+const HALF = 1 << 15;
+const clampByte = (value: number) => (value < 0 ? 0 : value > 255 ? 255 : value);
+
+/**
+ * The colour image on the luma grid: each luma block's level with its MCU's chroma levels (as
+ * libjpeg's 1x1 IDCT makes them), YCbCr to RGB as JFIF says.
+ */
+function colourImage(grid: LumaGrid, chroma: Int32Array[], quant: number[], frame: Frame): ColourImage {
+  const { width, height, data } = grid;
+  const mcuColumns = Math.ceil(width / frame.maxH);
+  // Each MCU's chroma levels, centred on 0.
+  const levels = (values: Int32Array, step: number) => {
+    const out = new Int32Array(values.length);
+    for (let i = 0; i < values.length; i++) out[i] = clampByte(((values[i] * step + 4) >> 3) + 128) - 128;
+    return out;
+  };
+  const blue = levels(chroma[1], quant[1]);
+  const red = levels(chroma[2], quant[2]);
+  const columnMcu = Int32Array.from({ length: width }, (_, x) => Math.floor(x / frame.maxH));
+  // A clamped array clamps each (whole-number) store to 0-255.
+  const pixels = new Uint8ClampedArray(width * height * 3);
+  for (let y = 0, i = 0; y < height; y++) {
+    const mcuRow = Math.floor(y / frame.maxV) * mcuColumns;
+    for (let x = 0; x < width; x++, i++) {
+      const mcu = mcuRow + columnMcu[x];
+      const luma = data[i];
+      const cb = blue[mcu];
+      const cr = red[mcu];
+      pixels[i * 3] = luma + ((CR_RED * cr + HALF) >> 16);
+      pixels[i * 3 + 1] = luma + ((HALF - CB_GREEN * cb - CR_GREEN * cr) >> 16);
+      pixels[i * 3 + 2] = luma + ((CB_BLUE * cb + HALF) >> 16);
+    }
+  }
+  return { width, height, pixels: new Uint8Array(pixels.buffer) };
 }

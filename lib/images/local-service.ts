@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { decodeForAnalysis } from './analysis-raster.js';
 import { probeImage } from './decode.js';
 import { deriveImage } from './derived.js';
+import { readJpeg } from './jpeg-dc-pool.js';
 import { createFaceDetector, cropFaces, dedupeFaces } from './faces.js';
 import { computeFingerprints } from './fingerprint.js';
 import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures } from './geometry.js';
@@ -10,8 +11,8 @@ import { makeThumbnail } from './thumbnail.js';
 
 /**
  * The images port in this process: fingerprints, faces and the thumbnail of one image side by side
- * from one decode (analysis-raster.ts), each off the event loop (the JPEG reader's and the face
- * model's worker threads, libvips' pool).
+ * from one read of a JPEG's DC values and one decode (analysis-raster.ts), each off the event loop
+ * (the JPEG reader's and the face model's worker threads, libvips' pool).
  */
 export function localImageService(maxPixels: number): ImageService {
   const faces = createFaceDetector({ maxPixels });
@@ -19,9 +20,10 @@ export function localImageService(maxPixels: number): ImageService {
   return {
     async analyse(bytes) {
       // A refused image rejects the fingerprints with the decoder's reason, as the analysis's error.
-      const decoded = decodeForAnalysis(bytes, maxPixels);
+      const jpeg = readJpeg(bytes, maxPixels, true);
+      const decoded = decodeForAnalysis(bytes, maxPixels, jpeg);
       const [fingerprints, found, thumbnail] = await Promise.all([
-        computeFingerprints(bytes, maxPixels, decoded),
+        computeFingerprints(bytes, maxPixels, jpeg, decoded),
         settle(decoded.then((raster) => faces.detect(raster)).then(dedupeFaces)),
         settle(decoded.then(makeThumbnail)),
       ]);

@@ -6,6 +6,55 @@
 /** Side of the square sample libvips makes; a 5 % border is 13 samples wide. */
 export const SAMPLE_SIDE = 256;
 
+/** The longest side of a thumbnail (thumbnail.ts): sharp on the queue's rows and the watchlist's cards, a few KB each. */
+export const THUMBNAIL_SIDE = 320;
+
+/**
+ * The size of an image's analysis raster (analysis-raster.ts), from its upright size: the smallest
+ * that every consumer can be made from without enlarging (the luma sample is SAMPLE_SIDE on each
+ * side, the thumbnail THUMBNAIL_SIDE on its longer side, the face detector's input 192 px on its
+ * longer side), or the image's own size when it is smaller.
+ */
+export function analysisRasterSize(width: number, height: number): { width: number; height: number } {
+  const scale = Math.max(SAMPLE_SIDE / Math.min(width, height), THUMBNAIL_SIDE / Math.max(width, height));
+  return scale < 1 ? { width: Math.round(width * scale), height: Math.round(height * scale) } : { width, height };
+}
+
+/**
+ * How an EXIF orientation (1-8: as stored, mirrored, turned 180, flipped, transposed, turned 90
+ * clockwise, transversed, turned 90 counter-clockwise) maps the stored image onto the upright one:
+ * whether the axes swap, and whether the upright x (and y) axis runs against the stored axis it
+ * comes from.
+ */
+export function orientationAxes(orientation: number): { transposed: boolean; flipX: boolean; flipY: boolean } {
+  return {
+    transposed: orientation >= 5,
+    flipX: orientation === 2 || orientation === 3 || orientation === 6 || orientation === 7,
+    flipY: orientation === 3 || orientation === 4 || orientation === 7 || orientation === 8,
+  };
+}
+
+/** Pixels of `channels` bytes each, stood upright per the EXIF orientation (the same array when 1). */
+export function orientPixels(data: Uint8Array, width: number, height: number, channels: number, orientation: number): { data: Uint8Array; width: number; height: number } {
+  if (orientation === 1) return { data, width, height };
+  const { transposed, flipX, flipY } = orientationAxes(orientation);
+  const outWidth = transposed ? height : width;
+  const outHeight = transposed ? width : height;
+  const out = new Uint8Array(data.length);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let uprightX = transposed ? y : x;
+      let uprightY = transposed ? x : y;
+      if (flipX) uprightX = outWidth - 1 - uprightX;
+      if (flipY) uprightY = outHeight - 1 - uprightY;
+      const from = (y * width + x) * channels;
+      const to = (uprightY * outWidth + uprightX) * channels;
+      for (let c = 0; c < channels; c++) out[to + c] = data[from + c];
+    }
+  }
+  return { data: out, width: outWidth, height: outHeight };
+}
+
 /** A window of a raster in its own cell units: [left, right) x [top, bottom). */
 export interface Window {
   left: number;

@@ -1,9 +1,6 @@
-// analysis-raster.ts sizes its raster by THUMBNAIL_SIDE: each module uses the other's export only
-// inside a function, so the circular import is safe.
 import { fromRaster, type AnalysisRaster } from './analysis-raster.js';
+import { THUMBNAIL_SIDE } from './raster.js';
 
-/** The longest side of a thumbnail: sharp on the queue's rows and the watchlist's cards, a few KB each. */
-export const THUMBNAIL_SIDE = 320;
 const THUMBNAIL_QUALITY = 72;
 
 /**

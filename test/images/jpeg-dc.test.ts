@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import sharp, { type Sharp } from 'sharp';
+import sharp, { type JpegOptions, type Sharp } from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jpegLumaGrid } from '../../lib/images/jpeg-dc.js';
 import { decodeForAnalysis } from '../../lib/images/analysis-raster.js';
@@ -138,35 +138,35 @@ describe('jpegLumaGrid', () => {
   });
 });
 
-describe('jpegLuma orientation', () => {
-  // The stored pixels for each EXIF orientation, made with sharp's own operations (one per
-  // pipeline, since sharp orders the operations of one pipeline itself): autoOrient must undo them.
-  const turn = (degrees: number) => (image: Sharp) => image.rotate(degrees);
-  const flop = (image: Sharp) => image.flop();
-  const flip = (image: Sharp) => image.flip();
-  const store: Record<number, ((image: Sharp) => Sharp)[]> = {
-    1: [],
-    2: [flop],
-    3: [turn(180)],
-    4: [flip],
-    5: [turn(90), flop],
-    6: [turn(270)],
-    7: [turn(90), flip],
-    8: [turn(90)],
-  };
-  async function stored(upright: Buffer, orientation: number): Promise<Buffer> {
-    let bytes = upright;
-    for (const step of store[orientation]) bytes = await step(sharp(bytes)).png().toBuffer();
-    return sharp(bytes).jpeg({ quality: 95 }).withMetadata({ orientation }).toBuffer();
-  }
+// The stored pixels for each EXIF orientation, made with sharp's own operations (one per
+// pipeline, since sharp orders the operations of one pipeline itself): autoOrient must undo them.
+const turn = (degrees: number) => (image: Sharp) => image.rotate(degrees);
+const flop = (image: Sharp) => image.flop();
+const flip = (image: Sharp) => image.flip();
+const store: Record<number, ((image: Sharp) => Sharp)[]> = {
+  1: [],
+  2: [flop],
+  3: [turn(180)],
+  4: [flip],
+  5: [turn(90), flop],
+  6: [turn(270)],
+  7: [turn(90), flip],
+  8: [turn(90)],
+};
+async function stored(upright: Buffer, orientation: number): Promise<Buffer> {
+  let bytes = upright;
+  for (const step of store[orientation]) bytes = await step(sharp(bytes)).png().toBuffer();
+  return sharp(bytes).jpeg({ quality: 95 }).withMetadata({ orientation }).toBuffer();
+}
 
+describe('jpegLuma orientation', () => {
   it('stands every EXIF orientation upright as libvips does, partial edge blocks included', async () => {
     const upright = await sharp(fixture('chelsea.png')).resize(1003, 701, { fit: 'fill' }).png().toBuffer();
     const expected = sampleGrayscale32(await lumaSample(await decodeForAnalysis(upright)));
     for (let orientation = 1; orientation <= 8; orientation++) {
       const jpeg = await stored(upright, orientation);
       expect((await sharp(jpeg).metadata()).autoOrient).toEqual({ width: 1003, height: 701 });
-      const luma = (await jpegLuma(jpeg))!;
+      const luma = jpegLuma(jpegLumaGrid(jpeg, NO_LIMIT))!;
       expect(luma.width, `orientation ${orientation}`).toBe(126);
       expect(luma.height, `orientation ${orientation}`).toBe(88);
       const actual = (await jpegGrayscale32(jpeg))!;
@@ -213,6 +213,56 @@ describe('phash of a JPEG', () => {
   it('leaves small JPEGs to libvips, where 8x8 blocks are too coarse', async () => {
     const small = await sharp(fixture('coffee.png')).resize(200).jpeg().toBuffer();
     expect(jpegLumaGrid(small, NO_LIMIT)).not.toBeNull();
-    expect(await jpegLuma(small)).toBeNull();
+    expect(jpegLuma(jpegLumaGrid(small, NO_LIMIT))).toBeNull();
+  });
+});
+
+describe('the colour image of a large JPEG', () => {
+  const large = (options: JpegOptions) =>
+    sharp(fixture('chelsea.png')).resize(2560, 2048, { fit: 'fill' }).jpeg({ quality: 90, ...options }).toBuffer();
+  /** djpeg's 1/8-scale colour decode, RGB. */
+  const djpegColour = (jpeg: Buffer, width: number, height: number) => {
+    const ppm = execFileSync('djpeg', ['-scale', '1/8', '-pnm'], { input: jpeg, maxBuffer: 1 << 26 });
+    return ppm.subarray(ppm.length - width * height * 3);
+  };
+  const meanDifference = (a: Uint8Array, b: Uint8Array) => a.reduce((sum, value, i) => sum + Math.abs(value - b[i]), 0) / a.length;
+
+  it("is libjpeg's 1/8-scale decode: the same where chroma is full size, within a level where libjpeg interpolates it", async () => {
+    for (const [layout, options, within] of [
+      ['4:4:4', { chromaSubsampling: '4:4:4' }, 0],
+      ['4:2:0', { chromaSubsampling: '4:2:0' }, 1.5],
+      ['4:2:0 progressive', { progressive: true }, 1.5],
+    ] as const) {
+      const jpeg = await large(options);
+      const grid = jpegLumaGrid(jpeg, NO_LIMIT, true)!;
+      expect(grid.colour, layout).toMatchObject({ width: 320, height: 256 });
+      expect(meanDifference(grid.colour!.pixels, djpegColour(jpeg, 320, 256)), layout).toBeLessThanOrEqual(within);
+      // The grid itself is what it is without colour.
+      expect(Buffer.from(grid.data).equals(Buffer.from(jpegLumaGrid(jpeg, NO_LIMIT)!.data)), layout).toBe(true);
+    }
+  });
+
+  it('is made only when asked for, when 1/8 scale is the analysis raster size or more, and for sRGB only', async () => {
+    expect(jpegLumaGrid(await large({}), NO_LIMIT)!.colour).toBeUndefined();
+    const smaller = await sharp(fixture('chelsea.png')).resize(2560, 2040, { fit: 'fill' }).jpeg().toBuffer();
+    expect(jpegLumaGrid(smaller, NO_LIMIT, true)!.colour).toBeUndefined();
+    const displayP3 = await sharp(await large({})).withIccProfile('p3').jpeg().toBuffer();
+    expect(jpegLumaGrid(displayP3, NO_LIMIT, true)!.colour).toBeUndefined();
+    const sRGB = await sharp(await large({})).withIccProfile('srgb').jpeg().toBuffer();
+    expect(jpegLumaGrid(sRGB, NO_LIMIT, true)!.colour).toBeDefined();
+  });
+
+  it('gives the analysis raster that libvips gives, in every orientation', async () => {
+    const upright = await sharp(fixture('chelsea.png')).resize(2560, 2048, { fit: 'fill' }).png().toBuffer();
+    const fromLibvips = await decodeForAnalysis(upright);
+    for (let orientation = 1; orientation <= 8; orientation++) {
+      const jpeg = await stored(upright, orientation);
+      const grid = jpegLumaGrid(jpeg, NO_LIMIT, true)!;
+      expect(grid.colour, `orientation ${orientation}`).toBeDefined();
+      const raster = await decodeForAnalysis(jpeg, NO_LIMIT, Promise.resolve(grid));
+      expect([raster.width, raster.height, raster.originalWidth, raster.originalHeight], `orientation ${orientation}`).toEqual([320, 256, 2560, 2048]);
+      // Within a few levels on average (JPEG at quality 95 and 1/8-scale chroma); a wrong turn or mirror is tens off.
+      expect(meanDifference(raster.pixels, fromLibvips.pixels), `orientation ${orientation}`).toBeLessThan(4);
+    }
   });
 });
