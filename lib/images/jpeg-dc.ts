@@ -212,22 +212,25 @@ function exifOrientation(buffer: Uint8Array, start: number, end: number): number
 }
 
 /**
- * How one scan lays out its blocks: per MCU, which component each block belongs to and, for luma
- * blocks, where the block sits in the luma coefficient grid.
+ * How one scan lays out its blocks: per MCU, which component each block belongs to and where the
+ * block's DC goes among the kept values: the luma grid first, then (when colour is made) one
+ * region of the same size per chroma component, whose one block per MCU sits where the MCU's
+ * first luma block sits in the grid.
  */
 interface ScanLayout {
   mcuColumns: number;
   totalMcus: number;
   /** Per block of an MCU: the scan's component index. */
   blockComponent: Int32Array;
-  /** Per block of an MCU: offset of a luma block within its MCU in the grid, or -1. */
+  /** Per block of an MCU: its offset from the MCU's place in the grid, or -1 when not kept. */
   blockOffset: Int32Array;
   /** Grid offset of one MCU step right, and of one MCU row down. */
   mcuStep: number;
   mcuRowStep: number;
 }
 
-function scanLayout(frame: Frame, scanComponents: number[], stride: number): ScanLayout | null {
+/** `regions[i]`: where component i's region starts among the kept values when this scan keeps it, else -1. */
+function scanLayout(frame: Frame, scanComponents: number[], stride: number, regions: number[]): ScanLayout | null {
   const gridWidth = Math.ceil(frame.width / 8);
   const gridHeight = Math.ceil(frame.height / 8);
   if (scanComponents.length === 1) {
@@ -235,14 +238,16 @@ function scanLayout(frame: Frame, scanComponents: number[], stride: number): Sca
     const component = frame.components[scanComponents[0]];
     const columns = Math.ceil(Math.ceil((frame.width * component.h) / frame.maxH) / 8);
     const rows = Math.ceil(Math.ceil((frame.height * component.v) / frame.maxV) / 8);
-    const luma = scanComponents[0] === 0;
+    const region = regions[scanComponents[0]];
+    // A chroma component at one block per MCU has the frame's MCU grid, so it steps as the MCUs do.
+    const chroma = scanComponents[0] !== 0;
     return {
       mcuColumns: columns,
       totalMcus: columns * rows,
       blockComponent: Int32Array.of(0),
-      blockOffset: Int32Array.of(luma ? 0 : -1),
-      mcuStep: 1,
-      mcuRowStep: stride,
+      blockOffset: Int32Array.of(region),
+      mcuStep: chroma ? frame.maxH : 1,
+      mcuRowStep: chroma ? stride * frame.maxV : stride,
     };
   }
   const mcuColumns = Math.ceil(gridWidth / frame.maxH);
@@ -254,7 +259,7 @@ function scanLayout(frame: Frame, scanComponents: number[], stride: number): Sca
     for (let y = 0; y < v; y++) {
       for (let x = 0; x < h; x++) {
         blockComponent.push(scanIndex);
-        blockOffset.push(index === 0 ? y * stride + x : -1);
+        blockOffset.push(regions[index] < 0 ? -1 : regions[index] + y * stride + x);
       }
     }
   });
@@ -279,12 +284,6 @@ interface Scan {
   acTables: HuffmanTable[];
   /** Successive approximation: the bit position the scan's DC values start at. */
   shift: number;
-  /**
-   * Per scan component, where a chroma component's DC values go, one per MCU (chroma has one
-   * block per MCU where colour is made); empty when not kept. Always a typed array, so that the
-   * decoding loops see one kind of value.
-   */
-  chroma: Int32Array[];
 }
 
 /** Reads one DC code and its extra bits at `bit`: (difference << 5) | bits used, or -1. */
@@ -313,7 +312,7 @@ function readDc(table: HuffmanTable, bytes: Uint8Array, bit: number): number {
  */
 function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
   const { blockComponent, blockOffset, mcuColumns, mcuStep, mcuRowStep } = scan.layout;
-  const { dcTables, acTables, chroma } = scan;
+  const { dcTables, acTables } = scan;
   const blocks = blockComponent.length;
   const predictors = new Int32Array(dcTables.length);
   let bit = 0;
@@ -325,9 +324,8 @@ function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firs
       const dc = readDc(dcTables[component], bytes, bit);
       if (dc === -1) return false;
       bit += dc & 31;
-      if (blockOffset[b] >= 0) coefficients[base + blockOffset[b]] = predictors[component] += dc >> 5;
       // Chroma DC is read only to get past it, unless colour is made.
-      else if (chroma[component].length !== 0) chroma[component][mcu] = predictors[component] += dc >> 5;
+      if (blockOffset[b] >= 0) coefficients[base + blockOffset[b]] = predictors[component] += dc >> 5;
 
       // AC: step over whole symbols, several per lookup where they fit.
       const ac = acTables[component];
@@ -368,7 +366,7 @@ function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firs
 /** The same for a progressive DC scan: a first scan's differences, or a refinement's one bit per block. */
 function decodeDcOnly(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
   const { blockComponent, blockOffset, mcuColumns, mcuStep, mcuRowStep } = scan.layout;
-  const { dcTables, kind, shift, chroma } = scan;
+  const { dcTables, kind, shift } = scan;
   const blocks = blockComponent.length;
   const predictors = new Int32Array(dcTables.length);
   let bit = 0;
@@ -378,10 +376,7 @@ function decodeDcOnly(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu
     for (let b = 0; b < blocks; b++) {
       const offset = blockOffset[b];
       if (kind === 'dc-refine') {
-        if ((bytes[bit >>> 3] >>> (7 - (bit & 7))) & 1) {
-          if (offset >= 0) coefficients[base + offset] |= 1 << shift;
-          else if (chroma[blockComponent[b]].length !== 0) chroma[blockComponent[b]][mcu] |= 1 << shift;
-        }
+        if (offset >= 0 && (bytes[bit >>> 3] >>> (7 - (bit & 7))) & 1) coefficients[base + offset] |= 1 << shift;
         bit++;
         continue;
       }
@@ -391,7 +386,6 @@ function decodeDcOnly(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu
       bit += dc & 31;
       predictors[component] += dc >> 5;
       if (offset >= 0) coefficients[base + offset] = predictors[component] << shift;
-      else if (chroma[component].length !== 0) chroma[component][mcu] = predictors[component] << shift;
     }
     if (bit > bitLength) return false;
   }
@@ -419,9 +413,6 @@ function decodeScan(buffer: Uint8Array, position: number, scan: Scan, restartInt
   }
 }
 
-/** A chroma component whose DC is not kept, in Scan.chroma. */
-const NOT_KEPT = new Int32Array(0);
-
 /**
  * The luma DC grid of `buffer`, or null when the file is not a JPEG this reader handles (see the
  * module comment) or has more than `maxPixels` pixels; null never means the image is bad, only
@@ -445,8 +436,9 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
   // to libvips to judge.
   let lumaBit = -1;
   let lumaDone = false;
-  // The same for the chroma components when colour is made: their DC per MCU, step and lowest bit.
-  let chroma: Int32Array[] = [];
+  // The same for the chroma components when colour is made (their DC in regions after the grid's).
+  let colourMade = false;
+  let lumaSize = 0;
   const chromaQuant = [-1, -1, -1];
   const chromaBit = [-1, -1, -1];
   let foreignProfile = false;
@@ -486,11 +478,10 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
       if (components[0].h !== maxH || components[0].v !== maxV) return null;
       frame = { progressive: marker === 0xc2, width, height, components, maxH, maxV };
       stride = Math.ceil(Math.ceil(width / 8) / maxH) * maxH;
-      coefficients = new Int32Array(stride * Math.ceil(Math.ceil(height / 8) / maxV) * maxV);
+      lumaSize = stride * Math.ceil(Math.ceil(height / 8) / maxV) * maxV;
       const wanted = analysisRasterSize(width, height);
-      const mcus = Math.ceil(Math.ceil(width / 8) / maxH) * Math.ceil(Math.ceil(height / 8) / maxV);
-      const colourMade = colour && count === 3 && components.every((c, i) => i === 0 || (c.h === 1 && c.v === 1)) && Math.ceil(width / 8) >= wanted.width && Math.ceil(height / 8) >= wanted.height;
-      chroma = components.map((_, i) => (colourMade && i > 0 ? new Int32Array(mcus) : NOT_KEPT));
+      colourMade = colour && count === 3 && components.every((c, i) => i === 0 || (c.h === 1 && c.v === 1)) && Math.ceil(width / 8) >= wanted.width && Math.ceil(height / 8) >= wanted.height;
+      coefficients = new Int32Array(lumaSize * (colourMade ? 3 : 1));
     } else if (marker >= 0xc3 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
       return null; // lossless, hierarchical or arithmetic-coded
     } else if (marker === 0xc4) {
@@ -558,7 +549,7 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
         ? spectralStart === 0 && spectralEnd === 63 ? 'sequential' : null
         : spectralStart === 0 && spectralEnd === 0 ? high === 0 ? 'dc-first' : 'dc-refine' : null;
       // Chroma whose DC is kept and not complete yet.
-      const chromaRead = scanComponents.filter((index) => chroma[index].length !== 0 && chromaBit[index] !== 0);
+      const chromaRead = colourMade ? scanComponents.filter((index) => index > 0 && chromaBit[index] !== 0) : [];
       if (((lumaDone || !holdsLuma) && chromaRead.length === 0) || (frame.progressive && kind === null)) {
         // Chroma not kept, a progressive AC scan, or after the DC is complete: nothing to read.
         position = skipScan(buffer, end);
@@ -580,10 +571,10 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
       if (holdsLuma && lumaQuant < 0) lumaQuant = quantDc[components[0].quantTable];
       for (const index of chromaRead) if (chromaQuant[index] < 0) chromaQuant[index] = quantDc[components[index].quantTable];
       if ((holdsLuma && lumaQuant < 0) || chromaRead.some((index) => chromaQuant[index] < 0)) return null;
-      const layout = scanLayout(frame, scanComponents, stride);
+      const regions = components.map((_, index) => (index === 0 ? (holdsLuma ? 0 : -1) : chromaRead.includes(index) ? index * lumaSize : -1));
+      const layout = scanLayout(frame, scanComponents, stride, regions);
       if (!layout) return null;
-      const scanChroma = scanComponents.map((index) => (chromaRead.includes(index) ? chroma[index] : NOT_KEPT));
-      position = decodeScan(buffer, end, { kind, layout, dcTables: scanDc, acTables: scanAc, shift: kind === 'sequential' ? 0 : low, chroma: scanChroma }, restartInterval, coefficients);
+      position = decodeScan(buffer, end, { kind, layout, dcTables: scanDc, acTables: scanAc, shift: kind === 'sequential' ? 0 : low }, restartInterval, coefficients);
       if (position < 0) return null;
       const bitNow = kind === 'sequential' ? 0 : low;
       for (const index of chromaRead) chromaBit[index] = bitNow;
@@ -607,7 +598,7 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
     }
   }
   const grid: LumaGrid = { width, height, data, imageWidth: frame.width, imageHeight: frame.height, orientation };
-  if (chroma[1]?.length && chromaBit[1] === 0 && chromaBit[2] === 0 && !foreignProfile) grid.colour = colourImage(grid, chroma, chromaQuant, frame);
+  if (colourMade && chromaBit[1] === 0 && chromaBit[2] === 0 && !foreignProfile) grid.colour = colourImage(grid, coefficients, lumaSize, stride, chromaQuant, frame);
   return grid;
 }
 
@@ -624,17 +615,23 @@ const clampByte = (value: number) => (value < 0 ? 0 : value > 255 ? 255 : value)
  * The colour image on the luma grid: each luma block's level with its MCU's chroma levels (as
  * libjpeg's 1x1 IDCT makes them), YCbCr to RGB as JFIF says.
  */
-function colourImage(grid: LumaGrid, chroma: Int32Array[], quant: number[], frame: Frame): ColourImage {
+function colourImage(grid: LumaGrid, coefficients: Int32Array, lumaSize: number, stride: number, quant: number[], frame: Frame): ColourImage {
   const { width, height, data } = grid;
   const mcuColumns = Math.ceil(width / frame.maxH);
-  // Each MCU's chroma levels, centred on 0.
-  const levels = (values: Int32Array, step: number) => {
-    const out = new Int32Array(values.length);
-    for (let i = 0; i < values.length; i++) out[i] = clampByte(((values[i] * step + 4) >> 3) + 128) - 128;
+  const mcuRows = Math.ceil(height / frame.maxV);
+  // Each MCU's chroma levels, centred on 0; its DC sits where the MCU's first luma block does.
+  const levels = (component: number) => {
+    const out = new Int32Array(mcuColumns * mcuRows);
+    for (let my = 0; my < mcuRows; my++) {
+      for (let mx = 0; mx < mcuColumns; mx++) {
+        const value = coefficients[component * lumaSize + my * frame.maxV * stride + mx * frame.maxH];
+        out[my * mcuColumns + mx] = clampByte(((value * quant[component] + 4) >> 3) + 128) - 128;
+      }
+    }
     return out;
   };
-  const blue = levels(chroma[1], quant[1]);
-  const red = levels(chroma[2], quant[2]);
+  const blue = levels(1);
+  const red = levels(2);
   const columnMcu = Int32Array.from({ length: width }, (_, x) => Math.floor(x / frame.maxH));
   // A clamped array clamps each (whole-number) store to 0-255.
   const pixels = new Uint8ClampedArray(width * height * 3);
