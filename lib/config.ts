@@ -61,8 +61,9 @@ export const RULES = {
   SVC_MAX_IMAGE_PIXELS: int(50_000_000, 1, 1_000_000_000),
   SVC_ENRICH_CONCURRENCY: int(2, 1, 16),
   // Analysis is CPU work, done mostly on worker threads and libvips' pool while its job waits:
-  // by default two jobs per core keep the cores busy (see buildConfig, which knows the machine).
-  SVC_ANALYSIS_CONCURRENCY: int(2, 1, 16),
+  // by default four jobs per core keep the cores busy (see buildConfig, which knows the machine;
+  // two per core left a quarter of them idle, README "Ingest end to end").
+  SVC_ANALYSIS_CONCURRENCY: int(4, 1, 16),
   // Processes answering requests on the Node service's port (server.ts); the jobs run in one more.
   // One per core by default (see buildConfig): one event loop queued 8 reviewers' requests.
   SVC_HTTP_PROCESSES: int(1, 1, 16),
@@ -204,7 +205,7 @@ export function buildConfig(processEnv: Source, dotEnvText?: string, machine: { 
   const config: Record<string, unknown> = {};
   const rules: Record<string, Rule> = {
     ...RULES,
-    SVC_ANALYSIS_CONCURRENCY: int(Math.min(16, 2 * Math.max(1, machine.cores)), 1, 16),
+    SVC_ANALYSIS_CONCURRENCY: int(Math.min(16, 4 * Math.max(1, machine.cores)), 1, 16),
     SVC_HTTP_PROCESSES: int(Math.min(16, Math.max(1, machine.cores)), 1, 16),
   };
   for (const [name, rule] of Object.entries(rules)) {

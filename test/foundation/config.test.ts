@@ -21,9 +21,9 @@ describe('config', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('runs two analysis jobs per core by default, at most 16, and takes a setting in 1-16', () => {
-    expect(buildConfig({}, undefined, { cores: 2 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(4);
-    expect(buildConfig({}, undefined, { cores: 1 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(2);
+  it('runs four analysis jobs per core by default, at most 16, and takes a setting in 1-16', () => {
+    expect(buildConfig({}, undefined, { cores: 2 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(8);
+    expect(buildConfig({}, undefined, { cores: 1 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(4);
     expect(buildConfig({}, undefined, { cores: 64 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(16);
     expect(buildConfig({ SVC_ANALYSIS_CONCURRENCY: '3' }, undefined, { cores: 2 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(3);
     expect(buildConfig({ SVC_ANALYSIS_CONCURRENCY: '99' }, undefined, { cores: 2 }).config.SVC_ANALYSIS_CONCURRENCY).toBe(16);
