@@ -70,6 +70,24 @@ export const EVAL_PHOTOS: EvalPhoto[] = [
   lomiri('Kleiber_by_Lukas_Baubkus', 'lomiri-wallpapers-20.04'),
 ];
 
+/**
+ * The geometric check's clean hold-out (bench/geometry.ts only): photographs nobody tuned a
+ * threshold on, from a package the robust-recall set does not use (`apt-get install opencv-doc`).
+ * One of each stereo or sequence pair (aero, aloe, basketball, leuven, rubberwhale) and only the
+ * original of ela_*, so that no two fresh photographs show the same scene; HappyFish (a drawing) and
+ * smarties (a render) are left out. Built into its own folder by buildEvalSet(FRESH_SET_DIR, FRESH_PHOTOS).
+ */
+export const FRESH_SET_DIR = path.join(ROOT, 'outputs', 'eval-set-fresh');
+export const FRESH_PHOTOS: EvalPhoto[] = [
+  'aero1.jpg', 'aloeL.jpg', 'apple.jpg', 'baboon.jpg', 'basketball1.png', 'box_in_scene.png', 'building.jpg',
+  'butterfly.jpg', 'ela_original.jpg', 'fruits.jpg', 'graf1.png', 'home.jpg', 'leuvenA.jpg', 'messi5.jpg',
+  'orange.jpg', 'rubberwhale1.png', 'squirrel_cls.jpg', 'stuff.jpg', 'sudoku.png',
+].map((name) => ({
+  id: `opencv-${name.replace(/\.\w+$/, '')}`,
+  source: 'opencv-doc',
+  file: `/usr/share/doc/opencv-doc/examples/data/${name}`,
+}));
+
 export interface Transform {
   name: string;
   /** Whether the issue sets a recall target for it (the others are reported for information). */
@@ -159,12 +177,12 @@ export interface EvalImage {
 const ORIGINAL_MAX_SIDE = 1024;
 
 /** Writes originals/<id>.png and variants/<id>/<transform>.jpg; returns the missing packages. */
-export async function buildEvalSet(dir = EVAL_SET_DIR): Promise<{ originals: EvalImage[]; variants: EvalImage[]; missing: string[] }> {
+export async function buildEvalSet(dir = EVAL_SET_DIR, photos = EVAL_PHOTOS): Promise<{ originals: EvalImage[]; variants: EvalImage[]; missing: string[] }> {
   const missing = new Set<string>();
   const originals: EvalImage[] = [];
   const variants: EvalImage[] = [];
   await mkdir(path.join(dir, 'originals'), { recursive: true });
-  const available = EVAL_PHOTOS.filter((photo) => {
+  const available = photos.filter((photo) => {
     if (existsSync(photo.file)) return true;
     missing.add(photo.source);
     return false;
