@@ -516,9 +516,11 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
     } else if (marker === 0xe2) {
       // "ICC_PROFILE": libvips converts such an image to sRGB, which the colour image would not be,
       // unless the profile is sRGB's own (its description says so, in ASCII or UTF-16, near the start).
+      // Every form is searched as latin1 bytes: Node 20's 'utf16le' search never returns on a
+      // segment at an odd offset holding many UTF-16 "s" (a real Display P3 profile does).
       if (end - start >= 4 && buffer[start] === 0x49 && buffer[start + 1] === 0x43 && buffer[start + 2] === 0x43 && buffer[start + 3] === 0x5f) {
         const head = Buffer.from(buffer.buffer, buffer.byteOffset + start, Math.min(end - start, 1024));
-        if (head.indexOf('sRGB', 0, 'latin1') < 0 && head.indexOf('sRGB', 0, 'utf16le') < 0 && head.indexOf('\0s\0R\0G\0B', 0, 'latin1') < 0) foreignProfile = true;
+        if (!['sRGB', 's\0R\0G\0B\0', '\0s\0R\0G\0B'].some((name) => head.includes(name, 0, 'latin1'))) foreignProfile = true;
       }
     } else if (marker === 0xee) {
       // "Adobe": its transform flag 0 means three components are RGB, not YCbCr.

@@ -6,6 +6,7 @@ import path from 'node:path';
 import sharp, { type JpegOptions, type Sharp } from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jpegLumaGrid } from '../../lib/images/jpeg-dc.js';
+import { readJpeg } from '../../lib/images/jpeg-dc-pool.js';
 import { decodeForAnalysis } from '../../lib/images/analysis-raster.js';
 import { jpegLuma, lumaSample } from '../../lib/images/luma.js';
 import { sampleGrayscale32 } from '../../lib/images/phash.js';
@@ -251,6 +252,35 @@ describe('the colour image of a large JPEG', () => {
     const sRGB = await sharp(await large({})).withIccProfile('srgb').jpeg().toBuffer();
     expect(jpegLumaGrid(sRGB, NO_LIMIT, true)!.colour).toBeDefined();
   });
+
+  it('reads an ICC profile at an odd offset full of UTF-16 text, and names sRGB in it in either byte order', async () => {
+    // A real Display P3 profile in a camera JPEG hung the reader: Node 20's Buffer.indexOf with
+    // 'utf16le' never returns on such a segment. Read in the worker pool, so a hang fails this
+    // test by its timer instead of stopping the suite.
+    const jpeg = await large({});
+    const withProfile = (text: Buffer) => {
+      const content = Buffer.concat([Buffer.from('ICC_PROFILE\0\x01\x01', 'latin1'), text]);
+      const app2 = Buffer.concat([Buffer.from([0xff, 0xe2, (content.length + 2) >> 8, (content.length + 2) & 0xff]), content]);
+      // A one-byte comment first puts the profile's bytes at an odd offset of the file.
+      const comment = Buffer.from([0xff, 0xfe, 0x00, 0x03, 0x20]);
+      return Buffer.concat([jpeg.subarray(0, 2), comment, app2, jpeg.subarray(2)]);
+    };
+    const utf16 = (text: string, order: 'le' | 'be') => {
+      const le = Buffer.from(text, 'utf16le');
+      return order === 'le' ? le : Buffer.from(le.map((_, i) => le[i ^ 1]));
+    };
+    const within = <T>(read: Promise<T>) =>
+      Promise.race([read, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the reader did not answer within 10 s')), 10_000))]);
+    const plain = jpegLumaGrid(jpeg, NO_LIMIT)!;
+    const foreign = await within(readJpeg(withProfile(utf16('s'.repeat(200) + 'Display P3', 'le')), NO_LIMIT, true));
+    expect(foreign).not.toBeNull();
+    expect(Buffer.from(foreign!.data).equals(Buffer.from(plain.data))).toBe(true);
+    expect(foreign!.colour).toBeUndefined();
+    for (const order of ['le', 'be'] as const) {
+      const named = await within(readJpeg(withProfile(utf16('s'.repeat(200) + 'sRGB IEC61966-2.1', order)), NO_LIMIT, true));
+      expect(named?.colour, order).toBeDefined();
+    }
+  }, 30_000);
 
   it('gives the analysis raster that libvips gives, in every orientation', async () => {
     const upright = await sharp(fixture('chelsea.png')).resize(2560, 2048, { fit: 'fill' }).png().toBuffer();
