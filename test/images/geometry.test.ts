@@ -26,6 +26,9 @@ beforeAll(async () => {
   }
 }, 60_000);
 
+/** The image's strongest 1,000 keypoints alone, as a check first matches them. */
+const strongest = (features: GeometryFeatures): GeometryFeatures => ({ ...features, points: features.points.subarray(0, 2000), descriptors: features.descriptors.subarray(0, 32_000) });
+
 /** Every ordered pair of different photographs (by NAMES) that the check confirms. */
 async function confirmedPairs(features: GeometryFeatures[]): Promise<string[]> {
   const confirmed: string[] = [];
@@ -124,40 +127,75 @@ describe('geometric verification of dark, low-contrast photographs', () => {
 describe('geometric verification tries a near miss again with more keypoints', () => {
   it('finds rocket.jpg in a collage where its strongest 1,000 keypoints fall short', async () => {
     const query = await computeGeometryFeatures(await collage(photos[4], photos.slice(0, 4), seededRandom(7)));
-    // The query's strongest 1,000 alone: a near miss, 8 to 19 keypoint pairs on one transform.
-    const strongest = { ...query, points: query.points.subarray(0, 2000), descriptors: query.descriptors.subarray(0, 32_000) };
-    const first = await verifyGeometry(strongest, originals[4]);
+    // Both sides' strongest 1,000 alone: a near miss, 8 to 19 keypoint pairs on one transform.
+    const first = await verifyGeometry(strongest(query), strongest(originals[4]));
     expect(first.confirmed).toBe(false);
     expect(first.inliers).toBeGreaterThanOrEqual(8);
     expect(first.inliers).toBeLessThan(20);
     expect(query.points.length).toBeGreaterThan(2000);
-    const result = await verifyGeometry(query, originals[4]);
+    // All the query's keypoints find it, against the original's strongest alone.
+    const result = await verifyGeometry(query, strongest(originals[4]));
     expect(result).toMatchObject({ confirmed: true, mirrored: false });
     if (result.confirmed) expect(result.coverageB).toBeGreaterThan(0.9);
   }, 60_000);
+
+  it('finds a small crop of astronaut.png whose part of the original holds too few of the original’s strongest 1,000', async () => {
+    // A 312x217 px cut of the 800 px original, about a tenth of its area.
+    const box = { left: 340, top: 294, width: 312, height: 217 };
+    const query = await computeGeometryFeatures(await sharp(photos[0]).extract(box).jpeg({ quality: 90 }).toBuffer(), undefined, { mirror: false });
+    // The crop's own keypoints are all in its strongest 1,000: only the original's side has more to give.
+    expect(query.points.length).toBeLessThanOrEqual(2000);
+    const reference = originals[0];
+    const first = await verifyGeometry(query, strongest(reference));
+    expect(first.confirmed).toBe(false);
+    expect(first.inliers).toBeGreaterThanOrEqual(8);
+    expect(first.inliers).toBeLessThan(20);
+    const result = await verifyGeometry(query, reference);
+    expect(result).toMatchObject({ confirmed: true, mirrored: false });
+    if (!result.confirmed) return;
+    // The region drawn on the original is the crop box, within 2 % of the side.
+    const { width, height } = await sharp(photos[0]).metadata();
+    const drawn = bounds(result.regionB);
+    expect(Math.abs(drawn.left - box.left / width!)).toBeLessThan(0.02);
+    expect(Math.abs(drawn.top - box.top / height!)).toBeLessThan(0.02);
+    expect(Math.abs(drawn.right - (box.left + box.width) / width!)).toBeLessThan(0.02);
+    expect(Math.abs(drawn.bottom - (box.top + box.height) / height!)).toBeLessThan(0.02);
+  }, 60_000);
 });
+
+/** A TV logo in the top-right corner and a news caption bar across the bottom. */
+async function logoAndCaption(photo: Buffer): Promise<Buffer> {
+  const { width, height } = await sharp(photo).metadata();
+  const overlay = Buffer.from(
+    `<svg width="${width}" height="${height}"><circle cx="${width! - 70}" cy="70" r="54" fill="#e02020"/><text x="${width! - 70}" y="82" font-size="36" text-anchor="middle" fill="white">TV</text><rect y="${height! - 64}" width="${width}" height="64" fill="#101830"/><text x="16" y="${height! - 22}" font-size="30" fill="white">BREAKING · 속보 · news</text></svg>`,
+  );
+  return sharp(photo).composite([{ input: overlay }]).jpeg().toBuffer();
+}
 
 describe('geometric verification refuses different pictures', () => {
   it('refuses every pair of different photographs', async () => {
     expect(await confirmedPairs(originals)).toEqual([]);
   });
 
+  it('calls two different photographs disjoint, but not a copy that the pixel rules refuse', async () => {
+    for (let i = 0; i < originals.length; i++) {
+      for (let j = 0; j < originals.length; j++) {
+        if (i !== j) expect(await verifyGeometry(originals[i], originals[j]), `${NAMES[i]}~${NAMES[j]}`).toMatchObject({ confirmed: false, disjoint: true });
+      }
+    }
+    // The caption bar spoils the bottom cells' correlation: refused with many keypoints agreeing,
+    // so a hash match of this copy is not vetoed (lib/analysis.ts hashMatchStands).
+    const captioned = await verifyGeometry(await computeGeometryFeatures(await logoAndCaption(photos[0])), originals[0]);
+    expect(captioned).toMatchObject({ confirmed: false, disjoint: false });
+    expect(captioned.inliers).toBeGreaterThanOrEqual(20);
+  }, 60_000);
+
   it.each([
     ['the same 20 % white frame', (p: Buffer) => sharp(p).extend({ top: 120, bottom: 120, left: 120, right: 120, background: '#ffffff' }).jpeg().toBuffer(), true],
     ['the same web page around them', (p: Buffer) => screenshot(p, seededRandom(9)), true],
     // The caption bar covers a quarter of the bottom cells of the pixel check: the copy itself is
     // refused too (0 and 14 % of such copies in bench/geometry.ts), so it is no control here.
-    [
-      'the same logo and caption bar',
-      async (p: Buffer) => {
-        const { width, height } = await sharp(p).metadata();
-        const overlay = Buffer.from(
-          `<svg width="${width}" height="${height}"><circle cx="${width! - 70}" cy="70" r="54" fill="#e02020"/><text x="${width! - 70}" y="82" font-size="36" text-anchor="middle" fill="white">TV</text><rect y="${height! - 64}" width="${width}" height="64" fill="#101830"/><text x="16" y="${height! - 22}" font-size="30" fill="white">BREAKING · 속보 · news</text></svg>`,
-        );
-        return sharp(p).composite([{ input: overlay }]).jpeg().toBuffer();
-      },
-      false,
-    ],
+    ['the same logo and caption bar', logoAndCaption, false],
   ] as const)('refuses different photographs given %s', async (_, share, ownCopyFound) => {
     const shared = await Promise.all(photos.map(async (photo) => computeGeometryFeatures(await share(photo))));
     const confirmed: string[] = [];
@@ -211,7 +249,8 @@ describe('geometric verification of bad input', () => {
       const features = await computeGeometryFeatures(bytes);
       expect(features.points.length).toBe(0);
       for (const result of [await verifyGeometry(features, originals[0]), await verifyGeometry(originals[0], features)]) {
-        expect(result).toMatchObject({ confirmed: false, inliers: 0 });
+        // Without texture, nothing says the two are unrelated.
+        expect(result).toMatchObject({ confirmed: false, inliers: 0, disjoint: false });
         if (!result.confirmed) expect(result.reason).toMatch(/keypoint pairs agree/);
       }
     }
