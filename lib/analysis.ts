@@ -3,8 +3,8 @@ import { settle } from './images/service.js';
 import { ImageRejected } from './images/rejected.js';
 import { RobustIndex, SlotQuery, type Fingerprints, type SlotProbe } from './images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from './images/rights-metadata.js';
-import type { ConfirmedGeometry } from './images/geometry.js';
-import { geometricMatch, insertEvidenceStatement, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from './repo/evidence.js';
+import type { GeometryResult } from './images/geometry.js';
+import { geometricMatch, insertEvidenceStatement, matchRegionFields, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from './repo/evidence.js';
 import { fromJson } from './repo/json.js';
 import { listReferenceEntries } from './repo/knowledge.js';
 import type { JobOutcome } from './jobs.js';
@@ -185,25 +185,46 @@ const NEAR_THRESHOLD = 0.1;
 const NEAR_CHECKS = 3;
 
 /**
- * The geometric check of a candidate (`query`) against a submission (`reference`) when it
- * confirms; null when it refuses or cannot run. A failure of the check itself (not of the images,
- * which their fingerprints already accepted) is logged with `context` and leaves the hash verdict.
+ * The geometric check of a candidate (`query`) against a submission (`reference`); null when it
+ * cannot run. A failure of the check itself (not of the images, which their fingerprints already
+ * accepted) is logged with `context` and leaves the hash verdict.
  */
-export async function confirmedGeometry(env: Env, query: Buffer, reference: Buffer, context: Record<string, unknown>): Promise<ConfirmedGeometry | null> {
+export async function checkGeometry(env: Env, query: Buffer, reference: Buffer, context: Record<string, unknown>): Promise<GeometryResult | null> {
   try {
-    const result = await env.images.matchGeometry(query, reference);
-    return result.confirmed ? result : null;
+    return await env.images.matchGeometry(query, reference);
   } catch (error) {
     env.log.warn('geometric check failed', { ...context, error: error instanceof Error ? error.message : String(error) });
     return null;
   }
 }
 
-/** Another stored submission (the candidate) checked geometrically against this one; null when a file is gone. */
-async function checkStoredPair(env: Env, row: SubmissionRow, other: SubmissionRow): Promise<ConfirmedGeometry | null> {
-  const [mine, theirs] = await Promise.all([env.blobs.get(`submissions/${row.file}`), env.blobs.get(`submissions/${other.file}`)]);
-  return mine && theirs ? confirmedGeometry(env, theirs, mine, { submission: row.id, other: other.id }) : null;
+/**
+ * Whether a hash match stands beside the geometric check of the same pair. The SPEC pHash decides
+ * first: a match at its threshold always stands. One the region hashes alone made is refused when
+ * the check finds the two images disjoint (both textured, nothing of one seen in the other): the
+ * hashes then agreed on the layout, such as the black canvas two pictures turned by about the same
+ * angle leave at mirrored corners.
+ */
+export function hashMatchStands(match: { plainSimilarity: number }, threshold: number, geometry: GeometryResult | null): boolean {
+  return match.plainSimilarity >= threshold || !(geometry && !geometry.confirmed && geometry.disjoint);
 }
+
+/** Another stored submission (the candidate) checked geometrically against this one; null when a file is gone. */
+async function checkStoredPair(env: Env, row: SubmissionRow, other: SubmissionRow): Promise<GeometryResult | null> {
+  const [mine, theirs] = await Promise.all([env.blobs.get(`submissions/${row.file}`), env.blobs.get(`submissions/${other.file}`)]);
+  return mine && theirs ? checkGeometry(env, theirs, mine, { submission: row.id, other: other.id }) : null;
+}
+
+/** The geometric check of a hash match the region hashes alone made (see hashMatchStands); null for a SPEC pHash match. */
+const regionOnlyCheck = (env: Env, row: SubmissionRow, other: SubmissionRow | null, match: { plainSimilarity: number }, threshold: number) =>
+  other && match.plainSimilarity < threshold ? checkStoredPair(env, row, other) : Promise.resolve(null);
+
+/** What a hash match stores: how the hashes matched, and where, when the geometric check confirms it too. */
+export const hashMatchFields = (match: { transform: string; similarity: number }, geometry: GeometryResult | null): MatchFields => ({
+  match_transform: match.transform,
+  match_similarity: match.similarity,
+  ...(geometry?.confirmed ? matchRegionFields(geometry) : {}),
+});
 
 interface ReferenceEntry {
   id: string;
@@ -257,20 +278,23 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
         (await submissionsFound(env.db, probe, id)).map((found) => ({ key: found.id, fingerprints: rowFingerprints(found) }));
       for (const match of query.matches(await candidates(query.matchProbe()))) {
         const other = await getSubmissionRow(env.db, match.key);
-        if (other) evidence.push(internal(other, match.plainSimilarity, { match_transform: match.transform, match_similarity: match.similarity }));
+        const geometry = await regionOnlyCheck(env, row, other, match, threshold);
+        if (other && hashMatchStands(match, threshold, geometry)) evidence.push(internal(other, match.plainSimilarity, hashMatchFields(match, geometry)));
       }
       // Near the threshold the pHash cannot tell; the geometric check of both images can.
       const from = threshold - NEAR_THRESHOLD;
       const nearest = query.near(await candidates(query.nearProbe(from)), from).sort((a, b) => b.plainSimilarity - a.plainSimilarity);
       for (const near of nearest.slice(0, NEAR_CHECKS)) {
         const other = await getSubmissionRow(env.db, near.key);
-        const confirmed = other && (await checkStoredPair(env, row, other));
-        if (other && confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(confirmed)));
+        const geometry = other && (await checkStoredPair(env, row, other));
+        if (other && geometry?.confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(geometry)));
       }
       for (const match of references.index.query(fp, threshold)) {
         const entry = references.entries.get(match.key)!;
         if (entry.submission_id === id) continue;
         const other = await getSubmissionRow(env.db, entry.submission_id);
+        const geometry = await regionOnlyCheck(env, row, other, match, threshold);
+        if (!hashMatchStands(match, threshold, geometry)) continue;
         const confirmed = entry.state === WATCHLIST_CONFIRMED;
         evidence.push({
           source: 'watchlist',
@@ -280,8 +304,7 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
           local_media_path: other?.file ?? null,
           similarity: match.plainSimilarity,
           matched: true,
-          match_transform: match.transform,
-          match_similarity: match.similarity,
+          ...hashMatchFields(match, geometry),
           confidence: match.similarity,
           matched_submission_id: entry.submission_id,
           knowledge_entry_id: entry.id,

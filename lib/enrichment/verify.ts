@@ -4,8 +4,8 @@ import { similarity } from '../images/phash.js';
 import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
-import { confirmedGeometry } from '../analysis.js';
-import { geometricMatch, matchRegionFields, type MatchFields } from '../repo/evidence.js';
+import { checkGeometry, hashMatchFields, hashMatchStands } from '../analysis.js';
+import { geometricMatch, type MatchFields } from '../repo/evidence.js';
 
 /**
  * Verification of web candidates: each image is downloaded under the safe-download rules, kept
@@ -46,16 +46,21 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
     return { imageUrl, localMediaPath, similarity: null, matched: false, match: {}, error: { code: 'not_an_image', message: error instanceof Error ? error.message : String(error) } };
   }
   const plain = similarity(candidate.phash, reference.fingerprints.phash);
-  const hashed = matchFingerprints(candidate, reference.fingerprints, env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD);
-  // The same picture as it stands has nothing left for geometry to find.
-  const confirmed = hashed?.transform === 'identity' ? null : await confirmedGeometry(env, downloaded.bytes, reference.image, { image_url: imageUrl });
-  // A hash match keeps its name (SPEC's pHash decides first); geometry adds where the regions are.
-  const match = hashed
-    ? { match_transform: hashed.transform, match_similarity: hashed.similarity, ...(confirmed ? matchRegionFields(confirmed) : {}) }
+  const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
+  const hashed = matchFingerprints(candidate, reference.fingerprints, threshold);
+  // The same picture as it stands (by the SPEC pHash) has nothing left for geometry to find.
+  const asItStands = hashed?.transform === 'identity' && hashed.plainSimilarity >= threshold;
+  const geometry = asItStands ? null : await checkGeometry(env, downloaded.bytes, reference.image, { image_url: imageUrl });
+  const confirmed = geometry?.confirmed ? geometry : null;
+  // A hash match keeps its name (SPEC's pHash decides first) unless the region hashes alone made it
+  // and geometry finds the images disjoint; geometry adds where the regions are.
+  const stands = hashed !== null && hashMatchStands(hashed, threshold, geometry);
+  const match = stands
+    ? hashMatchFields(hashed, geometry)
     : confirmed
       ? geometricMatch(confirmed)
       : {};
-  return { imageUrl, localMediaPath, similarity: plain, matched: Boolean(hashed || confirmed), match, error: null };
+  return { imageUrl, localMediaPath, similarity: plain, matched: Boolean(stands || confirmed), match, error: null };
 }
 
 /** The representative images of a result page (og:image, twitter:image, img), or the failure. */

@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyImage } from '../../lib/enrichment/verify.js';
 import { storedFingerprints } from '../../lib/analysis.js';
+import { matchFingerprints } from '../../lib/images/robust.js';
 import { getSubmissionRow } from '../../lib/repo/submissions.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
@@ -21,9 +22,23 @@ const copies: Record<string, () => Promise<Buffer>> = {
   framed: () => astronaut().extend({ top: 40, bottom: 40, left: 40, right: 40, background: '#ffffff' }).jpeg({ quality: 85 }).toBuffer(),
 };
 
+/**
+ * Two different pale, low-contrast photographs turned by the same 45 degrees on black: the black
+ * corners dominate the low frequencies the region hashes keep.
+ */
+const turnedPale = async (name: string, degrees: number) => {
+  // Two pipelines: in one, sharp turns the picture before it resizes, and the cover crop cuts the canvas away.
+  const pale = await sharp(fixturePath(name)).resize(512, 384, { fit: 'cover' }).linear(0.35, 123).png().toBuffer();
+  return sharp(pale).rotate(degrees, { background: '#000000' }).jpeg({ quality: 90 }).toBuffer();
+};
+const turned: Record<string, () => Promise<Buffer>> = {
+  'turned-chelsea': () => turnedPale('chelsea.png', 45),
+  'turned-rocket': () => turnedPale('rocket.jpg', 45),
+};
+
 async function evidenceOf(id: string) {
   return (await (await env.call('GET', `/api/submissions/${id}/review`)).json()) as {
-    evidence: { group: string; match_transform: string | null; matched_submission_id: string | null; similarity: number }[];
+    evidence: { group: string; match_transform: string | null; match_inliers: number | null; matched_submission_id: string | null; similarity: number }[];
     groups: { key: string; label: string }[];
     submission: { risk: { level: string }; decision: unknown };
   };
@@ -38,7 +53,7 @@ beforeAll(async () => {
   await env.jobs.drain('analyse');
   const decided = await (await env.call('POST', '/api/submissions/astronaut/decision', { decision: '반려', evidence_ids: [] })).json();
   await env.call('POST', `/api/knowledge/${decided.knowledge_entry.id}/promote-watchlist`);
-  for (const [name, make] of Object.entries(copies)) writeFileSync(join(env.paths.imagesDir, `${name}.jpg`), await make());
+  for (const [name, make] of Object.entries({ ...copies, ...turned })) writeFileSync(join(env.paths.imagesDir, `${name}.jpg`), await make());
   await env.call('POST', '/api/submissions/reload');
   await env.jobs.drain('analyse');
 });
@@ -59,6 +74,8 @@ describe('edited copies of a watchlisted photo', () => {
     expect(watchlist).toHaveLength(1);
     expect(watchlist[0].matched_submission_id).toBe('astronaut');
     expect(watchlist[0].match_transform).toMatch(transform);
+    // The region hashes alone matched it, so the geometric check ran too and says where.
+    expect(watchlist[0].match_inliers).toBeGreaterThanOrEqual(20);
     expect(review.groups[0]).toEqual(expect.objectContaining({ key: 'watchlist', label: '확정 DB 근거' }));
     expect(review.submission.risk.level).toBe('high');
     expect(review.submission.decision).toBeNull();
@@ -81,5 +98,31 @@ describe('edited copies of a watchlisted photo', () => {
     expect(mirrored).toMatchObject({ matched: true, match: { match_transform: 'hflip' } });
     expect(mirrored.similarity).toBeLessThan(0.9);
     expect(await verifyImage(allowLocal, 'astronaut', reference, other)).toMatchObject({ matched: false, match: {} });
+  });
+});
+
+describe('different photographs turned by about the same angle on black', () => {
+  const fingerprintsOf = async (id: string) => {
+    const row = (await getSubmissionRow(env.db, id))!;
+    return storedFingerprints(row.phash!, row.fingerprints);
+  };
+
+  it('are no internal match, though their region hashes agree: the geometric check finds them disjoint', async () => {
+    // The region hashes alone match the two (the pHash does not): what the veto is for.
+    const hashed = matchFingerprints(await fingerprintsOf('turned-chelsea'), await fingerprintsOf('turned-rocket'), env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD);
+    expect(hashed).not.toBeNull();
+    expect(hashed!.plainSimilarity).toBeLessThan(env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD);
+    for (const id of Object.keys(turned)) {
+      const review = await evidenceOf(id);
+      expect(review.evidence.filter((e) => ['internal', 'watchlist', 'attention'].includes(e.group))).toEqual([]);
+      expect(review.submission.risk.level).not.toBe('high');
+    }
+  });
+
+  it('are no web match either', async () => {
+    const url = web.addImage('/turned-rocket.jpg', await turned['turned-rocket'](), 'image/jpeg');
+    const reference = { fingerprints: await fingerprintsOf('turned-chelsea'), image: await turned['turned-chelsea']() };
+    const allowLocal = { ...env, config: { ...env.config, SVC_ALLOW_PRIVATE_DOWNLOADS: true } };
+    expect(await verifyImage(allowLocal, 'turned-chelsea', reference, url)).toMatchObject({ matched: false, match: {} });
   });
 });
