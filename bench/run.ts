@@ -15,6 +15,7 @@ import * as reloadBench from './reload.js';
 import * as geometry from './geometry.js';
 import * as robustRecall from './robust-recall.js';
 import * as similarityStore from './similarity-store.js';
+import * as turnedCanvas from './turned-canvas.js';
 import * as workerScale from './worker-scale.js';
 
 export interface BenchTable {
@@ -30,7 +31,7 @@ export interface BenchModule {
   run(): Promise<BenchTable[]>;
 }
 
-const BENCHES: BenchModule[] = [ingest, reloadBench, queueLoad, bundle, phashThroughput, indexQuery, similarityStore, robustRecall, geometry, faces, workerScale];
+const BENCHES: BenchModule[] = [ingest, reloadBench, queueLoad, bundle, phashThroughput, indexQuery, similarityStore, robustRecall, geometry, turnedCanvas, faces, workerScale];
 
 function markdown(table: BenchTable): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
