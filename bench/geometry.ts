@@ -15,7 +15,7 @@
  * two copies of different photographs made by the same edit (they share the frame, the page
  * chrome, the bezel or the logo: the shared content where false matches come from), and a fifth
  * of the pairs of copies made by different edits, over all photographs of all groups. The
- * whole run checks 211,258 of them (half an hour on a quiet 2-core machine); two environment
+ * whole run checks 312,219 of them (42 minutes on a quiet 2-core machine); two environment
  * variables run a part:
  *
  *   GEOMETRY_FALSE_PAIRS=10000 npm run bench -- geometry
