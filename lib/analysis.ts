@@ -202,8 +202,9 @@ export async function checkGeometry(env: Env, query: Buffer, reference: Buffer, 
  * Whether a hash match stands beside the geometric check of the same pair. The SPEC pHash decides
  * first: a match at its threshold always stands. One the region hashes alone made is refused when
  * the check finds the two images disjoint (both textured, nothing of one seen in the other): the
- * hashes then agreed on the layout, such as the black canvas two pictures turned by about the same
- * angle leave at mirrored corners.
+ * hashes then agreed on the layout, such as the black canvas two pale pictures turned by about the
+ * same angle leave. Each such check costs the other image's keypoints and a fit inside the
+ * comparison lease; region-only matches are rare beside SPEC pHash ones.
  */
 export function hashMatchStands(match: { plainSimilarity: number }, threshold: number, geometry: GeometryResult | null): boolean {
   return match.plainSimilarity >= threshold || !(geometry && !geometry.confirmed && geometry.disjoint);

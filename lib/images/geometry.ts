@@ -495,7 +495,7 @@ export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): 
   // query keypoint, and a collage's copy lost more pairs than it gained (collage recall 90.5 -> 81 %).
   const retry = nearMiss as { bSet: KeypointSet; mirrored: boolean } | null;
   if (retry) {
-    const tries: KeypointSet[][] = [];
+    const tries: [KeypointSet, KeypointSet][] = [];
     if (a.points.length > 2 * MAX_FEATURES) tries.push([a, retry.bSet]);
     if (!retry.mirrored && b.points.length > retry.bSet.points.length) tries.push([a, b]);
     for (const [aSet, bSet] of tries) {
