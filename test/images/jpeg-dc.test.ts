@@ -286,6 +286,18 @@ describe('the colour image of a large JPEG', () => {
     }
   }, 30_000);
 
+  it('answers null for a read past its deadline, so libvips decodes that image, and reads the next JPEG in a new worker', async () => {
+    // A 5 MP JPEG takes milliseconds to read: a 1 ms deadline stands in for a read that never ends.
+    const jpeg = await large({});
+    const expected = jpegLumaGrid(jpeg, NO_LIMIT, true)!;
+    const reads = await Promise.all([readJpeg(jpeg, NO_LIMIT, true, 1), readJpeg(jpeg, NO_LIMIT, true, 1)]);
+    expect(reads).toEqual([null, null]);
+    const next = await readJpeg(jpeg, NO_LIMIT, true);
+    expect(next).not.toBeNull();
+    expect(Buffer.from(next!.data).equals(Buffer.from(expected.data))).toBe(true);
+    expect(Buffer.from(next!.colour!.pixels).equals(Buffer.from(expected.colour!.pixels))).toBe(true);
+  });
+
   it('gives the analysis raster that libvips gives, in every orientation', async () => {
     const upright = await sharp(fixture('chelsea.png')).resize(2560, 2048, { fit: 'fill' }).png().toBuffer();
     const fromLibvips = await decodeForAnalysis(upright);
