@@ -5,7 +5,7 @@ import { deriveImage } from './derived.js';
 import { readJpeg } from './jpeg-dc-pool.js';
 import { createFaceDetector, cropFaces, dedupeFaces } from './faces.js';
 import { computeFingerprints } from './fingerprint.js';
-import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures } from './geometry.js';
+import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type GeometryResult } from './geometry.js';
 import { settle, type ImageService } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
 
@@ -17,6 +17,7 @@ import { makeThumbnail } from './thumbnail.js';
 export function localImageService(maxPixels: number): ImageService {
   const faces = createFaceDetector({ maxPixels });
   const features = keptFeatures(maxPixels);
+  const verdicts = new Map<string, Promise<GeometryResult>>();
   return {
     async analyse(bytes) {
       // A refused image rejects the fingerprints with the decoder's reason, as the analysis's error.
@@ -33,8 +34,21 @@ export function localImageService(maxPixels: number): ImageService {
     probe: (bytes) => probeImage(bytes, maxPixels),
     derive: (bytes) => deriveImage(bytes, maxPixels),
     cropFaces: (bytes, found) => cropFaces(bytes, found, maxPixels),
-    async matchGeometry(query, reference) {
-      return verifyGeometry(await features(query, false), await features(reference, true));
+    matchGeometry(query, reference) {
+      const [queryKey, referenceKey] = [contentKey(query), contentKey(reference)];
+      const pair = `${queryKey} ${referenceKey}`;
+      const found = verdicts.get(pair);
+      if (found) {
+        verdicts.delete(pair);
+        verdicts.set(pair, found);
+        return found;
+      }
+      const verdict = (async () => verifyGeometry(await features(query, false, queryKey), await features(reference, true, referenceKey)))();
+      // A failed check is not kept: the next call tries again.
+      verdict.catch(() => verdicts.get(pair) === verdict && verdicts.delete(pair));
+      verdicts.set(pair, verdict);
+      if (verdicts.size > KEPT_VERDICTS) verdicts.delete(verdicts.keys().next().value!);
+      return verdict;
     },
     close: () => faces.close(),
   };
@@ -48,14 +62,22 @@ export function localImageService(maxPixels: number): ImageService {
 const KEPT_FEATURES = 64;
 
 /**
+ * Verdicts of the last pairs checked, by both images' content: comparing a submission refreshes
+ * the matches of every submission it matches, which checks the same pairs again and again in a
+ * batch of edits of one picture (the check is deterministic for the same bytes).
+ */
+const KEPT_VERDICTS = 1024;
+
+const contentKey = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64');
+
+/**
  * Keypoints by image content, the last KEPT_FEATURES kept. An image kept with its mirror image's
  * keypoints also answers for it as a query (which needs none); one kept without them is computed
  * again when it is wanted as a reference.
  */
-function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean) => Promise<GeometryFeatures> {
+function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean, key: string) => Promise<GeometryFeatures> {
   const kept = new Map<string, { mirror: boolean; features: Promise<GeometryFeatures> }>();
-  return (bytes, mirror) => {
-    const key = createHash('sha256').update(bytes).digest('base64');
+  return (bytes, mirror, key) => {
     const found = kept.get(key);
     if (found && (found.mirror || !mirror)) {
       kept.delete(key);
