@@ -7,11 +7,11 @@
  * and angle, and every match the index finds between different photographs goes through the
  * geometric check and lib/analysis.ts hashMatchStands.
  */
-import sharp from 'sharp';
 import { hashMatchStands } from '../lib/analysis.js';
 import { localImageService } from '../lib/images/local-service.js';
-import { RobustIndex } from '../lib/images/robust.js';
+import { type Fingerprints, RobustIndex } from '../lib/images/robust.js';
 import { fixturePath } from '../test/helpers/fixtures.js';
+import { turnedPale } from '../test/helpers/geometry-transforms.js';
 import type { BenchTable } from './run.js';
 
 export const name = 'turned-canvas';
@@ -21,29 +21,24 @@ const CONTRASTS = [0.25, 0.35, 0.5];
 const ANGLES = [15, 25, 35, 45];
 const THRESHOLD = 0.9;
 
-async function turnedPale(file: string, contrast: number, degrees: number): Promise<Buffer> {
-  // Two pipelines: in one, sharp turns the picture before it resizes, and the cover crop cuts the canvas away.
-  const pale = await sharp(file).resize(512, 384, { fit: 'cover' }).linear(contrast, 128 * (1 - contrast) + 40).png().toBuffer();
-  return sharp(pale).rotate(degrees, { background: '#000000' }).jpeg({ quality: 90 }).toBuffer();
-}
-
 export async function run(): Promise<BenchTable[]> {
   const images = localImageService(40_000_000);
   const rows: (string | number)[][] = [];
   for (const contrast of CONTRASTS) {
     for (const angle of ANGLES) {
       const index = new RobustIndex<number>();
-      const turned: { photo: string; bytes: Buffer }[] = [];
+      const turned: { photo: string; bytes: Buffer; fingerprints: Fingerprints }[] = [];
       for (const photo of NAMES) {
         for (const sign of [1, -1]) {
           const bytes = await turnedPale(fixturePath(photo), contrast, sign * angle);
-          index.add(turned.length, (await images.analyse(bytes)).fingerprints);
-          turned.push({ photo, bytes });
+          const { fingerprints } = await images.analyse(bytes);
+          index.add(turned.length, fingerprints);
+          turned.push({ photo, bytes, fingerprints });
         }
       }
       let [found, plain, standing, inliers] = [0, 0, 0, 0];
       for (const query of turned) {
-        for (const match of index.query((await images.analyse(query.bytes)).fingerprints, THRESHOLD)) {
+        for (const match of index.query(query.fingerprints, THRESHOLD)) {
           const reference = turned[match.key];
           if (reference.photo === query.photo) continue;
           found++;

@@ -36,6 +36,17 @@ export async function randomRotation(photo: Buffer, random: Random): Promise<Buf
   return jpeg(sharp(photo).rotate(degrees, { background: '#000000' }));
 }
 
+/**
+ * A pale copy (`contrast` of the original's, around a light grey) of the photo cut to 512x384,
+ * turned by `degrees` on black: different pictures turned by about the same angle match by the
+ * region hashes, whose low frequencies the canvas corners dominate (the geometric veto's case).
+ */
+export async function turnedPale(file: string, contrast: number, degrees: number): Promise<Buffer> {
+  // Two pipelines: in one, sharp turns the picture before it resizes, and the cover crop cuts the canvas away.
+  const pale = await sharp(file).resize(512, 384, { fit: 'cover' }).linear(contrast, 128 * (1 - contrast) + 40).png().toBuffer();
+  return jpeg(sharp(pale).rotate(degrees, { background: '#000000' }));
+}
+
 /** The photo as `share` (25-50 %) of a collage's area, over a 2x2 grid of the other photos. */
 export async function collage(photo: Buffer, others: Buffer[], random: Random): Promise<Buffer> {
   const [W, H] = [1200, 900];

@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyImage } from '../../lib/enrichment/verify.js';
-import { storedFingerprints } from '../../lib/analysis.js';
+import { refreshSimilarity, storedFingerprints } from '../../lib/analysis.js';
 import { matchFingerprints } from '../../lib/images/robust.js';
 import { getSubmissionRow } from '../../lib/repo/submissions.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath } from '../helpers/fixtures.js';
+import { turnedPale } from '../helpers/geometry-transforms.js';
 
 /** Issue 7's promise: edited copies of a watchlisted photo are caught, and say how. */
 let env: TestEnv;
@@ -22,18 +23,10 @@ const copies: Record<string, () => Promise<Buffer>> = {
   framed: () => astronaut().extend({ top: 40, bottom: 40, left: 40, right: 40, background: '#ffffff' }).jpeg({ quality: 85 }).toBuffer(),
 };
 
-/**
- * Two different pale, low-contrast photographs turned by the same 45 degrees on black: the black
- * corners dominate the low frequencies the region hashes keep.
- */
-const turnedPale = async (name: string, degrees: number) => {
-  // Two pipelines: in one, sharp turns the picture before it resizes, and the cover crop cuts the canvas away.
-  const pale = await sharp(fixturePath(name)).resize(512, 384, { fit: 'cover' }).linear(0.35, 123).png().toBuffer();
-  return sharp(pale).rotate(degrees, { background: '#000000' }).jpeg({ quality: 90 }).toBuffer();
-};
+/** Two different pale, low-contrast photographs turned by the same 45 degrees on black. */
 const turned: Record<string, () => Promise<Buffer>> = {
-  'turned-chelsea': () => turnedPale('chelsea.png', 45),
-  'turned-rocket': () => turnedPale('rocket.jpg', 45),
+  'turned-chelsea': () => turnedPale(fixturePath('chelsea.png'), 0.35, 45),
+  'turned-rocket': () => turnedPale(fixturePath('rocket.jpg'), 0.35, 45),
 };
 
 async function evidenceOf(id: string) {
@@ -119,6 +112,16 @@ describe('different photographs turned by about the same angle on black', () => 
       expect(review.evidence.filter((e) => ['internal', 'watchlist', 'attention'].includes(e.group))).toEqual([]);
       expect(review.submission.risk.level).not.toBe('high');
     }
+  });
+
+  it('are no watchlist match either, once one of them is confirmed', async () => {
+    const decided = await (await env.call('POST', '/api/submissions/turned-rocket/decision', { decision: '반려', evidence_ids: [] })).json();
+    await env.call('POST', `/api/knowledge/${decided.knowledge_entry.id}/promote-watchlist`);
+    await refreshSimilarity(env, ['turned-chelsea', 'mirrored']);
+    const review = await evidenceOf('turned-chelsea');
+    expect(review.evidence.filter((e) => ['internal', 'watchlist', 'attention'].includes(e.group))).toEqual([]);
+    // The same refresh keeps the mirrored copy of the watchlisted astronaut, which the region hashes alone match too.
+    expect((await evidenceOf('mirrored')).evidence.filter((e) => e.group === 'watchlist').map((e) => e.matched_submission_id)).toEqual(['astronaut']);
   });
 
   it('are no web match either', async () => {
