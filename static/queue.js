@@ -25,6 +25,7 @@ function readFilters(query) {
     level: query.get('level') ?? '',
     enrichment: query.get('enrichment') ?? '',
     attention: query.get('attention') ?? '',
+    people: query.get('people') ?? '',
     limit: PAGE_SIZES.includes(limit) ? limit : 50,
     offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
     after: query.get('after') ?? '',
@@ -38,6 +39,7 @@ function go(filters) {
     level: filters.level,
     enrichment: filters.enrichment || undefined,
     attention: filters.attention || undefined,
+    people: filters.people || undefined,
     limit: filters.limit === 50 ? undefined : filters.limit,
     offset: filters.offset || undefined,
     after: filters.after || undefined,
@@ -73,14 +75,21 @@ export async function renderQueue(view) {
     h('option', { value: 'false' }, '일치 없음만'),
   );
   attentionSelect.value = filters.attention;
+  // Anyone in the picture: a person box or a face (issue 27).
+  const peopleSelect = h('select', { id: 'filter-people', name: 'people' },
+    h('option', { value: '' }, '전체 (all)'),
+    h('option', { value: 'true' }, '인물 있음 (has people)'),
+    h('option', { value: 'false' }, '인물 없음 (no people)'),
+  );
+  peopleSelect.value = filters.people;
   const sizeSelect = h('select', { id: 'filter-limit', name: 'limit' }, PAGE_SIZES.map((n) => h('option', { value: String(n) }, `${n}건`)));
   sizeSelect.value = String(filters.limit);
   const searchInput = h('input', { id: 'filter-q', name: 'q', type: 'search', maxlength: '200', placeholder: 'ID 또는 제목', value: filters.q });
   const onFilter = () => go({
     q: searchInput.value.trim(), decision: decisionSelect.value, level: levelSelect.value, enrichment: enrichmentSelect.value,
-    attention: attentionSelect.value, limit: Number(sizeSelect.value), offset: 0, after: '',
+    attention: attentionSelect.value, people: peopleSelect.value, limit: Number(sizeSelect.value), offset: 0, after: '',
   });
-  for (const select of [decisionSelect, levelSelect, enrichmentSelect, attentionSelect, sizeSelect]) select.addEventListener('change', onFilter);
+  for (const select of [decisionSelect, levelSelect, enrichmentSelect, attentionSelect, peopleSelect, sizeSelect]) select.addEventListener('change', onFilter);
 
   const reloadButton = actionButton('제출물 다시 읽기 (reload)', async () => {
     reloadButton.textContent = '읽는 중…';
@@ -100,7 +109,7 @@ export async function renderQueue(view) {
       h('div', { class: 'toolbar' },
         actionButton('새로 고침', () => loadList(), { id: 'refresh-queue' }),
         // The export takes the filters shown; the whole filtered queue, not just this page.
-        downloadLink('queue', { q: filters.q, decision: filters.decision, level: filters.level, enrichment: filters.enrichment, attention: filters.attention }, 'CSV 내보내기', { id: 'export-queue' }),
+        downloadLink('queue', { q: filters.q, decision: filters.decision, level: filters.level, enrichment: filters.enrichment, attention: filters.attention, people: filters.people }, 'CSV 내보내기', { id: 'export-queue' }),
         downloadLink('decisions', {}, '결정 내보내기', { id: 'export-decisions' }),
         reloadButton,
       ),
@@ -111,6 +120,7 @@ export async function renderQueue(view) {
       h('label', { for: 'filter-level' }, '위험도 '), levelSelect,
       h('label', { for: 'filter-enrichment' }, '보강 '), enrichmentSelect,
       h('label', { for: 'filter-attention' }, '주의 '), attentionSelect,
+      h('label', { for: 'filter-people' }, '인물 '), peopleSelect,
       h('label', { for: 'filter-limit' }, '쪽당 '), sizeSelect,
     ),
     progress.panel,
@@ -123,7 +133,7 @@ export async function renderQueue(view) {
     try {
       const data = await api.reviewQueue({
         limit: filters.limit, q: filters.q, decision: filters.decision, level: filters.level, enrichment: filters.enrichment,
-        attention: filters.attention, ...(filters.after ? { cursor: filters.after } : { offset: filters.offset }),
+        attention: filters.attention, people: filters.people, ...(filters.after ? { cursor: filters.after } : { offset: filters.offset }),
       });
       clear(listSlot, queueTable(data.items ?? []), pager(filters, data));
     } catch (error) {

@@ -1,4 +1,4 @@
-// Review of one submission: the image with its face boxes, fingerprint, risk and signals, evidence in
+// Review of one submission: the image with its face and person boxes, fingerprint, risk and signals, evidence in
 // its groups with the four operator statuses, the supporting summary, failures, the decision and
 // the rerun of enrichment. Actions update the parts they change in place so keyboard focus stays.
 import { api } from './api.js';
@@ -91,34 +91,15 @@ class ReviewPage {
   figure() {
     const s = this.submission;
     const img = image(s.media_url, `제출 이미지: ${s.title ?? s.id}`, { class: 'review-image', loading: 'eager' });
-    const overlay = h('div', { class: 'face-overlay', 'aria-hidden': 'true' });
-    const faces = Array.isArray(s.faces) ? s.faces : [];
-    const drawBoxes = (width, height) => {
-      clear(overlay);
-      if (!width || !height) return;
-      faces.forEach((face, i) => {
-        const box = face.box ?? {};
-        const el = h('div', { class: 'face-box' }, h('span', { class: 'face-label' }, `얼굴 ${i + 1}${typeof face.score === 'number' ? ` · ${face.score.toFixed(2)}` : ''}`));
-        // Percentages of the image's own pixel size keep the boxes on the faces at any displayed size.
-        el.style.left = `${(box.x / width) * 100}%`;
-        el.style.top = `${(box.y / height) * 100}%`;
-        el.style.width = `${(box.width / width) * 100}%`;
-        el.style.height = `${(box.height / height) * 100}%`;
-        append(overlay, el);
-      });
-    };
+    // People under faces: a person box usually holds a face box, which stays on top and readable.
+    const layers = [boxLayer('person', s.people), boxLayer('face', s.faces)];
+    const drawBoxes = (width, height) => { for (const layer of layers) layer.draw(width, height); };
     if (s.width && s.height) drawBoxes(s.width, s.height);
     else if (img.tagName === 'IMG') img.addEventListener('load', () => drawBoxes(img.naturalWidth, img.naturalHeight), { once: true });
-    const frame = h('div', { class: 'figure-frame' }, img, overlay);
-    const toggle = h('input', { type: 'checkbox', id: 'toggle-faces', checked: true });
-    toggle.addEventListener('change', () => overlay.classList.toggle('hidden', !toggle.checked));
+    const frame = h('div', { class: 'figure-frame' }, img, layers.map((layer) => layer.overlay));
     return h('figure', { class: 'panel review-figure' },
       frame,
-      h('figcaption', {},
-        faces.length
-          ? h('label', { for: 'toggle-faces', class: 'inline-check' }, toggle, ` 얼굴 영역 ${faces.length}개 표시 (face boxes)`)
-          : h('span', { class: 'muted' }, '감지된 얼굴 없음 (no faces)'),
-      ),
+      h('figcaption', { class: 'box-legend' }, [...layers].reverse().map((layer) => h('div', {}, layer.caption))),
     );
   }
 
@@ -454,6 +435,54 @@ class ReviewPage {
     }
     return group;
   }
+}
+
+/**
+ * The two kinds of boxes drawn over the review image, each in its own colour with its own toggle;
+ * `face` keeps the class names and toggle id the console has always had.
+ */
+const BOX_KINDS = {
+  face: {
+    toggleId: 'toggle-faces', name: '얼굴',
+    shown: (n) => ` 얼굴 영역 ${n}개 표시 (face boxes)`, none: '감지된 얼굴 없음 (no faces)',
+  },
+  person: {
+    toggleId: 'toggle-people', name: '인물',
+    shown: (n) => ` 인물 영역 ${n}개 표시 (person boxes)`, none: '감지된 인물 없음 (no people)',
+    // A person box names the face found inside it (`face` is its index in `faces`).
+    note: (item) => (Number.isInteger(item.face) ? ` · 얼굴 ${item.face + 1}` : ''),
+  },
+};
+
+/**
+ * One kind of box as an overlay over the image, drawn once the image's pixel size is known, and
+ * the caption line that toggles it (with a colour swatch as its legend) or says there are none.
+ */
+function boxLayer(kind, list) {
+  const spec = BOX_KINDS[kind];
+  const items = Array.isArray(list) ? list : [];
+  const overlay = h('div', { class: ['box-overlay', `${kind}-overlay`], 'aria-hidden': 'true', dataset: { boxes: kind } });
+  const draw = (width, height) => {
+    clear(overlay);
+    if (!width || !height) return;
+    items.forEach((item, i) => {
+      const box = item.box ?? {};
+      const score = typeof item.score === 'number' ? ` · ${item.score.toFixed(2)}` : '';
+      const el = h('div', { class: `${kind}-box` }, h('span', { class: `${kind}-label` }, `${spec.name} ${i + 1}${score}${spec.note?.(item) ?? ''}`));
+      // Percentages of the image's own pixel size keep the boxes in place at any displayed size.
+      el.style.left = `${(box.x / width) * 100}%`;
+      el.style.top = `${(box.y / height) * 100}%`;
+      el.style.width = `${(box.width / width) * 100}%`;
+      el.style.height = `${(box.height / height) * 100}%`;
+      append(overlay, el);
+    });
+  };
+  if (!items.length) return { overlay, draw, caption: h('span', { class: ['muted', `no-${kind}-boxes`] }, spec.none) };
+  const toggle = h('input', { type: 'checkbox', id: spec.toggleId, checked: true });
+  toggle.addEventListener('change', () => overlay.classList.toggle('hidden', !toggle.checked));
+  const caption = h('label', { for: spec.toggleId, class: 'inline-check' },
+    toggle, h('span', { class: ['legend-swatch', `swatch-${kind}`], 'aria-hidden': 'true' }), spec.shown(items.length));
+  return { overlay, draw, caption };
 }
 
 /**
