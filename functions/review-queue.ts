@@ -15,6 +15,8 @@ export const queueFilterParams = {
   level: z.enum(RISK_LEVELS).optional(),
   enrichment: z.enum(ENRICHMENT_STATUSES).optional(),
   attention: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  /** Pictures that show anyone (a person box or a face), or nobody. */
+  people: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   q: z.string().trim().min(1).max(200).optional(),
 };
 

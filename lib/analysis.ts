@@ -49,17 +49,18 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
   const bytes = await env.blobs.get(`submissions/${row.file}`);
   if (!bytes) return failed(`the submitted file ${row.file} is gone`);
   try {
-    const { fingerprints, faces, thumbnail } = await env.images.analyse(bytes);
+    const { fingerprints, detections, thumbnail } = await env.images.analyse(bytes);
     const thumbPath = `thumbs/${id}.jpg`;
     const stored = thumbnail.ok ? await settle(env.blobs.put(thumbPath, thumbnail.value)) : thumbnail;
     const problems = [
-      faces.ok ? null : `face detection failed: ${faces.error}`,
+      ...(detections.ok ? detections.value.notes.map((note) => `detection capped: ${note}`) : [`face and people detection failed: ${detections.error}`]),
       stored.ok ? null : `thumbnail failed: ${stored.error}`,
     ].filter((p): p is string => p !== null);
     const result = {
       phash: fingerprints.phash,
       fingerprints,
-      faces: faces.ok ? faces.value : [],
+      faces: detections.ok ? detections.value.faces : [],
+      people: detections.ok ? detections.value.people : [],
       thumb_path: stored.ok ? thumbPath : null,
       analysis_error: problems.length ? problems.join('; ') : null,
     };

@@ -1,7 +1,8 @@
 import type { Database } from './db/types.js';
 import type { Evidence } from './repo/evidence.js';
 import { listEvidence } from './repo/evidence.js';
-import { saveRiskStatement, type Risk, type RiskSignal } from './repo/submissions.js';
+import { getSubmissionRow, saveRiskStatement, type FaceRecord, type PersonRecord, type Risk, type RiskSignal, type SubmissionRow } from './repo/submissions.js';
+import { fromJson } from './repo/json.js';
 import { serialized } from './serial.js';
 import type { GroupKey, RiskLevel } from './vocabulary.js';
 
@@ -29,13 +30,38 @@ const SIGNALS: { code: string; label: string; weight: number; applies: (e: Evide
 
 const HIGH_GROUPS: GroupKey[] = ['watchlist', 'attention'];
 
-export function computeRisk(evidence: Evidence[]): Risk {
+/** Who the picture shows, as analysis found them: a portrait-rights question whatever the evidence. */
+export interface PictureShows {
+  faces: number;
+  /** Person boxes with no face found inside (seen from behind, in profile, too small). */
+  facelessPeople: number;
+}
+
+export const SHOWS_NOBODY: PictureShows = { faces: 0, facelessPeople: 0 };
+
+// A face makes a picture a portrait-rights question; a person whose face was not found (from
+// behind, far away) still is, less surely. Alone either stays low: they ask for a look at the
+// release, and add up with a match (internal 25 + face 10 is medium).
+const PICTURE_SIGNALS: { code: string; label: string; weight: number; applies: (shows: PictureShows) => boolean }[] = [
+  { code: 'faces', label: '얼굴 포함 (초상권)', weight: 10, applies: (shows) => shows.faces > 0 },
+  { code: 'people', label: '인물 포함 (얼굴 미검출)', weight: 5, applies: (shows) => shows.facelessPeople > 0 },
+];
+
+/** What a stored submission's analysis found. */
+export function pictureShows(row: Pick<SubmissionRow, 'faces' | 'people'>): PictureShows {
+  const faces = fromJson<FaceRecord[]>(row.faces, []);
+  const people = fromJson<PersonRecord[]>(row.people, []);
+  return { faces: faces.length, facelessPeople: people.filter((person) => person.face === null).length };
+}
+
+export function computeRisk(evidence: Evidence[], shows: PictureShows): Risk {
   const counting = evidence.filter((e) => e.counts_toward_score);
   const signals: RiskSignal[] = [];
   for (const s of SIGNALS) {
     const ids = counting.filter(s.applies).map((e) => e.id);
     if (ids.length) signals.push({ code: s.code, label: s.label, weight: s.weight, evidence_ids: ids });
   }
+  for (const s of PICTURE_SIGNALS) if (s.applies(shows)) signals.push({ code: s.code, label: s.label, weight: s.weight, evidence_ids: [] });
   const score = Math.min(100, signals.reduce((sum, s) => sum + s.weight, 0));
   const high = counting.some((e) => HIGH_GROUPS.includes(e.group) && e.matched);
   const level: RiskLevel = high || score >= 60 ? 'high' : score >= 30 ? 'medium' : 'low';
@@ -50,7 +76,8 @@ export function withRiskLock<T>(submissionId: string, fn: () => Promise<T>): Pro
 /** Recomputes and stores a submission's risk from its stored evidence. */
 export async function recomputeRisk(db: Database, submissionId: string, now: string): Promise<Risk> {
   return withRiskLock(submissionId, async () => {
-    const risk = computeRisk(await listEvidence(db, submissionId));
+    const [evidence, row] = await Promise.all([listEvidence(db, submissionId), getSubmissionRow(db, submissionId)]);
+    const risk = computeRisk(evidence, row ? pictureShows(row) : SHOWS_NOBODY);
     await saveRiskStatement(db, submissionId, risk, now).run();
     return risk;
   });

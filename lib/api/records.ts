@@ -13,6 +13,9 @@ export const iso = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)
 const status = z.enum(['판단에 사용', '무관', '오탐', '보류']).nullable();
 const decision = z.enum(['승인', '보류', '반려']);
 
+/** A box in whole pixels of the upright picture. */
+const pixelBox = z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() });
+
 export const SubmissionRecord = z.object({
   id: z.string(),
   title: z.string(),
@@ -26,7 +29,8 @@ export const SubmissionRecord = z.object({
   bytes: z.number().int().nullable(),
   sha256: z.string().nullable(),
   phash: z.string().regex(/^[0-9a-f]{16}$/).nullable(),
-  faces: z.array(z.object({ box: z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() }), score: z.number() })),
+  faces: z.array(z.object({ box: pixelBox, score: z.number() })),
+  people: z.array(z.object({ box: pixelBox, score: z.number(), face: z.number().int().nullable().describe('index in faces of the face inside this person box') })),
   analysis_status: z.enum(['pending', 'done', 'failed']),
   enrichment_status: z.enum(['pending', 'running', 'done', 'failed', 'skipped']),
   risk: z.object({

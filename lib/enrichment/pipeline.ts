@@ -209,9 +209,17 @@ async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCro
   return detection;
 }
 
+// A crop search costs one vision call (and quota) per face: a group photograph's faces are searched
+// largest first, as many as this. Faces under 32 px give the vision service too little to match.
+const FACE_CROP_LIMIT = 10;
+const FACE_CROP_MIN_WIDTH = 32;
+
 /** Each de-duplicated face crop as its own derived image; its evidence is marked and never scored. */
 async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetection[]> {
-  const faces = fromJson<{ box: { x: number; y: number; width: number; height: number }; score: number }[]>(run.submission.faces, []);
+  const faces = fromJson<{ box: { x: number; y: number; width: number; height: number }; score: number }[]>(run.submission.faces, [])
+    .filter((face) => face.box.width >= FACE_CROP_MIN_WIDTH)
+    .sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height)
+    .slice(0, FACE_CROP_LIMIT);
   const detections: WebDetection[] = [];
   for (const crop of await run.env.images.cropFaces(original, faces)) {
     if (!crop.ok) {

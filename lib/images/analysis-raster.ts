@@ -69,3 +69,25 @@ async function fromColourImage(grid: LumaGrid): Promise<AnalysisRaster> {
 export function fromRaster(raster: AnalysisRaster): Sharp {
   return sharp(raster.pixels, { raw: { width: raster.width, height: raster.height, channels: 3 } });
 }
+
+/**
+ * The image decoded at `scale` of its upright size (at most 1), for the face detector's look at
+ * people too small in the analysis raster: libvips shrinks a JPEG on load, so a picture of many
+ * megapixels costs a fraction of its full decode.
+ */
+export async function decodeDetail(bytes: Buffer, scale: number, maxPixels?: number): Promise<AnalysisRaster> {
+  try {
+    const image = sharp(bytes, decodeOptions(maxPixels));
+    const metadata = await image.metadata();
+    const originalWidth = metadata.autoOrient?.width ?? metadata.width;
+    const originalHeight = metadata.autoOrient?.height ?? metadata.height;
+    const width = Math.max(1, Math.round(originalWidth * scale));
+    const height = Math.max(1, Math.round(originalHeight * scale));
+    if (width < originalWidth) image.resize({ width, height, fit: 'fill' });
+    const { data, info } = await image.flatten({ background: '#ffffff' }).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new Error(`expected an RGB raster, got ${info.channels} channels`);
+    return { pixels: data, width: info.width, height: info.height, originalWidth, originalHeight };
+  } catch (error) {
+    throw decodeFailure(error);
+  }
+}

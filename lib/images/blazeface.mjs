@@ -1,15 +1,13 @@
 // BlazeFace (MediaPipe's "back camera" model, trained at 256 px) on onnxruntime-node, one thread, with
 // the anchor decoding and non-maximum suppression done here in plain arithmetic. The weights are the
-// ones the @vladmandic/human npm package ships in its models/ folder for tfjs, read from disk and
-// rewritten in memory as an ONNX graph at load (toOnnx below): nothing is downloaded or stored.
-// onnxruntime's native kernels run the model 3-4x faster than tfjs's wasm backend did (bench/faces.ts).
-// Used by face-worker.mjs and by bench/faces.ts. Plain .mjs for the same reason as the worker.
-import { readFile } from 'node:fs/promises';
+// ones the @vladmandic/human npm package ships in its models/ folder for tfjs, rewritten in memory as
+// an ONNX graph at load (onnx-graph.mjs): nothing is downloaded or stored.
+// Used by detection-worker.mjs and by bench/faces.ts. Plain .mjs for the same reason as the worker.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { loadGraphModel, runGraphModel } from './onnx-graph.mjs';
 
 const require = createRequire(import.meta.url);
-const ort = require('onnxruntime-node');
 
 // The model is all convolutions, so it runs at any height and width that are multiples of 32 once
 // the graph's fixed 256 px input and its reshapes are bypassed. Its cost is nearly all multiply-adds
@@ -51,146 +49,12 @@ function anchorsFor(inputHeight, inputWidth) {
 let model = null;
 const anchorCache = new Map();
 
-/** The tfjs graph's weights by name, as typed arrays over the .bin file. */
-function readWeights(weightsManifest, bin) {
-  const weights = new Map();
-  let offset = 0;
-  for (const spec of weightsManifest.flatMap((group) => group.weights)) {
-    if (spec.dtype !== 'float32' && spec.dtype !== 'int32') throw new Error(`unexpected weight type ${spec.dtype} for ${spec.name}`);
-    const count = spec.shape.reduce((a, b) => a * b, 1);
-    const bytes = bin.buffer.slice(bin.byteOffset + offset, bin.byteOffset + offset + count * 4);
-    offset += count * 4;
-    weights.set(spec.name, { shape: spec.shape, values: spec.dtype === 'int32' ? new Int32Array(bytes) : new Float32Array(bytes) });
-  }
-  if (offset !== bin.length) throw new Error(`the weights take ${offset} bytes, the file has ${bin.length}`);
-  return weights;
-}
-
-// Protocol buffer encoding, just what an ONNX model needs (field numbers from onnx.proto).
-function varint(value) {
-  const bytes = [];
-  let rest = BigInt(value);
-  if (rest < 0n) rest += 1n << 64n;
-  do {
-    let byte = Number(rest & 0x7fn);
-    rest >>= 7n;
-    if (rest) byte |= 0x80;
-    bytes.push(byte);
-  } while (rest);
-  return bytes;
-}
-const field = (number, wireType) => varint((number << 3) | wireType);
-const intField = (number, value) => [...field(number, 0), ...varint(value)];
-const bytesField = (number, bytes) => [...field(number, 2), ...varint(bytes.length), ...bytes];
-const stringField = (number, text) => bytesField(number, [...Buffer.from(text)]);
-const ATTRIBUTE_INT = 2;
-const ATTRIBUTE_STRING = 3;
-const ATTRIBUTE_INTS = 7;
-const TENSOR_FLOAT = 1;
-const TENSOR_INT64 = 7;
-const intsAttribute = (name, values) => bytesField(5, [...stringField(1, name), ...values.flatMap((value) => intField(8, value)), ...intField(20, ATTRIBUTE_INTS)]);
-const intAttribute = (name, value) => bytesField(5, [...stringField(1, name), ...intField(3, value), ...intField(20, ATTRIBUTE_INT)]);
-const stringAttribute = (name, text) => bytesField(5, [...stringField(1, name), ...stringField(4, text), ...intField(20, ATTRIBUTE_STRING)]);
-const onnxNode = (op, inputs, outputs, attributes = []) =>
-  bytesField(1, [...inputs.flatMap((name) => stringField(1, name)), ...outputs.flatMap((name) => stringField(2, name)), ...stringField(4, op), ...attributes.flat()]);
-const initializer = (name, dims, type, values) =>
-  bytesField(5, [...dims.flatMap((dim) => intField(1, dim)), ...intField(2, type), ...stringField(8, name), ...bytesField(9, [...new Uint8Array(values.buffer, values.byteOffset, values.byteLength)])]);
-/** A float tensor of the graph's inputs (field 11) or outputs (12); string dims are named, free sizes. */
-const valueInfo = (number, name, dims) =>
-  bytesField(number, [
-    ...stringField(1, name),
-    ...bytesField(2, bytesField(1, [...intField(1, TENSOR_FLOAT), ...bytesField(2, dims.flatMap((dim) => bytesField(1, typeof dim === 'number' ? intField(1, dim) : stringField(2, dim))))])),
-  ]);
-
-const text = (attribute) => Buffer.from(attribute.s, 'base64').toString();
-// TensorFlow's SAME pads the extra row and column of a stride-2 window at the end, as SAME_UPPER does.
-const autoPad = (attribute) => (text(attribute) === 'SAME' ? 'SAME_UPPER' : 'VALID');
-const spatial = (attribute) => attribute.list.i.map(Number).slice(1, 3);
-
-/**
- * The tfjs graph as an ONNX model taking an NCHW float input and giving the four head
- * outputs "out0"-"out3" transposed back to NHWC, so they read as the tfjs graph's did. Only the
- * operations BlazeFace uses are known; any other fails the load.
- */
-function toOnnx(modelTopology, weights) {
-  const nodes = [];
-  const initializers = [];
-  for (const node of modelTopology.node) {
-    const attr = node.attr ?? {};
-    if (node.op === '_FusedConv2D') {
-      // TensorFlow's filters are [height, width, in, out]; ONNX wants [out, in, height, width].
-      const { shape: [kh, kw, inputs, outputs], values } = weights.get(node.input[1]);
-      const filter = new Float32Array(values.length);
-      for (let y = 0; y < kh; y++) for (let x = 0; x < kw; x++) for (let i = 0; i < inputs; i++) for (let o = 0; o < outputs; o++) {
-        filter[((o * inputs + i) * kh + y) * kw + x] = values[((y * kw + x) * inputs + i) * outputs + o];
-      }
-      initializers.push(initializer(node.input[1], [outputs, inputs, kh, kw], TENSOR_FLOAT, filter), initializer(node.input[2], [outputs], TENSOR_FLOAT, weights.get(node.input[2]).values));
-      const fused = attr.fused_ops.list.s.map((op) => Buffer.from(op, 'base64').toString());
-      if (fused.some((op) => op !== 'BiasAdd' && op !== 'Relu')) throw new Error(`unsupported fused operations ${fused.join('+')} in ${node.name}`);
-      const relu = fused.includes('Relu');
-      const convolved = relu ? `${node.name}/conv` : node.name;
-      nodes.push(onnxNode('Conv', node.input.slice(0, 3), [convolved], [intsAttribute('kernel_shape', [kh, kw]), intsAttribute('strides', spatial(attr.strides)), stringAttribute('auto_pad', autoPad(attr.padding))]));
-      if (relu) nodes.push(onnxNode('Relu', [convolved], [node.name]));
-    } else if (node.op === 'DepthwiseConv2dNative') {
-      // [height, width, channels, 1] to [channels, 1, height, width], one group per channel.
-      const { shape: [kh, kw, channels], values } = weights.get(node.input[1]);
-      const filter = new Float32Array(values.length);
-      for (let y = 0; y < kh; y++) for (let x = 0; x < kw; x++) for (let c = 0; c < channels; c++) filter[(c * kh + y) * kw + x] = values[(y * kw + x) * channels + c];
-      initializers.push(initializer(node.input[1], [channels, 1, kh, kw], TENSOR_FLOAT, filter));
-      nodes.push(
-        onnxNode('Conv', node.input.slice(0, 2), [node.name], [
-          intsAttribute('kernel_shape', [kh, kw]),
-          intsAttribute('strides', spatial(attr.strides)),
-          intAttribute('group', channels),
-          stringAttribute('auto_pad', autoPad(attr.padding)),
-        ]),
-      );
-    } else if (node.op === 'AddV2') {
-      nodes.push(onnxNode('Add', node.input, [node.name]));
-    } else if (node.op === 'Relu') {
-      nodes.push(onnxNode('Relu', node.input, [node.name]));
-    } else if (node.op === 'MaxPool') {
-      nodes.push(onnxNode('MaxPool', node.input, [node.name], [intsAttribute('kernel_shape', spatial(attr.ksize)), intsAttribute('strides', spatial(attr.strides)), stringAttribute('auto_pad', autoPad(attr.padding))]));
-    } else if (node.op === 'Pad') {
-      // Channel padding of the shortcuts: TensorFlow's [[begin, end]] per NHWC axis to ONNX's
-      // begins then ends in NCHW order.
-      const paddings = weights.get(node.input[1]).values;
-      const nchw = [0, 3, 1, 2];
-      const pads = BigInt64Array.from([...nchw.map((axis) => BigInt(paddings[axis * 2])), ...nchw.map((axis) => BigInt(paddings[axis * 2 + 1]))]);
-      initializers.push(initializer(node.input[1], [8], TENSOR_INT64, pads));
-      nodes.push(onnxNode('Pad', node.input, [node.name]));
-    } else if (!['Const', 'Placeholder', 'Reshape', 'Identity'].includes(node.op)) {
-      // Reshape and Identity only flatten the heads, which are read from their convolutions instead.
-      throw new Error(`unsupported operation ${node.op} in ${node.name}`);
-    }
-  }
-  OUTPUT_NODES.forEach((name, i) => nodes.push(onnxNode('Transpose', [name], [`out${i}`], [intsAttribute('perm', [0, 2, 3, 1])])));
-  const graph = [
-    ...nodes.flat(),
-    ...stringField(2, 'blazeface'),
-    ...initializers.flat(),
-    ...valueInfo(11, modelTopology.node.find((node) => node.op === 'Placeholder').name, ['batch', 3, 'height', 'width']),
-    ...OUTPUT_NODES.flatMap((_, i) => valueInfo(12, `out${i}`, ['batch', 'rows', 'columns', 'values'])),
-  ];
-  // IR version 8, operator set 13.
-  return Uint8Array.from([...intField(1, 8), ...bytesField(8, [...stringField(1, ''), ...intField(2, 13)]), ...bytesField(7, graph)]);
-}
-
 /** Loads the model once into an onnxruntime session on one thread. */
 export async function loadBlazeFace() {
   if (model) return;
-  const modelDir = join(dirname(require.resolve('@vladmandic/human')), '..', 'models');
-  const [topology, bin] = await Promise.all([readFile(join(modelDir, 'blazeface.json'), 'utf8'), readFile(join(modelDir, 'blazeface.bin'))]);
-  const { modelTopology, weightsManifest } = JSON.parse(topology);
-  // One thread: the cores are used by one detection worker each (faces.ts).
-  const session = await ort.InferenceSession.create(toOnnx(modelTopology, readWeights(weightsManifest, bin)), {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-  });
+  const session = await loadGraphModel(join(dirname(require.resolve('@vladmandic/human')), '..', 'models'), 'blazeface', OUTPUT_NODES);
   // The first run allocates; later ones take the steady time.
-  await session.run({ [session.inputNames[0]]: new ort.Tensor('float32', new Float32Array(3 * INPUT_SIZE * INPUT_SIZE), [1, 3, INPUT_SIZE, INPUT_SIZE]) });
+  await runGraphModel(session, new Float32Array(3 * INPUT_SIZE * INPUT_SIZE), [1, 3, INPUT_SIZE, INPUT_SIZE]);
   model = session;
 }
 
@@ -257,8 +121,7 @@ async function detectBatch(rasters, inputHeight, inputWidth) {
       }
     }
   });
-  const outputs = await model.run({ [model.inputNames[0]]: new ort.Tensor('float32', input, [rasters.length, 3, inputHeight, inputWidth]) });
-  const values = OUTPUT_NODES.map((_, i) => outputs[`out${i}`].data);
+  const values = (await runGraphModel(model, input, [rasters.length, 3, inputHeight, inputWidth])).map((output) => output.data);
   const key = `${inputHeight}x${inputWidth}`;
   if (!anchorCache.has(key)) anchorCache.set(key, anchorsFor(inputHeight, inputWidth));
   const anchors = anchorCache.get(key);

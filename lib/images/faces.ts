@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import sharp, { type Metadata } from 'sharp';
-import { decodeForAnalysis, fromRaster, type AnalysisRaster } from './analysis-raster.js';
+import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster } from './analysis-raster.js';
 import { decodeFailure, decodeOptions } from './decode.js';
 
 /** Integer pixels in the EXIF-oriented original image (SVG: as sharp rasterises it). */
@@ -18,35 +18,81 @@ export interface Face {
   score: number;
 }
 
-export interface FaceDetector {
+/** A person, whole or partial body, with the face found inside its box (an index into `faces`). */
+export interface Person {
+  box: FaceBox;
+  score: number;
+  face: number | null;
+}
+
+/** Faces and people in one picture; `notes` says which cap was reached, if any. */
+export interface Detections {
+  faces: Face[];
+  people: Person[];
+  notes: string[];
+}
+
+export interface Detector {
   /**
-   * Faces in image bytes, or in the analysis raster an analysis already decoded for its other
-   * uses. Rejects with `ImageRejected` when the bytes cannot be decoded; the detector stays usable.
+   * Faces and people in image bytes. `raster` is the analysis raster an analysis already decoded
+   * for its other uses (decoded here when not given). Rejects with `ImageRejected` when the bytes
+   * cannot be decoded; the detector stays usable.
    */
-  detect(image: Buffer | AnalysisRaster): Promise<Face[]>;
+  detect(image: Buffer, raster?: AnalysisRaster): Promise<Detections>;
   close(): Promise<void>;
 }
 
 export type FaceCrop = { face: Face; ok: true; bytes: Buffer } | { face: Face; ok: false; error: string };
 
-export interface FaceDetectorOptions {
-  /** Faces scoring below this are not reported (default 0.65). */
+export interface DetectorOptions {
+  /** Faces scoring below this in the whole-picture pass are not reported (default 0.65). */
   minScore?: number;
-  /** Detection worker threads, each with its own copy of the model (default: one per core). */
+  /** Detection worker threads, each with its own copy of the models (default: one per core). */
   workers?: number;
   /** Decompression-bomb guard passed to every decode, as in `decodeOptions`. */
   maxPixels?: number;
+  /** How long one request may wait for its worker before the worker is dropped (default 10 s). */
+  deadlineMs?: number;
+  /** Caps on the work one picture may take (defaults MAX_PEOPLE, MAX_REGIONS, MAX_FACES). */
+  limits?: Partial<Limits>;
 }
 
-// The detector sees at most this many pixels on the longest side (INPUT_SIZE in blazeface.mjs, which
-// runs the model on the raster's own shape rounded up to multiples of 32), resampled by sharp from
-// the analysis raster. It also bounds the memory a huge upload can take in a worker.
-const DETECTION_MAX_SIDE = 192;
-// At 192 px (bench/faces.ts, test/fixtures/faces/labels.json) the weakest labelled face BlazeFace
-// finds above this scores 0.73 and the next one down 0.50; the best boxes on no labelled face score
-// 0.68 and 0.65 (both in a demo photo), the cup in coffee.png 0.60, the cat in chelsea.png 0.59.
-// A thin margin on the side of false faces: the bench shows precision per setting.
+interface Limits {
+  /** People reported. */
+  people: number;
+  /** Head regions searched for a face. */
+  regions: number;
+  /** Faces reported. */
+  faces: number;
+}
+
+// The whole-picture face pass sees at most this many pixels on the longer side (INPUT_SIZE in
+// blazeface.mjs): it finds faces from about a tenth of the picture up. At 192 px
+// (bench/faces.ts, test/fixtures/faces/labels.json) the weakest labelled face BlazeFace finds above
+// 0.65 scores 0.73 and the next one down 0.50; the best boxes on no labelled face score 0.68 and
+// 0.65, the cup in coffee.png 0.60, the cat in chelsea.png 0.59.
+const FACE_SIDE = 192;
 const DEFAULT_MIN_SCORE = 0.65;
+// The people pass: MoveNet MultiPose's person detector at this longer side finds people from about
+// an eighth of the picture's height (bench/faces.ts).
+const PEOPLE_SIDE = 256;
+const PERSON_SCORE = 0.3;
+// Weaker person candidates are not reported, but their head regions are still searched for a face:
+// a small person in a group photograph often scores low while its face is plain to see up close.
+const CANDIDATE_SCORE = 0.1;
+// Each person's head region is searched again at this many pixels on its longer side, where a head
+// (about 40 % of a standing person's box width) is 30-40 px: what BlazeFace finds best (a face under
+// 24 px at the model's input is mostly missed). The region's own threshold is lower: a person
+// detector already said someone is there.
+const REGION_SIDE = 96;
+const REGION_SCORE = 0.5;
+// Caps that bound the work on a crowd or a noise picture: a picture with more finds that many
+// and says so in its notes.
+const MAX_PEOPLE = 100;
+const MAX_CANDIDATES = 200;
+const MAX_REGIONS = 48;
+const MAX_FACES = 300;
+const DEFAULT_DEADLINE_MS = 10_000;
 const DEFAULT_IOU_THRESHOLD = 0.5;
 // Share of the box size added on each side of a crop, so the crop shows the whole head.
 const CROP_MARGIN = 0.2;
@@ -59,9 +105,9 @@ export function iou(a: FaceBox, b: FaceBox): number {
   return intersection / (a.width * a.height + b.width * b.height - intersection);
 }
 
-/** Greedy non-maximum suppression: the highest-scoring face of each overlapping group survives. */
-export function dedupeFaces(faces: Face[], iouThreshold = DEFAULT_IOU_THRESHOLD): Face[] {
-  const kept: Face[] = [];
+/** Greedy non-maximum suppression: the highest-scoring box of each overlapping group survives. */
+export function dedupeFaces<T extends { box: FaceBox; score: number }>(faces: T[], iouThreshold = DEFAULT_IOU_THRESHOLD): T[] {
+  const kept: T[] = [];
   for (const face of [...faces].sort((a, b) => b.score - a.score)) {
     if (kept.every((other) => iou(other.box, face.box) <= iouThreshold)) kept.push(face);
   }
@@ -72,19 +118,25 @@ interface Raster {
   pixels: Buffer;
   width: number;
   height: number;
-  originalWidth: number;
-  originalHeight: number;
 }
 
-type WorkerFace = FaceBox & { score: number };
-type WorkerMessage =
-  | { id: number; ok: true; faces: WorkerFace[] }
-  | { id: number; ok: false; error: string }
-  | { fatal: string };
+type WorkerBox = FaceBox & { score: number };
+type CoarseAnswer = { faces: WorkerBox[]; people: WorkerBox[] };
+type FineAnswer = { faces: WorkerBox[][] };
+type WorkerMessage = ({ id: number; ok: true } & Partial<CoarseAnswer>) | { id: number; ok: false; error: string } | { fatal: string };
 
 interface PendingDetection {
-  resolve(faces: WorkerFace[]): void;
+  resolve(answer: unknown): void;
   reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** A region of the picture (whole pixels of the upright original) and where it came from. */
+interface Region {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
 }
 
 function orientedSize(metadata: Metadata): { width: number; height: number } {
@@ -94,32 +146,58 @@ function orientedSize(metadata: Metadata): { width: number; height: number } {
   };
 }
 
-/** The detector's input: the analysis raster shrunk to DETECTION_MAX_SIDE (no decode). */
-async function detectionRaster(image: AnalysisRaster): Promise<Raster> {
+/** The analysis raster shrunk to `side` on its longer side (no decode, never enlarged). */
+async function shrunk(image: AnalysisRaster, side: number): Promise<Raster> {
   const { data, info } = await fromRaster(image)
-    .resize({ width: DETECTION_MAX_SIDE, height: DETECTION_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
+    .resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true })
     .raw()
     .toBuffer({ resolveWithObject: true });
-  return { pixels: data, width: info.width, height: info.height, originalWidth: image.originalWidth, originalHeight: image.originalHeight };
+  return { pixels: data, width: info.width, height: info.height };
 }
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
 }
 
-/** Scales a box from the detection raster to the original image, as whole pixels inside it. */
-function toOriginalFace(face: WorkerFace, raster: Raster): Face | null {
-  const scaleX = raster.originalWidth / raster.width;
-  const scaleY = raster.originalHeight / raster.height;
-  const left = clamp(Math.floor(face.x * scaleX), 0, raster.originalWidth);
-  const top = clamp(Math.floor(face.y * scaleY), 0, raster.originalHeight);
-  const right = clamp(Math.ceil((face.x + face.width) * scaleX), 0, raster.originalWidth);
-  const bottom = clamp(Math.ceil((face.y + face.height) * scaleY), 0, raster.originalHeight);
+/**
+ * A box found in a raster that shows `region` of the picture, in whole pixels of the picture,
+ * clamped to it; null when nothing of it is left inside.
+ */
+function toPicture(found: WorkerBox, raster: { width: number; height: number }, region: Region, picture: { width: number; height: number }) {
+  const scaleX = region.width / raster.width;
+  const scaleY = region.height / raster.height;
+  const left = clamp(Math.floor(region.left + found.x * scaleX), 0, picture.width);
+  const top = clamp(Math.floor(region.top + found.y * scaleY), 0, picture.height);
+  const right = clamp(Math.ceil(region.left + (found.x + found.width) * scaleX), 0, picture.width);
+  const bottom = clamp(Math.ceil(region.top + (found.y + found.height) * scaleY), 0, picture.height);
   if (right - left < 1 || bottom - top < 1) return null;
-  return {
-    box: { x: left, y: top, width: right - left, height: bottom - top },
-    score: Math.round(clamp(face.score, 0, 1) * 10_000) / 10_000,
-  };
+  return { box: { x: left, y: top, width: right - left, height: bottom - top }, score: Math.round(clamp(found.score, 0, 1) * 10_000) / 10_000 };
+}
+
+/**
+ * Where a person's face would be: the top of the box, as wide as the box and about as tall, with a
+ * margin (a raised hand or a tilted head reaches past the box).
+ */
+export function headRegion(person: FaceBox, picture: { width: number; height: number }): Region {
+  const margin = person.width * 0.1;
+  const left = clamp(Math.floor(person.x - margin), 0, picture.width - 1);
+  const top = clamp(Math.floor(person.y - margin), 0, picture.height - 1);
+  const right = clamp(Math.ceil(person.x + person.width + margin), left + 1, picture.width);
+  const bottom = clamp(Math.ceil(person.y + Math.min(person.height, person.width * 1.2) + margin), top + 1, picture.height);
+  return { left, top, width: right - left, height: bottom - top };
+}
+
+/** Each face is given to the most certain person whose box holds its centre and who has none yet. */
+export function linkFaces(faces: Face[], people: { box: FaceBox; score: number }[]): Person[] {
+  const linked: Person[] = people.map((person) => ({ ...person, face: null }));
+  const byScore = [...linked].sort((a, b) => b.score - a.score);
+  faces.forEach((face, index) => {
+    const x = face.box.x + face.box.width / 2;
+    const y = face.box.y + face.box.height / 2;
+    const holder = byScore.find(({ box, face: taken }) => taken === null && x >= box.x && x <= box.x + box.width && y >= box.y && y <= box.y + box.height);
+    if (holder) holder.face = index;
+  });
+  return linked;
 }
 
 interface Slot {
@@ -129,15 +207,23 @@ interface Slot {
 
 /**
  * Detection runs in worker threads, one per core by default, each started on first use and reused,
- * so the event loop stays free and every core can run the model. A detection goes to the worker
- * with the fewest pending. If a worker dies, the detections it held are rejected and its slot
- * starts a fresh one for the next detection sent there; the other workers carry on.
+ * so the event loop stays free and every core can run the models. A request goes to the worker
+ * with the fewest pending. If a worker dies, or owes an answer past the deadline, the requests it
+ * held are rejected and its slot starts a fresh one for the next request sent there; the other
+ * workers carry on.
+ *
+ * A picture takes three steps: BlazeFace on the whole picture at FACE_SIDE and the people model at
+ * PEOPLE_SIDE (one request), then BlazeFace again on the head region of every person the first pass
+ * could not have seen a face in at that size (a second request), read from the analysis raster or,
+ * when that is too coarse for a small person, from a larger decode of the file.
  */
-export function createFaceDetector(options: FaceDetectorOptions = {}): FaceDetector {
+export function createDetector(options: DetectorOptions = {}): Detector {
   const minScore = options.minScore ?? DEFAULT_MIN_SCORE;
   if (!(minScore >= 0 && minScore <= 1)) throw new RangeError(`minScore must be between 0 and 1, got ${minScore}`);
   const workerCount = options.workers ?? os.availableParallelism();
   if (!(Number.isInteger(workerCount) && workerCount >= 1)) throw new RangeError(`workers must be a whole number from 1, got ${workerCount}`);
+  const deadline = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const limits: Limits = { people: MAX_PEOPLE, regions: MAX_REGIONS, faces: MAX_FACES, ...options.limits };
   const slots: Slot[] = Array.from({ length: workerCount }, () => ({ worker: null, pending: new Map() }));
   let nextId = 1;
   let closed = false;
@@ -146,12 +232,15 @@ export function createFaceDetector(options: FaceDetectorOptions = {}): FaceDetec
     if (slot.worker !== stopped) return;
     slot.worker = null;
     void stopped.terminate();
-    for (const detection of slot.pending.values()) detection.reject(error);
+    for (const detection of slot.pending.values()) {
+      clearTimeout(detection.timer);
+      detection.reject(error);
+    }
     slot.pending.clear();
   }
 
   function startWorker(slot: Slot): Worker {
-    const started = new Worker(new URL('./face-worker.mjs', import.meta.url));
+    const started = new Worker(new URL('./detection-worker.mjs', import.meta.url));
     started.on('message', (message: WorkerMessage) => {
       if ('fatal' in message) {
         discard(slot, started, new Error(message.fatal));
@@ -160,36 +249,72 @@ export function createFaceDetector(options: FaceDetectorOptions = {}): FaceDetec
       const detection = slot.pending.get(message.id);
       if (!detection) return;
       slot.pending.delete(message.id);
+      clearTimeout(detection.timer);
       // An idle worker must not keep the process alive.
       if (slot.pending.size === 0) started.unref();
-      if (message.ok) detection.resolve(message.faces);
-      else detection.reject(new Error(`face detection failed: ${message.error}`));
+      if (message.ok) detection.resolve(message);
+      else detection.reject(new Error(`detection failed: ${message.error}`));
     });
-    started.on('error', (error) => discard(slot, started, new Error(`the face detection worker crashed: ${error.message}`)));
-    started.on('exit', (code) => discard(slot, started, new Error(`the face detection worker stopped (exit code ${code})`)));
+    started.on('error', (error) => discard(slot, started, new Error(`the detection worker crashed: ${error.message}`)));
+    started.on('exit', (code) => discard(slot, started, new Error(`the detection worker stopped (exit code ${code})`)));
     slot.worker = started;
     return started;
   }
 
-  function runInWorker(raster: Raster): Promise<WorkerFace[]> {
+  function runInWorker<T>(request: Record<string, unknown>): Promise<T> {
+    if (closed) return Promise.reject(new Error('the detector is closed'));
     const slot = slots.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
     const target = slot.worker ?? startWorker(slot);
     const id = nextId++;
-    return new Promise<WorkerFace[]>((resolve, reject) => {
-      slot.pending.set(id, { resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      // Not referenced: it never keeps the process alive on its own.
+      const timer = setTimeout(() => discard(slot, target, new Error(`detection took longer than ${deadline} ms; its worker was stopped`)), deadline).unref();
+      slot.pending.set(id, { resolve: resolve as (answer: unknown) => void, reject, timer });
       target.ref();
-      target.postMessage({ id, width: raster.width, height: raster.height, pixels: raster.pixels, minScore });
+      target.postMessage({ id, ...request });
     });
   }
 
+  /** Head regions of the people the whole-picture face pass saw too small, with their rasters. */
+  async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], notes: string[]) {
+    const picture = { width: raster.originalWidth, height: raster.originalHeight };
+    const faceScale = FACE_SIDE / Math.max(picture.width, picture.height);
+    const wanted = people
+      .map((person) => headRegion(person.box, picture))
+      .filter((region) => Math.max(region.width, region.height) * faceScale < REGION_SIDE);
+    if (wanted.length > limits.regions) notes.push(`faces were looked for in the ${limits.regions} most certain of ${wanted.length} person candidates only`);
+    const regions = wanted.slice(0, limits.regions);
+    if (regions.length === 0) return { regions, rasters: [] };
+    // The source: the analysis raster when every region has at least half REGION_SIDE there, else
+    // a decode of the file at the size that gives the smallest region REGION_SIDE (never enlarged).
+    const analysisScale = raster.width / picture.width;
+    const smallest = Math.min(...regions.map((region) => Math.max(region.width, region.height)));
+    const source = smallest * analysisScale >= REGION_SIDE / 2 ? raster : await decodeDetail(bytes, Math.min(1, REGION_SIDE / smallest), options.maxPixels);
+    const rasters = await Promise.all(regions.map((region) => regionRaster(source, region)));
+    return { regions, rasters };
+  }
+
   return {
-    async detect(image) {
-      if (closed) throw new Error('the face detector is closed');
-      const raster = await detectionRaster(Buffer.isBuffer(image) ? await decodeForAnalysis(image, options.maxPixels) : image);
-      if (closed) throw new Error('the face detector is closed');
-      const found = await runInWorker(raster);
-      const faces = found.map((face) => toOriginalFace(face, raster)).filter((face): face is Face => face !== null);
-      return dedupeFaces(faces);
+    async detect(image, given) {
+      if (closed) throw new Error('the detector is closed');
+      const raster = given ?? (await decodeForAnalysis(image, options.maxPixels));
+      const picture = { width: raster.originalWidth, height: raster.originalHeight };
+      const whole = { left: 0, top: 0, ...picture };
+      const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, FACE_SIDE), shrunk(raster, PEOPLE_SIDE)]);
+      const coarse = await runInWorker<CoarseAnswer>({ stage: 'coarse', faceRaster, peopleRaster, faceScore: minScore, personScore: CANDIDATE_SCORE, personLimit: MAX_CANDIDATES });
+      const candidates = dedupeFaces(coarse.people.map((found) => toPicture(found, peopleRaster, whole, picture)).filter((found) => found !== null));
+      const people = candidates.filter((person) => person.score >= PERSON_SCORE);
+      const notes: string[] = people.length > limits.people ? [`only the ${limits.people} most certain of ${people.length} people were kept`] : [];
+      const faces = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture));
+      const { regions, rasters } = await regionRasters(image, raster, candidates, notes);
+      if (rasters.length > 0) {
+        const fine = await runInWorker<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: REGION_SCORE });
+        fine.faces.forEach((found, i) => faces.push(...found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture))));
+      }
+      const kept = dedupeFaces(faces.filter((face) => face !== null));
+      if (kept.length > limits.faces) notes.push(`only the ${limits.faces} most certain of ${kept.length} faces were kept`);
+      const found = kept.slice(0, limits.faces);
+      return { faces: found, people: linkFaces(found, people.slice(0, limits.people)), notes };
     },
     async close() {
       closed = true;
@@ -197,12 +322,28 @@ export function createFaceDetector(options: FaceDetectorOptions = {}): FaceDetec
         slots.map(async (slot) => {
           const current = slot.worker;
           if (!current) return;
-          discard(slot, current, new Error('the face detector was closed'));
+          discard(slot, current, new Error('the detector was closed'));
           await current.terminate();
         }),
       );
     },
   };
+}
+
+/** A region of the source raster resampled to REGION_SIDE on its longer side. */
+async function regionRaster(source: AnalysisRaster, region: Region): Promise<Raster> {
+  const scale = source.width / source.originalWidth;
+  const left = clamp(Math.floor(region.left * scale), 0, source.width - 1);
+  const top = clamp(Math.floor(region.top * scale), 0, source.height - 1);
+  const width = clamp(Math.ceil(region.width * scale), 1, source.width - left);
+  const height = clamp(Math.ceil(region.height * scale), 1, source.height - top);
+  const fit = REGION_SIDE / Math.max(region.width, region.height);
+  const { data, info } = await fromRaster(source)
+    .extract({ left, top, width, height })
+    .resize({ width: Math.max(1, Math.round(region.width * fit)), height: Math.max(1, Math.round(region.height * fit)), fit: 'fill' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { pixels: data, width: info.width, height: info.height };
 }
 
 /** The crop rectangle: the box plus margin, clamped to the image; refuses boxes that leave nothing. */

@@ -30,7 +30,7 @@ export function httpImageService(fetcher: Fetcher): ImageService {
 
   return {
     async analyse(bytes) {
-      const answer = await json<{ fingerprints: never; faces: never; thumbnail: { ok: true; value: string } | { ok: false; error: string } }>('analyse', bytes);
+      const answer = await json<{ fingerprints: never; detections: never; thumbnail: { ok: true; value: string } | { ok: false; error: string } }>('analyse', bytes);
       return { ...answer, thumbnail: answer.thumbnail.ok ? { ok: true, value: fromBase64(answer.thumbnail.value) } : answer.thumbnail };
     },
     fingerprints: (bytes) => json('fingerprints', bytes),

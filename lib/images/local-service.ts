@@ -3,19 +3,19 @@ import { decodeForAnalysis } from './analysis-raster.js';
 import { probeImage } from './decode.js';
 import { deriveImage } from './derived.js';
 import { readJpeg } from './jpeg-dc-pool.js';
-import { createFaceDetector, cropFaces, dedupeFaces } from './faces.js';
+import { createDetector, cropFaces } from './faces.js';
 import { computeFingerprints } from './fingerprint.js';
 import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type GeometryResult } from './geometry.js';
 import { settle, type ImageService } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
 
 /**
- * The images port in this process: fingerprints, faces and the thumbnail of one image side by side
- * from one read of a JPEG's DC values and one decode (analysis-raster.ts), each off the event loop
- * (the JPEG reader's and the face model's worker threads, libvips' pool).
+ * The images port in this process: fingerprints, faces and people, and the thumbnail of one image
+ * side by side from one read of a JPEG's DC values and one decode (analysis-raster.ts), each off the
+ * event loop (the JPEG reader's and the detection models' worker threads, libvips' pool).
  */
 export function localImageService(maxPixels: number): ImageService {
-  const faces = createFaceDetector({ maxPixels });
+  const detector = createDetector({ maxPixels });
   const features = keptFeatures(maxPixels);
   const verdicts = new Map<string, Promise<GeometryResult>>();
   return {
@@ -23,12 +23,12 @@ export function localImageService(maxPixels: number): ImageService {
       // A refused image rejects the fingerprints with the decoder's reason, as the analysis's error.
       const jpeg = readJpeg(bytes, maxPixels, true);
       const decoded = decodeForAnalysis(bytes, maxPixels, jpeg);
-      const [fingerprints, found, thumbnail] = await Promise.all([
+      const [fingerprints, detections, thumbnail] = await Promise.all([
         computeFingerprints(bytes, maxPixels, jpeg, decoded),
-        settle(decoded.then((raster) => faces.detect(raster)).then(dedupeFaces)),
+        settle(decoded.then((raster) => detector.detect(bytes, raster))),
         settle(decoded.then(makeThumbnail)),
       ]);
-      return { fingerprints, faces: found, thumbnail };
+      return { fingerprints, detections, thumbnail };
     },
     fingerprints: (bytes) => computeFingerprints(bytes, maxPixels),
     probe: (bytes) => probeImage(bytes, maxPixels),
@@ -50,7 +50,7 @@ export function localImageService(maxPixels: number): ImageService {
       if (verdicts.size > KEPT_VERDICTS) verdicts.delete(verdicts.keys().next().value!);
       return verdict;
     },
-    close: () => faces.close(),
+    close: () => detector.close(),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { ImageProbe } from './decode.js';
 import type { DerivedImage } from './derived.js';
-import type { Face, FaceCrop } from './faces.js';
+import type { Detections, Face, FaceCrop } from './faces.js';
 import type { GeometryResult } from './geometry.js';
 import type { Fingerprints } from './robust.js';
 
@@ -13,11 +13,11 @@ import type { Fingerprints } from './robust.js';
  */
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** What analysis keeps of a submitted image. Faces and the thumbnail may fail on their own. */
+/** What analysis keeps of a submitted image. Detection and the thumbnail may fail on their own. */
 export interface ImageAnalysis {
   fingerprints: Fingerprints;
-  /** Overlapping detections already merged. */
-  faces: Settled<Face[]>;
+  /** Faces and people, overlapping boxes already merged. */
+  detections: Settled<Detections>;
   /** A JPEG of at most 320 px on its longer side. */
   thumbnail: Settled<Buffer>;
 }

@@ -9,6 +9,11 @@ export interface FaceRecord {
   score: number;
 }
 
+/** A person box (whole or partial body); `face` is the index in `faces` of the face inside it. */
+export interface PersonRecord extends FaceRecord {
+  face: number | null;
+}
+
 export interface RiskSignal {
   code: string;
   label: string;
@@ -42,6 +47,7 @@ export interface Submission {
   sha256: string | null;
   phash: string | null;
   faces: FaceRecord[];
+  people: PersonRecord[];
   analysis_status: AnalysisStatus;
   analysis_error: string | null;
   enrichment_status: EnrichmentStatus;
@@ -69,6 +75,8 @@ export interface SubmissionRow {
   phash: string | null;
   fingerprints: string | null;
   faces: string;
+  people: string;
+  has_people: number;
   derived_path: string | null;
   derived_created_at: string | null;
   thumb_path: string | null;
@@ -93,7 +101,7 @@ const SELECT = 'SELECT s.* FROM submissions s';
 /** What a submission record shows; lists read these and not the wide internal columns (fingerprints). */
 const SHOWN_COLUMNS = [
   'id', 'title', 'file', 'thumb_path', 'width', 'height', 'submitted_at', 'submitted_at_epoch', 'format', 'bytes', 'sha256',
-  'phash', 'faces', 'analysis_status', 'analysis_error', 'enrichment_status', 'risk_score', 'risk_level', 'risk_signals',
+  'phash', 'faces', 'people', 'analysis_status', 'analysis_error', 'enrichment_status', 'risk_score', 'risk_level', 'risk_signals',
   'decision', 'decision_note', 'decided_at', 'evidence_count', 'attention_match',
 ] as const;
 type ShownRow = Pick<SubmissionRow, (typeof SHOWN_COLUMNS)[number]>;
@@ -109,12 +117,12 @@ const SELECT_SHOWN_CELLS = `SELECT json_array(${SHOWN_COLUMNS.map((c) => `s.${c}
 function shownRow(cells: string): ShownRow & { queue_rank: string } {
   const [
     id, title, file, thumb_path, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256,
-    phash, faces, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
+    phash, faces, people, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
     decision, decision_note, decided_at, evidence_count, attention_match, queue_rank,
   ] = JSON.parse(cells);
   return {
     id, title, file, thumb_path, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256,
-    phash, faces, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
+    phash, faces, people, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
     decision, decision_note, decided_at, evidence_count, attention_match, queue_rank,
   };
 }
@@ -143,6 +151,7 @@ export function toSubmission(row: ShownRow): Submission {
     sha256: row.sha256,
     phash: row.phash,
     faces: fromJson<FaceRecord[]>(row.faces, []),
+    people: fromJson<PersonRecord[]>(row.people, []),
     analysis_status: row.analysis_status,
     analysis_error: row.analysis_error,
     enrichment_status: row.enrichment_status,
@@ -175,6 +184,8 @@ export interface QueueFilter {
   level?: RiskLevel;
   enrichment?: EnrichmentStatus;
   attention?: boolean;
+  /** Whether the picture shows anyone: a person box or a face. */
+  people?: boolean;
   /** Any part of the id or the title (case-insensitive). */
   q?: string;
 }
@@ -210,6 +221,7 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
   if (filter.level) add('s.risk_level = ?', filter.level);
   if (filter.enrichment) add('s.enrichment_status = ?', filter.enrichment);
   if (filter.attention !== undefined) add('s.attention_match = ?', filter.attention ? 1 : 0);
+  if (filter.people !== undefined) add('s.has_people = ?', filter.people ? 1 : 0);
 
   let total: number;
   // A search term's own rows, by key: the page reads them when they are few.
@@ -348,7 +360,7 @@ export function upsertSubmissionStatement(db: Database, rows: SubmissionInput | 
          width = excluded.width, height = excluded.height, submitted_at = excluded.submitted_at,
          submitted_at_epoch = excluded.submitted_at_epoch, format = excluded.format, bytes = excluded.bytes,
          sha256 = excluded.sha256, file_mtime_ms = excluded.file_mtime_ms, file_version = excluded.file_version,
-         phash = NULL, fingerprints = NULL, faces = '[]', thumb_path = NULL, analysis_status = 'pending',
+         phash = NULL, fingerprints = NULL, faces = '[]', people = '[]', has_people = 0, thumb_path = NULL, analysis_status = 'pending',
          analysis_error = NULL, enrichment_status = 'pending', updated_at = excluded.updated_at`,
     )
     .bind(now, now, toJson(list));
@@ -371,8 +383,9 @@ export interface AnalysisResult {
   phash: string;
   fingerprints: unknown;
   faces: FaceRecord[];
+  people: PersonRecord[];
   thumb_path: string | null;
-  /** Set when the image was analysed but a part of it (face detection, the thumbnail) failed. */
+  /** Set when the image was analysed but a part of it (detection, the thumbnail) failed or was capped. */
   analysis_error?: string | null;
 }
 
@@ -383,10 +396,13 @@ export interface AnalysisResult {
 export async function saveAnalysis(db: Database, id: string, analysedSha256: string | null, result: AnalysisResult, now: string): Promise<boolean> {
   const outcome = await db
     .prepare(
-      `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, thumb_path = ?,
+      `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, people = ?, has_people = ?, thumb_path = ?,
          analysis_status = 'done', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ?`,
     )
-    .bind(result.phash, toJson(result.fingerprints), toJson(result.faces), result.thumb_path, result.analysis_error ?? null, now, id, analysedSha256)
+    .bind(
+      result.phash, toJson(result.fingerprints), toJson(result.faces), toJson(result.people), result.faces.length + result.people.length > 0 ? 1 : 0,
+      result.thumb_path, result.analysis_error ?? null, now, id, analysedSha256,
+    )
     .run();
   return outcome.meta.changes > 0;
 }

@@ -188,7 +188,8 @@ describe('failures and limits', () => {
     expect(review.submission.faces).toHaveLength(1);
     const failures = byGroup(review, 'failures');
     expect(failures.map((f) => f.error?.message)).toEqual(['global_vision is disabled: missing env GLOBAL_VISION_API_KEY']);
-    expect(review.submission.risk.score).toBe(0);
+    // The cameraman's face is the one signal: no evidence counts.
+    expect(review.submission.risk).toMatchObject({ score: 10, signals: [{ code: 'faces', evidence_ids: [] }] });
     for (const f of allFakes()) expect(f.requests).toHaveLength(0);
     // Nothing left the service, so no derived copy was made or kept.
     expect(await env.db.prepare("SELECT derived_path FROM submissions WHERE id = 'camera'").first()).toEqual({ derived_path: null });
@@ -200,8 +201,8 @@ describe('failures and limits', () => {
     const review = await reloadAndRun({ LOCALLLM_BASE_URL: 'http://127.0.0.1:9' });
     const failure = byGroup(review, 'failures').find((f) => f.source === 'local_llm')!;
     expect(failure.error?.code).toBe('unreachable');
-    // The verified match (45) and the matching page (10); the failure adds nothing.
-    expect(review.submission.risk).toMatchObject({ score: 55, level: 'medium' });
+    // The verified match (45), the matching page (10) and the cameraman's face (10); the failure adds nothing.
+    expect(review.submission.risk).toMatchObject({ score: 65, level: 'high' });
     expect(review.submission.risk.signals.flatMap((s: { evidence_ids: string[] }) => s.evidence_ids)).not.toContain(failure.id);
     const health = await (await env.call('GET', '/api/providers/health')).json();
     expect(health.providers.find((p: { id: string }) => p.id === 'local_llm').used_today).toBe(0);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../../lib/repo/evidence.js';
 import { getSubmission, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
-import { computeRisk, recomputeRisk } from '../../lib/risk.js';
+import { computeRisk, recomputeRisk, SHOWS_NOBODY } from '../../lib/risk.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;
@@ -15,7 +15,7 @@ afterEach(async () => env.dispose());
 
 async function risk(items: NewEvidence[]) {
   await addEvidence(env.db, 's1', items, NOW);
-  return computeRisk(await listEvidence(env.db, 's1'));
+  return computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY);
 }
 
 describe('the risk score', () => {
@@ -52,6 +52,22 @@ describe('the risk score', () => {
     expect(r).toEqual({ score: 0, level: 'low', signals: [] });
   });
 
+  it('adds a signal for faces, and a smaller one for people whose face was not found, with no evidence behind them', async () => {
+    const evidence = await listEvidence(env.db, 's1');
+    expect(computeRisk(evidence, { faces: 2, facelessPeople: 0 })).toEqual({ score: 10, level: 'low', signals: [{ code: 'faces', label: '얼굴 포함 (초상권)', weight: 10, evidence_ids: [] }] });
+    expect(computeRisk(evidence, { faces: 0, facelessPeople: 1 })).toMatchObject({ score: 5, signals: [{ code: 'people', weight: 5 }] });
+    await addEvidence(env.db, 's1', [{ source: 'internal', kind: 'submission_match', group: 'internal', matched: true }], NOW);
+    expect(computeRisk(await listEvidence(env.db, 's1'), { faces: 1, facelessPeople: 1 })).toMatchObject({ score: 40, level: 'medium' });
+  });
+
+  it('reads who the picture shows from the stored analysis when it recomputes', async () => {
+    await env.db.prepare(`UPDATE submissions SET faces = ?, people = ? WHERE id = 's1'`).bind(
+      JSON.stringify([{ box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 }]),
+      JSON.stringify([{ box: { x: 0, y: 0, width: 60, height: 120 }, score: 0.8, face: 0 }, { box: { x: 200, y: 0, width: 60, height: 120 }, score: 0.7, face: null }]),
+    ).run();
+    expect((await recomputeRisk(env.db, 's1', NOW)).signals.map((s) => s.code)).toEqual(['faces', 'people']);
+  });
+
   it('drops evidence marked 무관, 오탐 or 보류 and keeps 판단에 사용', async () => {
     const [a, b] = await addEvidence(env.db, 's1', [
       { source: 'internal', kind: 'submission_match', group: 'internal', matched: true },
@@ -59,7 +75,7 @@ describe('the risk score', () => {
     ], NOW);
     await env.db.prepare("UPDATE evidence SET status = '오탐' WHERE id = ?").bind(b.id).run();
     await env.db.prepare("UPDATE evidence SET status = '판단에 사용' WHERE id = ?").bind(a.id).run();
-    expect(computeRisk(await listEvidence(env.db, 's1'))).toMatchObject({ score: 25, signals: [{ code: 'internal_match', evidence_ids: [a.id] }] });
+    expect(computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY)).toMatchObject({ score: 25, signals: [{ code: 'internal_match', evidence_ids: [a.id] }] });
   });
 
   it('stores the risk of the latest evidence when marks and new evidence race', async () => {
@@ -71,7 +87,7 @@ describe('the risk score', () => {
       recomputeRisk(env.db, 's1', NOW),
     ]);
     const stored = (await getSubmission(env.db, 's1'))!.risk;
-    expect(stored).toEqual(computeRisk(await listEvidence(env.db, 's1')));
+    expect(stored).toEqual(computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY));
     expect(stored.level).toBe('high');
   });
 });

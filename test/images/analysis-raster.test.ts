@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeForAnalysis } from '../../lib/images/analysis-raster.js';
-import { createFaceDetector } from '../../lib/images/faces.js';
+import { createDetector } from '../../lib/images/faces.js';
 import { computeFingerprints } from '../../lib/images/fingerprint.js';
 import { localImageService } from '../../lib/images/local-service.js';
 import { rejectionOf } from '../helpers/rejections.js';
@@ -74,7 +74,7 @@ describe('makeThumbnail', () => {
 
 describe('analyse', () => {
   const service = localImageService(50_000_000);
-  const detector = createFaceDetector();
+  const detector = createDetector();
   afterAll(async () => {
     await service.close();
     await detector.close();
@@ -84,10 +84,10 @@ describe('analyse', () => {
     for (const bytes of [fixture('astronaut.png'), await photo(1600, 1200)]) {
       const analysis = await service.analyse(bytes);
       expect(analysis.fingerprints).toEqual(await computeFingerprints(bytes));
-      expect(analysis.faces).toEqual({ ok: true, value: await detector.detect(bytes) });
+      expect(analysis.detections).toEqual({ ok: true, value: await detector.detect(bytes) });
       expect(analysis.thumbnail).toEqual({ ok: true, value: await makeThumbnail(await decodeForAnalysis(bytes)) });
     }
-    expect((await service.analyse(fixture('astronaut.png'))).faces).toMatchObject({ ok: true, value: [expect.objectContaining({ score: expect.any(Number) })] });
+    expect((await service.analyse(fixture('astronaut.png'))).detections).toMatchObject({ ok: true, value: { faces: [expect.objectContaining({ score: expect.any(Number) })] } });
   });
 
   it('refuses an image it cannot decode with the decoder\'s reason, and analyses the next one', async () => {

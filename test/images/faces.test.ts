@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
 import { ImageRejected } from '../../lib/images/rejected.js';
-import { cropFaces, createFaceDetector, dedupeFaces, iou, type Face, type FaceBox, type FaceDetector } from '../../lib/images/faces.js';
+import { cropFaces, createDetector, dedupeFaces, headRegion, iou, linkFaces, type Detector, type Face, type FaceBox } from '../../lib/images/faces.js';
 
 // Records every real worker the detector starts and how many requests each was sent, so tests
 // can see where detection runs and can kill a worker the way a crash would.
@@ -33,6 +33,7 @@ const camera = fixture('camera.png');
 const ASTRONAUT_FACE = { left: 185, right: 260, top: 90, bottom: 165 };
 const CAMERA_FACE = { left: 185, right: 260, top: 110, bottom: 200 };
 
+const facesOf = (detector: Detector, image: Buffer) => detector.detect(image).then((found) => found.faces);
 const centre = (box: FaceBox) => ({ x: box.x + box.width / 2, y: box.y + box.height / 2 });
 const face = (x: number, y: number, width: number, height: number, score: number): Face => ({ box: { x, y, width, height }, score });
 
@@ -98,27 +99,27 @@ describe('dedupeFaces', () => {
 });
 
 describe('face detector on the fixture photos', () => {
-  let detector: FaceDetector;
+  let detector: Detector;
   beforeAll(() => {
-    detector = createFaceDetector();
+    detector = createDetector();
   });
   afterAll(() => detector.close());
 
   it('finds the face in astronaut.png', async () => {
-    expectSingleFaceIn(await detector.detect(astronaut), ASTRONAUT_FACE);
+    expectSingleFaceIn(await facesOf(detector, astronaut), ASTRONAUT_FACE);
   });
 
   it('finds the face in camera.png (a grayscale PNG)', async () => {
-    expectSingleFaceIn(await detector.detect(camera), CAMERA_FACE);
+    expectSingleFaceIn(await facesOf(detector, camera), CAMERA_FACE);
   });
 
   it.each(['coffee.png', 'chelsea.png', 'rocket.jpg'])('finds no face in %s', async (name) => {
-    expect(await detector.detect(fixture(name))).toEqual([]);
+    expect(await facesOf(detector, fixture(name))).toEqual([]);
   });
 
   it('reports boxes in the coordinates of an image larger than the detection raster', async () => {
     const large = await sharp(astronaut).resize(2048, 2048).png().toBuffer();
-    const faces = await detector.detect(large);
+    const faces = await facesOf(detector, large);
     expectSingleFaceIn(faces, shifted(ASTRONAUT_FACE, 0, 0, 4));
     expect(faces[0].box.width).toBeGreaterThan(200);
   });
@@ -130,7 +131,7 @@ describe('face detector on the fixture photos', () => {
     const stored = await sharp(wide).rotate(270).jpeg({ quality: 92 }).withMetadata({ orientation: 6 }).toBuffer();
     const metadata = await sharp(stored).metadata();
     expect([metadata.orientation, metadata.width, metadata.height]).toEqual([6, 512, 712]);
-    const faces = await detector.detect(stored);
+    const faces = await facesOf(detector, stored);
     expectSingleFaceIn(faces, ASTRONAUT_FACE);
     expect(faces[0].box.x + faces[0].box.width).toBeLessThanOrEqual(712);
   });
@@ -139,7 +140,7 @@ describe('face detector on the fixture photos', () => {
     const transparent = { r: 0, g: 0, b: 0, alpha: 0 };
     const framed = await sharp(astronaut).ensureAlpha().extend({ top: 100, left: 60, background: transparent }).png().toBuffer();
     expect((await sharp(framed).metadata()).hasAlpha).toBe(true);
-    expectSingleFaceIn(await detector.detect(framed), shifted(ASTRONAUT_FACE, 60, 100));
+    expectSingleFaceIn(await facesOf(detector, framed), shifted(ASTRONAUT_FACE, 60, 100));
   });
 
   it('rasterises an SVG before detection', async () => {
@@ -149,33 +150,155 @@ describe('face detector on the fixture photos', () => {
         `<image x="100" y="0" width="512" height="512" href="data:image/png;base64,${astronaut.toString('base64')}"/>` +
         `</svg>`,
     );
-    expectSingleFaceIn(await detector.detect(svg), shifted(ASTRONAUT_FACE, 100, 0));
+    expectSingleFaceIn(await facesOf(detector, svg), shifted(ASTRONAUT_FACE, 100, 0));
   });
 
   it('rejects a corrupt image with a clear error and keeps detecting afterwards, in the same worker', async () => {
     const workersBefore = spawned.length;
-    await expect(detector.detect(Buffer.from('definitely not an image'))).rejects.toThrow(new ImageRejected('not an image'));
+    await expect(facesOf(detector, Buffer.from('definitely not an image'))).rejects.toThrow(new ImageRejected('not an image'));
     const truncated = astronaut.subarray(0, astronaut.length / 2);
-    await expect(detector.detect(truncated)).rejects.toBeInstanceOf(ImageRejected);
-    await expect(detector.detect(truncated)).rejects.toThrow(/image could not be decoded/);
-    expectSingleFaceIn(await detector.detect(astronaut), ASTRONAUT_FACE);
+    await expect(facesOf(detector, truncated)).rejects.toBeInstanceOf(ImageRejected);
+    await expect(facesOf(detector, truncated)).rejects.toThrow(/image could not be decoded/);
+    expectSingleFaceIn(await facesOf(detector, astronaut), ASTRONAUT_FACE);
     expect(spawned.length).toBe(workersBefore);
   });
 
   it('reports only faces scoring at least the minScore it was created with', async () => {
-    const strict = createFaceDetector({ minScore: 0.9 });
+    const strict = createDetector({ minScore: 0.9 });
     try {
-      expect(await strict.detect(camera)).toEqual([]);
-      expect(await strict.detect(astronaut)).toHaveLength(1);
+      expect(await facesOf(strict, camera)).toEqual([]);
+      expect(await facesOf(strict, astronaut)).toHaveLength(1);
     } finally {
       await strict.close();
     }
   });
 });
 
+/** astronaut.png shrunk to `side` and set into a plain 1600x1000 picture at (900, 500). */
+async function smallAstronaut(side: number): Promise<Buffer> {
+  const small = await sharp(astronaut).resize(side, side).toBuffer();
+  return sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d8d0c0' } }).composite([{ input: small, left: 900, top: 500 }]).png().toBuffer();
+}
+
+/** Twelve copies of astronaut.png, 300 px each, in a 4x3 grid. */
+async function astronautGrid(): Promise<Buffer> {
+  const tile = await sharp(astronaut).resize(300, 300).toBuffer();
+  const tiles = Array.from({ length: 12 }, (_, i) => ({ input: tile, left: (i % 4) * 300, top: Math.floor(i / 4) * 300 }));
+  return sharp({ create: { width: 1200, height: 900, channels: 3, background: '#ffffff' } }).composite(tiles).png().toBuffer();
+}
+
+describe('people and the faces inside them', () => {
+  let detector: Detector;
+  beforeAll(() => {
+    detector = createDetector({ workers: 1 });
+  });
+  afterAll(() => detector.close());
+
+  it('finds the astronaut as a person and links the face inside the box', async () => {
+    const { faces, people, notes } = await detector.detect(astronaut);
+    expect(notes).toEqual([]);
+    expect(people).toHaveLength(1);
+    const [person] = people;
+    expect(person.score).toBeGreaterThanOrEqual(0.3);
+    // The astronaut fills most of the picture from the helmet down.
+    expect(person.box.width).toBeGreaterThan(250);
+    expect(person.box.height).toBeGreaterThan(300);
+    expect(person.face).toBe(0);
+    const { x, y } = centre(faces[0].box);
+    expect(x).toBeGreaterThan(person.box.x);
+    expect(y).toBeGreaterThan(person.box.y);
+    expect(x).toBeLessThan(person.box.x + person.box.width);
+  });
+
+  it.each(['coffee.png', 'rocket.jpg'])('finds nobody in %s', async (name) => {
+    expect(await detector.detect(fixture(name))).toEqual({ faces: [], people: [], notes: [] });
+  });
+
+  it("finds a face too small for the whole-picture pass in the person's head region", async () => {
+    const picture = await smallAstronaut(240);
+    // At the whole-picture pass's 192 px the face is under 10 px: BlazeFace alone sees nothing.
+    await loadBlazeFace();
+    expect(await detectBlazeFaces([await detectionRaster(picture)])).toEqual([[]]);
+    const { faces, people } = await detector.detect(picture);
+    expect(people).toHaveLength(1);
+    // The face of the 240 px astronaut: x 87-122, y 42-77 of the copy, at (900, 500).
+    expectSingleFaceIn(faces, { left: 987, right: 1022, top: 542, bottom: 577 });
+    expect(people[0].face).toBe(0);
+  });
+
+  it('caps the head regions searched and the faces and people kept, and says so', async () => {
+    const grid = await astronautGrid();
+    const free = await detector.detect(grid);
+    expect(free.notes).toEqual([]);
+    expect(free.faces.length).toBeGreaterThanOrEqual(4);
+    const capped = createDetector({ workers: 1, limits: { people: 1, regions: 3, faces: 2 } });
+    try {
+      const { faces, people, notes } = await capped.detect(grid);
+      expect(faces).toHaveLength(2);
+      expect(people).toHaveLength(1);
+      expect(notes).toEqual([
+        expect.stringMatching(/^only the 1 most certain of \d+ people were kept$/),
+        expect.stringMatching(/^faces were looked for in the 3 most certain of \d+ person candidates only$/),
+        expect.stringMatching(/^only the 2 most certain of \d+ faces were kept$/),
+      ]);
+      expect(faces[0].score).toBeGreaterThanOrEqual(faces[1].score);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('finishes on a 1x10000 strip and on noise, with boxes inside the picture', async () => {
+    const strip = await sharp({ create: { width: 1, height: 10_000, channels: 3, background: '#808080' } }).png().toBuffer();
+    expect(await detector.detect(strip)).toEqual({ faces: [], people: [], notes: [] });
+    const noise = Buffer.alloc(1200 * 800 * 3);
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+    const found = await detector.detect(await sharp(noise, { raw: { width: 1200, height: 800, channels: 3 } }).png().toBuffer());
+    for (const { box } of [...found.faces, ...found.people]) {
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.y).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(1200);
+      expect(box.y + box.height).toBeLessThanOrEqual(800);
+    }
+  });
+
+  it('stops a worker that owes an answer past the deadline, and detects with a fresh one afterwards', async () => {
+    const hasty = createDetector({ workers: 1, deadlineMs: 1 });
+    try {
+      const workersBefore = spawned.length;
+      await expect(hasty.detect(astronaut)).rejects.toThrow(/detection took longer than 1 ms; its worker was stopped/);
+      expect(spawned.length).toBe(workersBefore + 1);
+    } finally {
+      await hasty.close();
+    }
+    const patient = createDetector({ workers: 1 });
+    try {
+      expectSingleFaceIn(await facesOf(patient, astronaut), ASTRONAUT_FACE);
+    } finally {
+      await patient.close();
+    }
+  });
+});
+
+describe('head regions and links', () => {
+  const picture = { width: 1000, height: 800 };
+
+  it('takes the top of a standing person, as wide as the box plus a margin, clamped to the picture', () => {
+    expect(headRegion({ x: 100, y: 200, width: 50, height: 150 }, picture)).toEqual({ left: 95, top: 195, width: 60, height: 70 });
+    expect(headRegion({ x: 0, y: 0, width: 400, height: 300 }, picture)).toEqual({ left: 0, top: 0, width: 440, height: 340 });
+    expect(headRegion({ x: 980, y: 790, width: 40, height: 40 }, picture)).toEqual({ left: 976, top: 786, width: 24, height: 14 });
+  });
+
+  it('gives each face to the most certain person whose box holds its centre, one face a person', () => {
+    const person = (x: number, score: number) => ({ box: { x, y: 0, width: 100, height: 300 }, score });
+    const faceAt = (x: number, score: number) => face(x, 20, 30, 30, score);
+    const linked = linkFaces([faceAt(40, 0.9), faceAt(50, 0.8), faceAt(500, 0.7)], [person(0, 0.5), person(20, 0.6), person(700, 0.9)]);
+    expect(linked.map((p) => p.face)).toEqual([1, 0, null]);
+  });
+});
+
 describe('face detection worker', () => {
   it('runs in a worker thread while the event loop keeps ticking', async () => {
-    const detector = createFaceDetector();
+    const detector = createDetector();
     let ticks = 0;
     let counting = false;
     const timer = setInterval(() => {
@@ -183,7 +306,7 @@ describe('face detection worker', () => {
     }, 1);
     try {
       const workersBefore = spawned.length;
-      const detection = detector.detect(astronaut);
+      const detection = facesOf(detector, astronaut);
       // The worker is started right before the request is posted to it.
       await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 1), { interval: 1 });
       counting = true;
@@ -197,18 +320,18 @@ describe('face detection worker', () => {
   });
 
   it('rejects pending detections when the worker dies and starts a fresh worker for the next one', async () => {
-    const detector = createFaceDetector({ workers: 1 });
+    const detector = createDetector({ workers: 1 });
     try {
       const workersBefore = spawned.length;
-      const first = detector.detect(astronaut);
-      const second = detector.detect(camera);
+      const first = facesOf(detector, astronaut);
+      const second = facesOf(detector, camera);
       await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 1), { interval: 1 });
       // Both images decode before they reach the worker; kill it once it holds both.
       await vi.waitFor(() => expect(requests.get(spawned[workersBefore])).toBe(2), { interval: 1 });
       await spawned[workersBefore].terminate();
-      await expect(first).rejects.toThrow(/face detection worker stopped/);
-      await expect(second).rejects.toThrow(/face detection worker stopped/);
-      expectSingleFaceIn(await detector.detect(camera), CAMERA_FACE);
+      await expect(first).rejects.toThrow(/detection worker stopped/);
+      await expect(second).rejects.toThrow(/detection worker stopped/);
+      expectSingleFaceIn(await facesOf(detector, camera), CAMERA_FACE);
       expect(spawned.length).toBe(workersBefore + 2);
     } finally {
       await detector.close();
@@ -216,11 +339,11 @@ describe('face detection worker', () => {
   });
 
   it('spreads detections over its workers; a crash fails only the image it held, and close ends every worker', async () => {
-    const detector = createFaceDetector({ workers: 2 });
+    const detector = createDetector({ workers: 2 });
     try {
       const workersBefore = spawned.length;
-      const first = detector.detect(astronaut);
-      const second = detector.detect(camera);
+      const first = facesOf(detector, astronaut);
+      const second = facesOf(detector, camera);
       await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 2), { interval: 1 });
       const [crashing, surviving] = spawned.slice(workersBefore);
       await vi.waitFor(() => expect([requests.get(crashing), requests.get(surviving)]).toEqual([1, 1]), { interval: 1 });
@@ -229,12 +352,12 @@ describe('face detection worker', () => {
       const outcomes = await Promise.allSettled([first, second]);
       const failed = outcomes.filter((outcome) => outcome.status === 'rejected');
       expect(failed).toHaveLength(1);
-      expect(String(failed[0].reason)).toMatch(/face detection worker stopped/);
+      expect(String(failed[0].reason)).toMatch(/detection worker stopped/);
       const [astronautOutcome, cameraOutcome] = outcomes;
       if (astronautOutcome.status === 'fulfilled') expectSingleFaceIn(astronautOutcome.value, ASTRONAUT_FACE);
       if (cameraOutcome.status === 'fulfilled') expectSingleFaceIn(cameraOutcome.value, CAMERA_FACE);
       // The next two go to the idle survivor and to a replacement for the crashed worker.
-      const [again, more] = await Promise.all([detector.detect(astronaut), detector.detect(camera)]);
+      const [again, more] = await Promise.all([facesOf(detector, astronaut), facesOf(detector, camera)]);
       expectSingleFaceIn(again, ASTRONAUT_FACE);
       expectSingleFaceIn(more, CAMERA_FACE);
       expect(spawned.length).toBe(workersBefore + 3);
@@ -248,9 +371,9 @@ describe('face detection worker', () => {
   });
 
   it('refuses to detect after close', async () => {
-    const detector = createFaceDetector();
+    const detector = createDetector();
     await detector.close();
-    await expect(detector.detect(astronaut)).rejects.toThrow(/closed/);
+    await expect(facesOf(detector, astronaut)).rejects.toThrow(/closed/);
   });
 });
 
@@ -311,29 +434,31 @@ function roundOut(box: FaceBox): FaceBox {
   return { x, y, width: Math.ceil(box.x + box.width) - x, height: Math.ceil(box.y + box.height) - y };
 }
 
-describe('face detection worker protocol', () => {
-  it('answers every request that waited together, and a malformed one fails alone', async () => {
-    const worker = new Worker(new URL('../../lib/images/face-worker.mjs', import.meta.url));
+describe('detection worker protocol', () => {
+  it('answers each request in turn, and a malformed one fails alone', async () => {
+    const worker = new Worker(new URL('../../lib/images/detection-worker.mjs', import.meta.url));
     try {
-      const answers = new Map<number, { ok: boolean; faces?: unknown[]; error?: string }>();
+      const answers = new Map<number, { ok: boolean; faces?: unknown[]; people?: unknown[]; error?: string }>();
       const allAnswered = new Promise<void>((resolve, reject) => {
         worker.on('message', (message) => {
           if ('fatal' in message) reject(new Error(message.fatal));
           answers.set(message.id, message);
-          if (answers.size === 3) resolve();
+          if (answers.size === 4) resolve();
         });
       });
       const [upright, cameraman] = await Promise.all([detectionRaster(astronaut), detectionRaster(camera)]);
-      // All three arrive while the model loads, so they run as one batch, which the bad one fails.
-      worker.postMessage({ id: 1, ...upright });
-      worker.postMessage({ id: 2, ...upright, pixels: upright.pixels.subarray(3) });
-      worker.postMessage({ id: 3, ...cameraman });
+      const coarse = (raster: BlazeFaceRaster) => ({ stage: 'coarse', faceRaster: raster, peopleRaster: raster, faceScore: 0.65, personScore: 0.3, personLimit: 10 });
+      worker.postMessage({ id: 1, ...coarse(upright) });
+      worker.postMessage({ id: 2, ...coarse({ ...upright, pixels: upright.pixels.subarray(3) }) });
+      worker.postMessage({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65 });
+      worker.postMessage({ id: 4, stage: 'sideways' });
       await allAnswered;
       await loadBlazeFace();
-      const alone = await detectBlazeFaces([upright, cameraman]);
-      expect(answers.get(1)).toEqual({ id: 1, ok: true, faces: alone[0] });
+      const [alone] = await detectBlazeFaces([upright]);
+      expect(answers.get(1)).toMatchObject({ id: 1, ok: true, faces: alone, people: [expect.objectContaining({ score: expect.any(Number) })] });
       expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
-      expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: alone[1] });
+      expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
+      expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
     } finally {
       await worker.terminate();
     }
@@ -379,9 +504,9 @@ describe('cropFaces', () => {
       .withExifMerge({ IFD0: { Artist: 'someone', Copyright: 'someone' } })
       .toBuffer();
     expect((await sharp(stored).metadata()).exif).toBeDefined();
-    const detector = createFaceDetector();
+    const detector = createDetector();
     try {
-      const faces = await detector.detect(stored);
+      const faces = await facesOf(detector, stored);
       const [crop] = await cropFaces(stored, faces);
       if (!crop.ok) throw new Error(crop.error);
       const metadata = await sharp(crop.bytes).metadata();
@@ -389,7 +514,7 @@ describe('cropFaces', () => {
       expect(metadata.xmp).toBeUndefined();
       expect(metadata.orientation).toBeUndefined();
       // Upright and centred on the face: the detector finds it again in the crop.
-      const again = await detector.detect(crop.bytes);
+      const again = await facesOf(detector, crop.bytes);
       expect(again).toHaveLength(1);
       const { x, y } = centre(again[0].box);
       expect(Math.abs(x - metadata.width / 2)).toBeLessThan(metadata.width / 4);

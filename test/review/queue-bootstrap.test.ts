@@ -129,6 +129,7 @@ describe('GET /api/review-queue', () => {
       phash: PHASH,
       fingerprints: { variants: [PHASH] },
       faces: [{ box: { x: 1.5, y: 2, width: 30, height: 40 }, score: 0.875 }],
+      people: [{ box: { x: 0, y: 0, width: 40, height: 90 }, score: 0.5, face: 0 }],
       thumb_path: 'thumbs/사진 #1%.jpg',
     }, now);
     await env.db.prepare(`UPDATE submissions SET title = ?, analysis_error = ? WHERE id = 'match'`).bind('"따옴표" \\ 줄\n바꿈 📷', 'decoder: <bad>').run();

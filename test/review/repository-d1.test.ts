@@ -57,7 +57,7 @@ describe.each(backends)('review statements on $name', (backend) => {
       { id: 's1', title: 't', file: 'images/s1.jpg', origin: 'quick', submitted_at: '2026-11-21 12:00', submitted_at_epoch: 1795748400, width: 1, height: 1, format: 'jpeg', bytes: 1, sha256: 'ab' },
       T1,
     ).run();
-    await saveAnalysis(db, 's1', 'ab', { phash: '0123456789abcdef', fingerprints: { v: 1 }, faces: [], thumb_path: 'thumbs/s1.jpg' }, T1);
+    await saveAnalysis(db, 's1', 'ab', { phash: '0123456789abcdef', fingerprints: { v: 1 }, faces: [], people: [], thumb_path: 'thumbs/s1.jpg' }, T1);
     await saveDerivedPath(db, 's1', 'derived/s1.jpg', T1);
   });
   afterEach(async () => close());

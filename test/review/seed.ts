@@ -42,7 +42,7 @@ export async function seedSubmission(env: TestEnv, id: string, options: SeedOpti
       env.db,
       id,
       'ab'.repeat(32),
-      { phash: options.phash ?? PHASH, fingerprints: { variants: [options.phash ?? PHASH] }, faces: [], thumb_path: null },
+      { phash: options.phash ?? PHASH, fingerprints: { variants: [options.phash ?? PHASH] }, faces: [], people: [], thumb_path: null },
       now,
     );
   }

@@ -1,0 +1,63 @@
+// Detection worker: BlazeFace (blazeface.mjs) and the people model (people-model.mjs) on
+// onnxruntime-node, one thread each. faces.ts runs one worker per core. Plain .mjs because workers
+// started from .ts files are not transformed reliably by vitest or tsx.
+// It only sees already decoded, downscaled RGB pixels (sharp decodes in the main thread), so a
+// malformed file can never reach a model. Protocol, one message per request, answered in turn:
+//   in:  { id, stage: 'coarse', faceRaster, peopleRaster, faceScore, personScore, personLimit }
+//        { id, stage: 'fine', regions: [raster], faceScore }
+//        where a raster is { width, height, pixels: Uint8Array (RGB, row-major) }
+//   out: { id, ok: true, faces, people, peopleCapped } for 'coarse' (boxes in each raster's pixels)
+//        { id, ok: true, faces: [faces of each region] } for 'fine'
+//        { id, ok: false, error }
+//   { fatal } once, when a model cannot load: the main thread then drops this worker.
+import { parentPort } from 'node:worker_threads';
+import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace } from './blazeface.mjs';
+import { detectPeople, loadPeopleModel } from './people-model.mjs';
+
+/** The largest raster either stage accepts on a side (faces.ts sends at most 256). */
+const MAX_SIDE = 256;
+
+const modelsReady = Promise.all([loadBlazeFace(), loadPeopleModel()]);
+modelsReady.catch((error) => {
+  parentPort.postMessage({ fatal: `the detection models could not be loaded: ${error instanceof Error ? error.message : String(error)}` });
+});
+const waiting = [];
+let running = false;
+
+parentPort.on('message', (request) => {
+  waiting.push(request);
+  if (!running) void drain();
+});
+
+async function drain() {
+  running = true;
+  try {
+    await modelsReady;
+  } catch {
+    // Reported as fatal above; the main thread drops this worker and everything it holds.
+    return;
+  }
+  while (waiting.length > 0) await answer(waiting.shift());
+  running = false;
+}
+
+async function answer(request) {
+  try {
+    parentPort.postMessage({ id: request.id, ok: true, ...(await run(request)) });
+  } catch (error) {
+    parentPort.postMessage({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+async function run({ stage, faceRaster, peopleRaster, regions, faceScore, personScore, personLimit }) {
+  if (stage === 'coarse') {
+    const [faces] = await detectBlazeFaces([{ ...faceRaster, minScore: faceScore }], INPUT_SIZE);
+    const { people, capped } = await detectPeople(peopleRaster, { minScore: personScore, limit: personLimit, maxSide: MAX_SIDE });
+    return { faces, people, peopleCapped: capped };
+  }
+  if (stage === 'fine') {
+    if (!Array.isArray(regions)) throw new Error('regions must be a list of rasters');
+    return { faces: regions.length ? await detectBlazeFaces(regions.map((region) => ({ ...region, minScore: faceScore })), MAX_SIDE) : [] };
+  }
+  throw new Error(`unknown stage ${stage}`);
+}
