@@ -6,7 +6,6 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { openSqlite } from '../../lib/db/sqlite.js';
-import type { Database } from '../../lib/db/types.js';
 import { auditStatement, listAuditEvents } from '../../lib/repo/audit.js';
 import { addPageCapture, clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths, listPageCaptureRows } from '../../lib/repo/captures.js';
 import { addEvidence, listEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
@@ -16,6 +15,7 @@ import { getProviderSwitch, setProviderSwitchStatement } from '../../lib/repo/pr
 import { commitQuota, releaseQuota, reserveQuota, usedToday } from '../../lib/repo/quota.js';
 import { SYSTEM_ACTOR } from '../../lib/auth/actor.js';
 import { getSubmission, listQueue, upsertSubmissionStatement, type SubmissionInput } from '../../lib/repo/submissions.js';
+import type { Database } from '../../lib/ports.js';
 
 /** The same repository code, proven on better-sqlite3 and on miniflare's D1. */
 interface Backend {
@@ -130,6 +130,7 @@ describe.each(backends)('repository on $name', (backend) => {
       evidence_count: 0,
       attention_match: false,
       faces: [],
+      people: [],
     });
   });
 
@@ -183,7 +184,7 @@ describe.each(backends)('repository on $name', (backend) => {
       id: 'odd', title: 'Title odd', file: 'images/사진 #1.png', media_url: `/media/images/${encodeURIComponent('사진 #1.png')}`, thumb_url: '/media/thumbs/odd.jpg',
       width: expect.any(Number), height: expect.any(Number), submitted_at: expect.any(String), submitted_at_epoch: expect.any(Number),
       format: expect.any(String), bytes: expect.any(Number), sha256: expect.any(String), phash: null,
-      faces: [{ box: { x: 1, y: 2, width: 3, height: 4 }, score: 0.9 }], analysis_status: 'pending', analysis_error: null, enrichment_status: 'pending',
+      faces: [{ box: { x: 1, y: 2, width: 3, height: 4 }, score: 0.9 }], people: [], analysis_status: 'pending', analysis_error: null, enrichment_status: 'pending',
       risk: { score: 45, level: 'medium', signals: [{ code: 'internal_match', label: '내부 유사 제출물', weight: 25, evidence_ids: ['ev_1'] }] },
       decision: { value: '보류', note: null, decided_at: NOW }, evidence_count: 3, attention_match: true,
     });

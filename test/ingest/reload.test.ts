@@ -3,12 +3,11 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { D1_MAX_BOUND_VALUES, D1_MAX_QUERIES, limitedDatabase } from '../../lib/db/limits.js';
-import type { BlobStore } from '../../lib/blobs/types.js';
-import type { Env } from '../../lib/env.js';
 import { quickId, quickTitle, reload as reloadFiles } from '../../lib/ingest.js';
 import { countedBlobStore, SubrequestLimitExceeded, subrequestBudget } from '../../lib/subrequests.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, reencoded } from '../helpers/fixtures.js';
+import type { BlobStore, Env } from '../../lib/ports.js';
 
 let env: TestEnv;
 
@@ -61,9 +60,11 @@ describe('reload of the fixture photos', () => {
     expect(camera.evidence.map((e) => [e.group_key, e.matched_submission_id])).toEqual([['internal', 'camera-copy']]);
     expect(copy.evidence.map((e) => [e.group_key, e.matched_submission_id])).toEqual([['internal', 'camera']]);
     expect(Number(copy.evidence[0].similarity)).toBeGreaterThanOrEqual(0.9);
-    expect(copy.row).toMatchObject({ risk_level: 'low', risk_score: 25 });
+    // The match (25) and the cameraman's face (10).
+    expect(copy.row).toMatchObject({ risk_level: 'medium', risk_score: 35 });
     expect(JSON.parse(String(copy.row.risk_signals))).toEqual([
       { code: 'internal_match', label: '내부 유사 제출물', weight: 25, evidence_ids: [copy.evidence[0].id] },
+      { code: 'faces', label: '얼굴 포함 (초상권)', weight: 10, evidence_ids: [] },
     ]);
     for (const id of ['astronaut', 'coffee', 'chelsea', 'rocket']) expect((await review(id)).evidence).toEqual([]);
   });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openApiPath } from '../../lib/api/openapi.js';
 import { Answers } from '../../lib/api/records.js';
-import { ROUTES } from '../../lib/router.js';
+import { ROUTES } from '../../functions/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { checkAnswer, document } from '../helpers/openapi-check.js';
 import { body } from './seed.js';
@@ -40,7 +40,7 @@ describe('GET /api/openapi.json', () => {
     const status = served.paths['/api/evidence/{id}/status'].post.requestBody.content['application/json'].schema;
     expect(status.properties.status.enum).toEqual(['판단에 사용', '무관', '오탐', '보류']);
     const queueParameters = served.paths['/api/review-queue'].get.parameters.map((p: { name: string }) => p.name);
-    expect(queueParameters).toEqual(['limit', 'offset', 'cursor', 'decision', 'level', 'enrichment', 'attention', 'q']);
+    expect(queueParameters).toEqual(['limit', 'offset', 'cursor', 'decision', 'level', 'enrichment', 'attention', 'people', 'q']);
     expect(served.components.schemas.Error.properties.error.properties.code.enum).toEqual(expect.arrayContaining(['invalid_request', 'unauthenticated', 'forbidden', 'not_found']));
     expect(served.paths['/media/{path}'].get.responses['200'].content).toHaveProperty('application/octet-stream');
   });

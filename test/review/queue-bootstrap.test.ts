@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { ProviderRecord, SubmissionRecord } from './contract.js';
-import { getSubmission, saveAnalysis } from '../../lib/repo/submissions.js';
+import { getSubmission, saveAnalysis, type FaceRecord, type PersonRecord } from '../../lib/repo/submissions.js';
 import { attentionMatch, body, PHASH, refusal, seedSubmission, webMatch, webRelated } from './seed.js';
 
 let env: TestEnv;
@@ -103,6 +103,23 @@ describe('GET /api/review-queue', () => {
     await env.db.prepare("DELETE FROM submissions WHERE id = 'none'").run();
     expect(await q(`q=${encodeURIComponent('새')}`)).toMatchObject({ items: [], total: 0 });
     expect(await env.db.prepare('SELECT COUNT(*) AS n FROM submission_grams WHERE submission_rowid NOT IN (SELECT rowid FROM submissions)').first()).toEqual({ n: 0 });
+  });
+
+  it('filters by who the picture shows (a person box or a face), with exact totals, kept up to date by a new analysis', async () => {
+    for (const id of ['nobody', 'face', 'person']) await seedSubmission(env, id);
+    const analyse = (id: string, faces: FaceRecord[], people: PersonRecord[]) =>
+      saveAnalysis(env.db, id, 'ab'.repeat(32), { phash: PHASH, fingerprints: { variants: [PHASH] }, faces, people, thumb_path: null }, env.clock.now().toISOString());
+    await analyse('face', [{ box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 }], []);
+    await analyse('person', [], [{ box: { x: 1, y: 1, width: 30, height: 90 }, score: 0.6, face: null }]);
+    const q = async (query: string) => body(env.call('GET', `/api/review-queue?${query}`));
+    expect((await q('people=true')).total).toBe(2);
+    expect(ids(await q('people=true')).sort()).toEqual(['face', 'person']);
+    expect(await q('people=false')).toMatchObject({ total: 1, items: [{ id: 'nobody', people: [], faces: [] }] });
+    expect((await q('people=true&decision=undecided')).total).toBe(2);
+    await analyse('person', [], []);
+    expect(ids(await q('people=true'))).toEqual(['face']);
+    expect((await q('people=false')).total).toBe(2);
+    expect((await env.call('GET', '/api/review-queue?people=maybe')).status).toBe(400);
   });
 
   it('filters by enrichment status and by attention match, kept up to date as evidence changes', async () => {
