@@ -8,7 +8,7 @@ import { loadConfig } from './lib/config-file.js';
 import { ImageRejected } from './lib/images/rejected.js';
 import { IMAGE_SERVICE_ROUTES, type ImageServiceRoute } from './lib/images/http-service.js';
 import { localImageService } from './lib/images/local-service.js';
-import type { ImageService } from './lib/images/service.js';
+import type { ImageService } from './lib/ports.js';
 
 /**
  * The image service: the images port (sharp, the JPEG reader, the face model) behind a small HTTP
@@ -84,6 +84,7 @@ export interface RunningImageService {
 
 /** Listens on SVC_HOST:port (0 picks a free one, for tests). */
 export async function startImageService(config: Config, port: number): Promise<RunningImageService> {
+  // As an entry, this is where the image service chooses its one adapter (docs/architecture.md#ports-and-adapters).
   const images = localImageService(config.SVC_MAX_IMAGE_PIXELS);
   const server: Server = createServer(createServerAdapter((request: Request) => handleImageRequest(request, images)));
   await new Promise<void>((resolve, reject) => {

@@ -6,9 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { createServerAdapter } from '@whatwg-node/server';
 import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
-import { createEnv, type Env, type EnvOptions, type OwnedEnv } from './lib/env.js';
-import type { JobRunner } from './lib/jobs.js';
-import type { Logger } from './lib/log.js';
+import { createEnv, type EnvOptions, type JobsQueuedMessage, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/errors.js';
 import { countAccounts } from './lib/repo/accounts.js';
 import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/repo/jobs.js';
@@ -17,7 +15,8 @@ import { runRetention } from './lib/review/retention.js';
 import { dayIn } from './lib/time.js';
 import { clearLeases } from './lib/repo/leases.js';
 import { clearReservations } from './lib/repo/quota.js';
-import { createRouter } from './lib/router.js';
+import { createRouter } from './functions/router.js';
+import type { Env, Logger } from './lib/ports.js';
 
 export interface RunningServer {
   url: string;
@@ -144,17 +143,11 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
 
 const RESTART_DELAY_MS = 1000;
 
-type WorkerMessage = { type: 'listening'; url: string } | { type: 'jobs-queued'; count: number } | { type: 'stop' } | undefined;
+type WorkerMessage = { type: 'listening'; url: string } | JobsQueuedMessage | { type: 'stop' } | undefined;
 
 /** A request process: answers on the shared port; the jobs its requests queue run in the primary. */
 async function startRequestProcess(config: Config): Promise<void> {
-  const jobs: JobRunner = {
-    start() {},
-    notify: async (count) => void process.send!({ type: 'jobs-queued', count } satisfies WorkerMessage),
-    drain: async () => 0,
-    stop: async () => {},
-  };
-  const env = await createEnv(config, { jobs });
+  const env = await createEnv(config, { jobs: 'primary' });
   const server = await listen(env);
   // The primary decides when to stop (a terminal's Ctrl-C reaches every process of the group).
   process.on('SIGINT', () => {});

@@ -4,17 +4,16 @@ import { SYSTEM_ACTOR } from './lib/auth/actor.js';
 import { r2BlobStore, type R2BucketLike } from './lib/blobs/r2.js';
 import { buildConfig, type Config } from './lib/config.js';
 import { limitedDatabase } from './lib/db/limits.js';
-import type { Database } from './lib/db/types.js';
-import type { Env } from './lib/env.js';
 import { httpImageService, type Fetcher } from './lib/images/http-service.js';
 import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike } from './lib/jobs-queue.js';
-import { createLogger, type Logger } from './lib/log.js';
+import { createLogger } from './lib/log.js';
 import { fetchEgress } from './lib/net/fetch-egress.js';
 import { owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
 import { runRetention } from './lib/review/retention.js';
 import { countedBlobStore, countedEgress, countedFetcher, countedQueue, subrequestBudget } from './lib/subrequests.js';
-import { createRouter } from './lib/router.js';
+import { createRouter } from './functions/router.js';
 import { systemClock } from './lib/time.js';
+import type { Database, Env, Logger } from './lib/ports.js';
 
 /**
  * The Worker entry: the same router, handlers and console as the Node service (server.ts), on

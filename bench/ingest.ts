@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { seededRandom } from '../test/helpers/random.js';
-import type { ImageService } from '../lib/images/service.js';
 import { EVAL_PHOTOS } from './eval-set.js';
 import type { BenchTable } from './run.js';
+import type { ImageService } from '../lib/ports.js';
 
 export const name = 'ingest';
 

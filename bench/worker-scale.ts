@@ -1,10 +1,10 @@
 import sharp from 'sharp';
 import { startImageService } from '../image-service.js';
 import { buildConfig } from '../lib/config.js';
-import type { Database } from '../lib/db/types.js';
 import { startLocalWorker } from '../scripts/local-worker.js';
 import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision } from '../test/fakes/index.js';
 import type { BenchTable } from './run.js';
+import type { Database } from '../lib/ports.js';
 
 /**
  * The Worker at scale under miniflare: SUBMISSIONS generated JPEGs put in the local R2 bucket, one

@@ -1,7 +1,7 @@
 import { listAlerts } from '../lib/alerts.js';
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { dayIn } from '../lib/time.js';
+import type { Env } from '../lib/ports.js';
 
 /** GET /api/alerts (admin): today's quota alerts, whether the webhook got them, and why not. */
 export async function handleAlerts(_request: Request, env: Env): Promise<Response> {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { json, readQuery } from '../lib/http.js';
 import { listAuditEvents } from '../lib/repo/audit.js';
 import { limitParam } from '../lib/review/query.js';
+import type { Env } from '../lib/ports.js';
 
 export const AUDIT_PAGE_DEFAULT = 100;
 export const AUDIT_PAGE_MAX = 1000;

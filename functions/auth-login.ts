@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { Password, login, Username } from '../lib/auth/accounts.js';
 import { sessionCookie } from '../lib/auth/authenticate.js';
-import type { Env } from '../lib/env.js';
 import { json, readBody } from '../lib/http.js';
+import type { Env } from '../lib/ports.js';
 
 export const LoginBody = z.object({ username: Username, password: z.string().min(1).max(200) }).strict();
 

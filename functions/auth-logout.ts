@@ -1,7 +1,7 @@
 import { logout } from '../lib/auth/accounts.js';
 import { readCookie, SESSION_COOKIE, sessionCookie } from '../lib/auth/authenticate.js';
-import type { Env } from '../lib/env.js';
 import { json, readJson } from '../lib/http.js';
+import type { Env } from '../lib/ports.js';
 
 /** POST /api/auth/logout: the session ends on the server, and the cookie is cleared. */
 export async function handleLogout(request: Request, env: Env): Promise<Response> {

@@ -1,7 +1,7 @@
 import { isLoopback } from '../lib/auth/accounts.js';
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { countAccounts } from '../lib/repo/accounts.js';
+import type { Env } from '../lib/ports.js';
 
 /**
  * GET /api/auth/session: who the caller is (open to anyone, so the console can decide between its

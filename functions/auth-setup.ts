@@ -1,8 +1,8 @@
 import { setupFirstAdmin } from '../lib/auth/accounts.js';
 import { sessionCookie } from '../lib/auth/authenticate.js';
-import type { Env } from '../lib/env.js';
 import { json, readBody } from '../lib/http.js';
 import { SetupBody } from './auth-login.js';
+import type { Env } from '../lib/ports.js';
 
 /** POST /api/auth/setup: the first administrator of a fresh data folder, from a loopback address only. */
 export async function handleSetup(request: Request, env: Env): Promise<Response> {

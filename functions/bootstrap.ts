@@ -1,4 +1,3 @@
-import type { Env } from '../lib/env.js';
 import { publicSettings } from '../lib/config.js';
 import { json } from '../lib/http.js';
 import { providerRecords } from '../lib/provider-state.js';
@@ -7,6 +6,7 @@ import { countKnowledgeByState } from '../lib/repo/knowledge.js';
 import { listQueue } from '../lib/repo/submissions.js';
 import { DECISIONS, EVIDENCE_STATUSES, KNOWLEDGE_STATES, REVIEW_GROUPS } from '../lib/vocabulary.js';
 import { QUEUE_PAGE_DEFAULT } from './review-queue.js';
+import type { Env } from '../lib/ports.js';
 
 /** GET /api/bootstrap: what the console needs to start; settings without any secret value. */
 export async function handleBootstrap(_request: Request, env: Env): Promise<Response> {

@@ -1,5 +1,5 @@
-import type { Env } from '../lib/env.js';
 import { notFound } from '../lib/errors.js';
+import type { Env } from '../lib/ports.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -1,10 +1,10 @@
 import { captureEvidencePage } from '../lib/enrichment/capture.js';
-import type { Env } from '../lib/env.js';
 import { errorBody } from '../lib/errors.js';
 import { json } from '../lib/http.js';
 import { MEDIA_HEADERS, readMediaBytes } from '../lib/media.js';
 import { getPageCaptureRow } from '../lib/repo/captures.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import type { Env } from '../lib/ports.js';
 
 /** POST /api/evidence/{id}/capture: fetch and keep the page of a web evidence item now. */
 export async function handleEvidenceCapture(request: ParamRequest, env: Env): Promise<Response> {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { json, readBody } from '../lib/http.js';
 import { setEvidenceStatus } from '../lib/review/evidence-status.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
 import { EVIDENCE_STATUSES } from '../lib/vocabulary.js';
+import type { Env } from '../lib/ports.js';
 
 export const EvidenceStatusBody = z.object({ status: z.enum(EVIDENCE_STATUSES) }).strict();
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { readQuery } from '../lib/http.js';
 import {
   decisionPages, DECISION_COLUMNS, EXPORT_FORMATS, exportResponse, queuePages, QUEUE_COLUMNS, watchlistPages, WATCHLIST_COLUMNS,
 } from '../lib/review/exports.js';
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
 import { queueFilterParams } from './review-queue.js';
+import type { Env } from '../lib/ports.js';
 
 const format = z.enum(EXPORT_FORMATS).default('csv');
 

@@ -1,5 +1,5 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
+import type { Env } from '../lib/ports.js';
 
 /** GET /health: 200 while the database answers, 503 `degraded` when it does not. */
 export async function handleHealth(_request: Request, env: Env): Promise<Response> {

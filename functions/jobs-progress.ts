@@ -1,6 +1,6 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { jobProgress } from '../lib/repo/jobs.js';
+import type { Env } from '../lib/ports.js';
 
 /** GET /api/jobs/progress: queued, running, done and failed per job type, rate, time left, failures. */
 export async function handleJobsProgress(_request: Request, env: Env): Promise<Response> {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { json, readQuery } from '../lib/http.js';
 import { listJobs } from '../lib/repo/jobs.js';
+import type { Env } from '../lib/ports.js';
 
 export const JobsQuery = z.object({
   status: z.enum(['queued', 'running', 'done', 'failed', 'skipped']).optional(),

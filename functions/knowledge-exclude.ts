@@ -1,7 +1,7 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { moveKnowledgeEntry } from '../lib/review/knowledge.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import type { Env } from '../lib/ports.js';
 
 /** POST /api/knowledge/{id}/exclude-watchlist: the entry becomes `오탐 제외`; no body needed. */
 export async function handleKnowledgeExclude(request: ParamRequest, env: Env): Promise<Response> {

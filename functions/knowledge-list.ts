@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { json, readQuery } from '../lib/http.js';
 import { listKnowledge } from '../lib/repo/knowledge.js';
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
+import type { Env } from '../lib/ports.js';
 
 export const KnowledgeQuery = z.object({ state: z.enum(KNOWLEDGE_STATES).optional() });
 

@@ -1,6 +1,6 @@
-import type { Env } from '../lib/env.js';
 import { errorBody } from '../lib/errors.js';
 import { MEDIA_HEADERS, readMedia } from '../lib/media.js';
+import type { Env } from '../lib/ports.js';
 
 function refuse(): Response {
   return new Response(JSON.stringify(errorBody('not_found', 'no such media')), {

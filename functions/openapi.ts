@@ -1,12 +1,12 @@
-import type { Env } from '../lib/env.js';
+import { openApiDocument, type DescribedRoute } from '../lib/api/openapi.js';
 import { json } from '../lib/http.js';
-import { openApiDocument } from '../lib/api/openapi.js';
-import { ROUTES } from '../lib/router.js';
+import type { Env } from '../lib/ports.js';
 
-let document: ReturnType<typeof openApiDocument> | undefined;
-
-/** GET /api/openapi.json: made from the route table on first request (it cannot change while running). */
-export async function handleOpenApi(_request: Request, env: Env): Promise<Response> {
-  document ??= openApiDocument(ROUTES, env.version);
-  return json(document);
+/**
+ * GET /api/openapi.json over the route list that registers it (functions/index.ts, which hands
+ * itself in): made on first request, as the list cannot change while running.
+ */
+export function openApiHandler(routes: () => readonly DescribedRoute[]) {
+  let document: ReturnType<typeof openApiDocument> | undefined;
+  return async (_request: Request, env: Env): Promise<Response> => json((document ??= openApiDocument(routes(), env.version)));
 }

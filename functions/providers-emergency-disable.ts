@@ -1,6 +1,6 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { emergencyDisable } from '../lib/review/providers.js';
+import type { Env } from '../lib/ports.js';
 
 /** POST /api/providers/emergency-disable: every provider off at once; no body needed. */
 export async function handleEmergencyDisable(_request: Request, env: Env): Promise<Response> {

@@ -1,6 +1,6 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { providersHealth } from '../lib/review/providers.js';
+import type { Env } from '../lib/ports.js';
 
 /** GET /api/providers/health: each provider with its last success and failure, and an overall status. */
 export async function handleProvidersHealth(_request: Request, env: Env): Promise<Response> {

@@ -1,6 +1,6 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { providerRecords } from '../lib/provider-state.js';
+import type { Env } from '../lib/ports.js';
 
 /** GET /api/providers: effective state and the names of missing variables, never values. */
 export async function handleProvidersList(_request: Request, env: Env): Promise<Response> {

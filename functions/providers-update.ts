@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { notFound } from '../lib/errors.js';
 import { json, readBody } from '../lib/http.js';
 import { providerRecord } from '../lib/provider-state.js';
@@ -7,6 +6,7 @@ import { pathParam, type ParamRequest } from '../lib/review/request.js';
 import { isProviderId } from '../lib/providers/catalog.js';
 import { auditStatement } from '../lib/repo/audit.js';
 import { setProviderSwitchStatement } from '../lib/repo/providers.js';
+import type { Env } from '../lib/ports.js';
 
 export const ProviderUpdateBody = z.object({ enabled: z.boolean() }).strict();
 

@@ -1,6 +1,6 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { runRetention } from '../lib/review/retention.js';
+import type { Env } from '../lib/ports.js';
 
 /** POST /api/retention/run: the daily retention job, on demand; no body needed. */
 export async function handleRetentionRun(_request: Request, env: Env): Promise<Response> {

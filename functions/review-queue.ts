@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { json, readQuery } from '../lib/http.js';
 import { listQueue } from '../lib/repo/submissions.js';
 import { limitParam, offsetParam } from '../lib/review/query.js';
 import { DECISIONS, RISK_LEVELS } from '../lib/vocabulary.js';
+import type { Env } from '../lib/ports.js';
 
 export const QUEUE_PAGE_DEFAULT = 50;
 export const QUEUE_PAGE_MAX = 200;

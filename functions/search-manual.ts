@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { manualSearch } from '../lib/enrichment/manual-search.js';
 import { cleanQueryText } from '../lib/enrichment/queries.js';
-import type { Env } from '../lib/env.js';
 import { invalid } from '../lib/errors.js';
 import { json, readBody } from '../lib/http.js';
+import type { Env } from '../lib/ports.js';
 
 export const ManualSearchBody = z
   .object({

@@ -1,7 +1,7 @@
 import { caseBundle } from '../lib/bundle/case.js';
 import { zipStream } from '../lib/bundle/zip.js';
-import type { Env } from '../lib/env.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import type { Env } from '../lib/ports.js';
 
 /**
  * GET /api/submissions/{id}/bundle: the case as a ZIP (images, page captures, summary, audit

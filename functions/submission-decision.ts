@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Env } from '../lib/env.js';
 import { json, readBody } from '../lib/http.js';
 import { decideSubmission } from '../lib/review/decision.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
 import { DECISIONS } from '../lib/vocabulary.js';
+import type { Env } from '../lib/ports.js';
 
 export const DecisionBody = z
   .object({

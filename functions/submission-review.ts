@@ -1,7 +1,7 @@
-import type { Env } from '../lib/env.js';
 import { json } from '../lib/http.js';
 import { submissionReview } from '../lib/review/detail.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import type { Env } from '../lib/ports.js';
 
 /** GET /api/submissions/{id}/review: the submission, its evidence and the non-empty groups. */
 export async function handleSubmissionReview(request: ParamRequest, env: Env): Promise<Response> {

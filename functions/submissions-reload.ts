@@ -1,6 +1,6 @@
-import type { Env } from '../lib/env.js';
 import { json, readJson } from '../lib/http.js';
 import { reload } from '../lib/ingest.js';
+import type { Env } from '../lib/ports.js';
 
 /** POST /api/submissions/reload: no body needed; answers the reload report. */
 export async function handleSubmissionsReload(request: Request, env: Env): Promise<Response> {

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { enrichSubmission } from '../lib/enrichment/pipeline.js';
-import type { Env } from '../lib/env.js';
 import { conflict, notFound } from '../lib/errors.js';
 import { json, readBody } from '../lib/http.js';
 import { auditStatement } from '../lib/repo/audit.js';
 import { getSubmission, getSubmissionRow } from '../lib/repo/submissions.js';
 import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import type { Env } from '../lib/ports.js';
 
 export const RerunBody = z.object({ face_crop: z.boolean().optional() }).strict();
 

@@ -1,4 +1,3 @@
-import type { Env } from './env.js';
 import { settle } from './images/service.js';
 import { ImageRejected } from './images/rejected.js';
 import { RobustIndex, SlotQuery, type Fingerprints, type SlotProbe } from './images/robust.js';
@@ -15,6 +14,7 @@ import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow
 import { serialized } from './serial.js';
 import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from './risk.js';
 import { WATCHLIST_CONFIRMED } from './vocabulary.js';
+import type { Env } from './ports.js';
 
 /**
  * Local analysis of a submitted image, before any provider is involved: fingerprints, a derived

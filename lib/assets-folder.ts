@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ConsoleAssets } from './assets.js';
+import type { ConsoleAssets } from './ports.js';
 
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'static');
 

@@ -1,47 +1,18 @@
-import { SYSTEM_ACTOR, type Actor } from './auth/actor.js';
+import { SYSTEM_ACTOR } from './auth/actor.js';
 import type { Config } from './config.js';
-import type { ConsoleAssets } from './assets.js';
 import { folderAssets } from './assets-folder.js';
 import { folderBlobStore } from './blobs/folder.js';
-import type { BlobStore } from './blobs/types.js';
-import type { Database } from './db/types.js';
 import { migrate } from './db/migrate.js';
 import { openSqlite } from './db/sqlite.js';
 import { localImageService } from './images/local-service.js';
-import type { ImageService } from './images/service.js';
 import { nodeEgress } from './net/http-client.js';
-import type { Egress } from './net/egress.js';
 import { JOB_HANDLERS } from './job-handlers.js';
-import { createJobRunner, type JobNotice, type JobRunner } from './jobs.js';
-import { createLogger, type Logger } from './log.js';
+import { createJobRunner, type JobRunner } from './jobs.js';
+import { createLogger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
-import { unlimitedSubrequests, type Subrequests } from './subrequests.js';
-import { systemClock, type Clock } from './time.js';
-
-/** Everything a handler may use; built once at start-up (or by a test) from the validated config. */
-export interface Env {
-  config: Config;
-  db: Database;
-  /** Submitted images, downloads, captures, derived copies and thumbnails (lib/blobs/types.ts). */
-  blobs: BlobStore;
-  /** Every outbound HTTP request (lib/net/egress.ts). */
-  egress: Egress;
-  /** The console's static files. */
-  assets: ConsoleAssets;
-  clock: Clock;
-  log: Logger;
-  version: string;
-  startedAt: Date;
-  /** Everything that decodes pixels (lib/images/service.ts). */
-  images: ImageService;
-  jobs: JobNotice;
-  /** Who the current work is for: the caller of a request (set by the router), else the service itself. */
-  actor: Actor;
-  /** What this invocation may still send to storage and other services (lib/subrequests.ts). */
-  subrequests: Subrequests;
-  /** The largest submitted file this runtime reads whole; a reload refuses larger ones unread. */
-  maxFileBytes: number;
-}
+import { unlimitedSubrequests } from './subrequests.js';
+import { systemClock } from './time.js';
+import type { BlobStore, Clock, Database, Env, Logger } from './ports.js';
 
 /** Where the records and the media are kept. The env closes the database when it closes. */
 export interface Storage {
@@ -58,8 +29,27 @@ export interface EnvOptions {
    * database and an R2 bucket (lib/blobs/r2.ts).
    */
   storage?: Storage;
-  /** Who runs the jobs this env queues: by default job loops in this process (server.ts may run them in another). */
-  jobs?: JobRunner;
+  /**
+   * Who runs the jobs this env queues: job loops in this process (the default), or, for a request
+   * process of server.ts's cluster, the primary process, told over node:cluster's channel.
+   */
+  jobs?: 'in-process' | 'primary';
+}
+
+/** What a request process sends the primary when its requests queued jobs. */
+export interface JobsQueuedMessage {
+  type: 'jobs-queued';
+  count: number;
+}
+
+/** The jobs port of a request process: it runs no job, it tells the primary, whose loops do. */
+function primaryProcessJobs(): JobRunner {
+  return {
+    start() {},
+    notify: async (count) => void process.send!({ type: 'jobs-queued', count } satisfies JobsQueuedMessage),
+    drain: async () => 0,
+    stop: async () => {},
+  };
 }
 
 /** The Node service's env: its storage, its in-process job runner and image service, which it closes. */
@@ -101,10 +91,13 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     },
   };
   // The runner needs the finished env, and the env holds the runner.
-  env.jobs = options.jobs ?? createJobRunner(env, {
-    analyse: { handler: JOB_HANDLERS.analyse, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
-    enrich: { handler: JOB_HANDLERS.enrich, concurrency: config.SVC_ENRICH_CONCURRENCY },
-    index: { handler: JOB_HANDLERS.index, concurrency: 1 },
-  });
+  env.jobs =
+    options.jobs === 'primary'
+      ? primaryProcessJobs()
+      : createJobRunner(env, {
+          analyse: { handler: JOB_HANDLERS.analyse, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
+          enrich: { handler: JOB_HANDLERS.enrich, concurrency: config.SVC_ENRICH_CONCURRENCY },
+          index: { handler: JOB_HANDLERS.index, concurrency: 1 },
+        });
   return env;
 }

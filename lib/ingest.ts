@@ -2,9 +2,7 @@ import { createHash } from 'node:crypto';
 import { basename, extname, isAbsolute } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
-import { listPages, type BlobInfo } from './blobs/types.js';
-import type { Statement } from './db/types.js';
-import type { Env } from './env.js';
+import { listPages } from './blobs/types.js';
 import { refreshRightsEvidence } from './analysis.js';
 import { describeIssues } from './http.js';
 import { ImageRejected } from './images/rejected.js';
@@ -14,6 +12,7 @@ import { enqueueJobStatement, owedWorkStatements, queuedCount } from './repo/job
 import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from './repo/submissions.js';
 import { serialized } from './serial.js';
 import { formatLocal, parseLocal } from './time.js';
+import type { BlobInfo, Env, Statement } from './ports.js';
 
 /**
  * `POST /api/submissions/reload`: the registry file and the images folder become submissions.

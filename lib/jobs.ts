@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Env } from './env.js';
 import { claimNextJob, finishJob, type Job, type JobType } from './repo/jobs.js';
+import type { Env, JobNotice } from './ports.js';
 
 /**
  * Jobs are rows of the job table, the record of all work and of its progress. The jobs port is
@@ -14,12 +14,6 @@ export type JobHandler = (env: Env, job: Job) => Promise<JobOutcome>;
 export interface JobWorker {
   handler: JobHandler;
   concurrency: number;
-}
-
-/** The jobs port. */
-export interface JobNotice {
-  /** Tells the workers that `count` jobs were queued (after the statement that queued them committed). */
-  notify(count: number): Promise<void>;
 }
 
 /**

@@ -1,11 +1,6 @@
 import type { Config } from './config.js';
 import { SECRET_VARIABLES } from './config.js';
-
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+import type { Logger } from './ports.js';
 
 /** Removes every configured secret value from a text, wherever it appears. */
 export function redactor(config: Config): (text: string) => string {

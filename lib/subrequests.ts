@@ -1,7 +1,6 @@
-import type { BlobStore } from './blobs/types.js';
 import type { Fetcher } from './images/http-service.js';
 import type { QueueLike } from './jobs-queue.js';
-import type { Egress } from './net/egress.js';
+import type { BlobStore, Egress, Subrequests } from './ports.js';
 
 /**
  * A Worker invocation may make at most 1,000 subrequests: fetches, calls through a service binding
@@ -17,11 +16,6 @@ export class SubrequestLimitExceeded extends Error {
     super(`Worker limit: more than ${limit} subrequests (R2, the image service, outbound fetches) in one invocation`);
     this.name = 'SubrequestLimitExceeded';
   }
-}
-
-export interface Subrequests {
-  /** How many more this invocation may make. */
-  left(): number;
 }
 
 export interface SubrequestBudget extends Subrequests {

@@ -1,3 +1,5 @@
+import type { Clock } from './ports.js';
+
 /** Time in SVC_TIMEZONE: registry times are wall-clock there, and quota days start at its midnight. */
 
 // Making a formatter costs far more than using one (a reload of 100,000 files formats each time).
@@ -59,11 +61,6 @@ export function parseLocal(text: string, timeZone: string): number | null {
     guess += asUtc - shown;
   }
   return Math.floor(guess / 1000);
-}
-
-/** The clock port: the system's, or a test's that moves only when told. */
-export interface Clock {
-  now(): Date;
 }
 
 export const systemClock: Clock = { now: () => new Date() };

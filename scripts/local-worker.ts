@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { migrate } from '../lib/db/migrate.js';
-import type { Database } from '../lib/db/types.js';
 import { buildWorker } from './build-worker.js';
+import type { Database } from '../lib/ports.js';
 
 /**
  * The Worker bundle under miniflare with what wrangler.toml gives it in production: D1 (`DB`, the

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Env } from '../env.js';
 import { conflict, notFound, ServiceError } from '../errors.js';
 import { auditStatement } from '../repo/audit.js';
 import {
@@ -20,6 +19,7 @@ import {
 } from '../repo/accounts.js';
 import { ROLES, type Actor, type Role } from './actor.js';
 import { hashPassword, newSecret, secretHash, verifyPassword } from './secrets.js';
+import type { Env } from '../ports.js';
 
 /** Sign-in, first run, sign-out, accounts and tokens: the rules, and an audit event for each. */
 

@@ -1,8 +1,8 @@
-import type { Env } from '../env.js';
 import { ServiceError } from '../errors.js';
 import { findSession, useApiToken } from '../repo/accounts.js';
 import { anonymousActor, hasRole, type Actor, type Role } from './actor.js';
 import { sameSecret, secretHash } from './secrets.js';
+import type { Env } from '../ports.js';
 
 /** The console's session cookie; its value is a random secret whose SHA-256 is the session's key. */
 export const SESSION_COOKIE = 'svc_session';

@@ -2,7 +2,8 @@ import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { mkdir, opendir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { checkedKey, LIST_LIMIT, type BlobInfo, type BlobStore } from './types.js';
+import { checkedKey, LIST_LIMIT } from './types.js';
+import type { BlobInfo, BlobStore } from '../ports.js';
 
 /**
  * The data folder as blob storage: a key is a path under the root. A link is followed only when

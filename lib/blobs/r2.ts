@@ -1,4 +1,5 @@
-import { checkedKey, LIST_LIMIT, type BlobInfo, type BlobStore } from './types.js';
+import { checkedKey, LIST_LIMIT } from './types.js';
+import type { BlobInfo, BlobStore } from '../ports.js';
 
 /** The part of a Workers R2 bucket binding this adapter uses (structurally; no runtime import). */
 export interface R2BucketLike {

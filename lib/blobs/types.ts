@@ -1,42 +1,6 @@
-/**
- * The blob storage port: submitted images, the registry file, downloaded evidence, page captures,
- * derived copies and thumbnails, each under a key relative to the data root
- * (`submissions/images/a.jpg`, `evidence/<submission>/<hash>.jpg`, `thumbs/<id>.jpg`).
- * Two adapters: the data folder (lib/blobs/folder.ts) and an R2 bucket (lib/blobs/r2.ts). The
- * domain only ever names keys; a key that could leave its area never reaches an adapter.
- */
-export interface BlobInfo {
-  key: string;
-  size: number;
-  /** Last write time in ms since the epoch. */
-  modified: number;
-  /** Changes whenever the object is replaced: a file's inode (a put writes a new file), an R2 etag. */
-  version: string;
-  /** Set when something is under the key but cannot be read as an object (a link that leaves its area). */
-  problem?: string;
-}
+import type { BlobInfo, BlobPage, BlobStore } from '../ports.js';
 
-export interface BlobPage {
-  objects: BlobInfo[];
-  /** Pass back to read the next page; null on the last one. */
-  cursor: string | null;
-}
-
-export interface BlobStore {
-  /** The bytes under a key, or null when there are none (or they cannot be read: see `problem`). */
-  get(key: string): Promise<Buffer | null>;
-  head(key: string): Promise<BlobInfo | null>;
-  /** Stores the bytes whole: a reader sees the old object or the new one, never a part. */
-  put(key: string, bytes: Uint8Array): Promise<void>;
-  /** Deleting what is not there is not an error. */
-  delete(key: string): Promise<void>;
-  /**
-   * Every object whose key starts with the prefix, once, at most `limit` (default 1000) a page: in
-   * key order from R2, in directory order from the data folder. A cursor is good while its listing
-   * is kept (R2: always; the folder: its last 8 listings).
-   */
-  list(prefix: string, options?: { cursor?: string | null; limit?: number }): Promise<BlobPage>;
-}
+/** The blob port's keys and listings; the port's interface is `BlobStore` (lib/ports.ts). */
 
 export const LIST_LIMIT = 1000;
 

@@ -2,8 +2,6 @@ import { createHash } from 'node:crypto';
 import { basename, extname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Actor } from '../auth/actor.js';
-import type { Database } from '../db/types.js';
-import type { Env } from '../env.js';
 import { notFound } from '../errors.js';
 import { readMediaBytes } from '../media.js';
 import { auditStatement } from '../repo/audit.js';
@@ -13,6 +11,7 @@ import { fromJson } from '../repo/json.js';
 import { getKnowledgeEntryForSubmission } from '../repo/knowledge.js';
 import { getSubmission, type Submission } from '../repo/submissions.js';
 import { SLICE_BYTES, type ZipFile } from './zip.js';
+import type { Database, Env } from '../ports.js';
 
 /**
  * A case as one file a rights team can hand on: the submission image, every downloaded matched

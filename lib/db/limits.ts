@@ -1,4 +1,4 @@
-import type { Database, Statement } from './types.js';
+import type { Database, Statement } from '../ports.js';
 
 /**
  * D1's limits as a guard, so that going over one fails here with a clear message instead of in

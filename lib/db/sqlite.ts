@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { AllResult, Database, RunResult, SqlValue, Statement } from './types.js';
+import type { AllResult, Database, RunResult, SqlValue, Statement } from '../ports.js';
 
 /** A better-sqlite3 file behind the D1-shaped interface: WAL, foreign keys on, `batch` a real transaction. */
 export interface SqliteDatabase extends Database {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Env } from '../env.js';
 import { readMediaBytes } from '../media.js';
 import { downloadSettings, fetchSafely } from '../net/download.js';
 import { conflict, notFound } from '../errors.js';
@@ -7,6 +6,7 @@ import { auditStatement } from '../repo/audit.js';
 import { addPageCapture, toPageCapture, type PageCapture, type PageCaptureRow } from '../repo/captures.js';
 import { getEvidence, getEvidenceByIds, insertEvidenceStatement, type Evidence, type NewEvidence } from '../repo/evidence.js';
 import { newId } from '../repo/json.js';
+import type { Env } from '../ports.js';
 
 /**
  * Page capture: what a web page was when the service saw it. The page is fetched under the same

@@ -1,10 +1,10 @@
-import type { Env } from '../env.js';
 import { PROVIDERS, missingEnv, type ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
 import { getProviderSwitch, recordProviderOutcome } from '../repo/providers.js';
 import { commitQuota, releaseQuota, reserveQuota } from '../repo/quota.js';
 import { dayIn } from '../time.js';
 import { checkQuotaAlerts } from '../alerts.js';
+import type { Env } from '../ports.js';
 
 /**
  * Every outbound provider call passes here: the provider must be switched on and configured at the

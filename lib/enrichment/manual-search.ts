@@ -1,4 +1,3 @@
-import type { Env } from '../env.js';
 import { ServiceError, conflict, invalid, notFound } from '../errors.js';
 import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients, type ProviderClients } from '../providers/clients.js';
@@ -10,6 +9,7 @@ import { storedFingerprints } from '../analysis.js';
 import { captureMatchedPages } from './capture.js';
 import { gatedCall } from './gate.js';
 import { verifyImage, type Reference } from './verify.js';
+import type { Env } from '../ports.js';
 
 /**
  * `POST /api/search/manual`: an operator's text query to a search provider. Only the text leaves;

@@ -1,4 +1,3 @@
-import type { Env } from '../env.js';
 import { readSubmissionImage, storedFingerprints } from '../analysis.js';
 import type { ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
@@ -15,6 +14,7 @@ import { gatedCall, providerBlock } from './gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
 import { pageImageCandidates, verifyImage, type Reference, type Verification } from './verify.js';
+import type { Env } from '../ports.js';
 
 /**
  * The enrichment flow of SPEC.md section 1 for one submission:

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Env } from '../env.js';
 import { similarity } from '../images/phash.js';
 import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
 import { checkGeometry, hashMatchFields, hashMatchStands } from '../analysis.js';
 import { geometricMatch, type MatchFields } from '../repo/evidence.js';
+import type { Env } from '../ports.js';
 
 /**
  * Verification of web candidates: each image is downloaded under the safe-download rules, kept

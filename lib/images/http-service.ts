@@ -1,7 +1,7 @@
 import type { Face, FaceCrop } from './faces.js';
 import type { GeometryResult } from './geometry.js';
 import { ImageRejected } from './rejected.js';
-import type { ImageService } from './service.js';
+import type { ImageService } from '../ports.js';
 
 /**
  * The images port over HTTP: what the Worker uses to reach the image service (image-service.ts)

@@ -6,8 +6,9 @@ import { readJpeg } from './jpeg-dc-pool.js';
 import { createDetector, cropFaces } from './faces.js';
 import { computeFingerprints } from './fingerprint.js';
 import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type GeometryResult } from './geometry.js';
-import { settle, type ImageService } from './service.js';
+import { settle } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
+import type { ImageService } from '../ports.js';
 
 /**
  * The images port in this process: fingerprints, faces and people, and the thumbnail of one image

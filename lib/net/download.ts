@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { ImageFormat, ImageProbe } from '../images/decode.js';
 import { ImageRejected } from '../images/rejected.js';
 import { blockedAddressReason, isAddressLiteral } from './address.js';
-import type { Egress, EgressResponse } from './egress.js';
+import type { Egress, EgressResponse } from '../ports.js';
 
 /**
  * Fetching URLs that came from the open web (search results, page images). Such a URL may point

@@ -1,4 +1,4 @@
-import type { Egress, EgressFailureCode, EgressOutcome } from './egress.js';
+import type { Egress, EgressFailureCode, EgressOutcome } from '../ports.js';
 
 /**
  * The Workers adapter of the egress port, on `fetch`. A Worker cannot resolve a name itself, so

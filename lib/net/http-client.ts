@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { blockedAddressReason } from './address.js';
-import type { Egress } from './egress.js';
+import type { Egress, EgressRequest } from '../ports.js';
 
 /**
  * The one way the service makes an outbound HTTP request. Built on node:http rather than fetch
@@ -13,17 +13,7 @@ import type { Egress } from './egress.js';
  * (downloads), and a hard stop on the number of body bytes read.
  */
 
-export interface HttpRequestOptions {
-  url: URL;
-  method: 'GET' | 'POST';
-  headers?: Record<string, string>;
-  body?: Buffer;
-  /** Deadline for the whole exchange: connect, headers and body. */
-  timeoutMs: number;
-  /** A shorter deadline for establishing the connection only. */
-  connectTimeoutMs?: number;
-  /** Reading stops, and the request fails, once the body passes this many bytes. */
-  maxBytes: number;
+export interface HttpRequestOptions extends Omit<EgressRequest, 'publicOnly'> {
   /** Used instead of the system resolver; it may refuse a host name. */
   lookup?: LookupFunction;
 }

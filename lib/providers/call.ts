@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Egress } from '../net/egress.js';
+import type { Egress } from '../ports.js';
 
 /**
  * What every provider client shares: one JSON request, its answer validated with zod, and every

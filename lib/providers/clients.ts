@@ -1,9 +1,9 @@
 import type { Config } from '../config.js';
-import type { Egress } from '../net/egress.js';
 import { createGlobalSearchClient, globalSearchSettings, type GlobalSearchClient } from './global-search.js';
 import { createGlobalVisionClient, globalVisionSettings, type GlobalVisionClient } from './global-vision.js';
 import { createLocalLlmClient, localLlmSettings, type LocalLlmClient } from './local-llm.js';
 import { createRegionalClient, regionalSettings, type RegionalClient } from './regional.js';
+import type { Egress } from '../ports.js';
 
 export interface ProviderClients {
   regional: RegionalClient;

@@ -1,5 +1,5 @@
 import type { DerivedImage } from '../images/derived.js';
-import type { ImageService } from '../images/service.js';
+import type { ImageService } from '../ports.js';
 
 /**
  * The only image that may leave the service: a derived copy (decoded and re-encoded, so EXIF/GPS

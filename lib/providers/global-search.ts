@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import { cleanTitle, httpUrlOrNull, MAX_SNIPPET_CHARS, textQuery } from './fields.js';
+import type { Egress } from '../ports.js';
 
 /**
  * The global custom search engine (a JSON search API with a key and a search-engine id). It

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import type { ApprovedImage } from './derived-image.js';
 import { capText, cleanTitle, endpoint, httpUrlOrNull, MAX_LABEL_CHARS } from './fields.js';
+import type { Egress } from '../ports.js';
 
 /**
  * The global web-detection (vision) service. It receives approved derived images only: the send

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Evidence } from '../repo/evidence.js';
-import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import { capText, endpoint, MAX_LABEL_CHARS } from './fields.js';
+import type { Egress } from '../ports.js';
 
 /**
  * The locally hosted language model. It receives only a prompt built from stored evidence, and

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import type { Egress } from '../net/egress.js';
 import { callProvider, providerFailure, type ProviderResult } from './call.js';
 import { cleanTitle, endpoint, httpUrlOrNull, MAX_SNIPPET_CHARS, textQuery } from './fields.js';
+import type { Egress } from '../ports.js';
 
 /**
  * The regional web-search provider: image, blog and web-document search. It receives text

@@ -1,6 +1,6 @@
 import type { Role } from '../auth/actor.js';
-import type { Database } from '../db/types.js';
 import { newId } from './json.js';
+import type { Database } from '../ports.js';
 
 /** An account as the API shows it: never its password hash. */
 export interface Account {

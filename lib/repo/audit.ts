@@ -1,7 +1,7 @@
 import type { Actor } from '../auth/actor.js';
-import type { Database } from '../db/types.js';
 import type { Decision, EvidenceStatus, KnowledgeState } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
+import type { Database } from '../ports.js';
 
 export type AuditAction =
   | 'submission.reload'

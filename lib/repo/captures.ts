@@ -1,5 +1,5 @@
-import type { Database } from '../db/types.js';
 import { newId } from './json.js';
+import type { Database } from '../ports.js';
 
 /** A page as the service fetched it, tied to the web evidence it was found for. */
 export interface PageCapture {

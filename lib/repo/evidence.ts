@@ -1,8 +1,8 @@
-import type { Database } from '../db/types.js';
 import type { ConfirmedGeometry } from '../images/geometry.js';
 import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
+import type { Database } from '../ports.js';
 
 /** A corner list as fractions of the image's width and height, and the share of its area it covers. */
 export interface MatchedArea {

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Database, Statement } from '../db/types.js';
 import { indexEntries, type Fingerprints, type SlotProbe } from '../images/robust.js';
+import type { Database, Statement } from '../ports.js';
 
 /** Slots read per statement: a match lookup is one statement, the near-threshold lookup (2,788 slots at 0.8) four. */
 const SLOTS_PER_STATEMENT = 700;

@@ -1,5 +1,5 @@
-import type { Database } from '../db/types.js';
 import { fromJson, toJson } from './json.js';
+import type { Database } from '../ports.js';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'skipped';
 

@@ -1,6 +1,6 @@
-import type { Database } from '../db/types.js';
 import type { Decision, KnowledgeState } from '../vocabulary.js';
 import { fromJson, newId, toJson } from './json.js';
+import type { Database } from '../ports.js';
 
 export interface KnowledgeEntry {
   id: string;

@@ -1,5 +1,4 @@
-import type { Database } from '../db/types.js';
-import type { Clock } from '../time.js';
+import type { Clock, Database } from '../ports.js';
 
 /**
  * Runs `fn` while holding the named lease, so that it runs once at a time across every process and

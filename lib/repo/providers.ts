@@ -1,5 +1,5 @@
-import type { Database } from '../db/types.js';
 import type { ProviderId } from '../providers/catalog.js';
+import type { Database } from '../ports.js';
 
 export interface ProviderSwitchRow {
   id: ProviderId;

@@ -1,4 +1,4 @@
-import type { Database } from '../db/types.js';
+import type { Database } from '../ports.js';
 
 /**
  * Daily quota per provider, counted per request. A call first reserves one unit (refused when

@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Database, SqlValue } from '../db/types.js';
 import { invalid } from '../errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
+import type { Database, SqlValue } from '../ports.js';
 
 export interface FaceRecord {
   box: { x: number; y: number; width: number; height: number };

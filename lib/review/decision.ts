@@ -1,4 +1,3 @@
-import type { Env } from '../env.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { auditDecisionStatement } from '../repo/audit.js';
 import { listEvidence } from '../repo/evidence.js';
@@ -6,6 +5,7 @@ import { fromJson } from '../repo/json.js';
 import { getKnowledgeEntryForSubmission, upsertAttentionCandidateStatement, type KnowledgeEntry } from '../repo/knowledge.js';
 import { getSubmission, getSubmissionRow, saveDecisionStatement, type Submission } from '../repo/submissions.js';
 import type { Decision } from '../vocabulary.js';
+import type { Env } from '../ports.js';
 
 export interface DecisionInput {
   decision: Decision;

@@ -1,10 +1,10 @@
-import type { Database } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { listPageCaptureRows, toPageCapture, type PageCapture } from '../repo/captures.js';
 import { listEvidence, type Evidence } from '../repo/evidence.js';
 import { getKnowledgeEntryForSubmission, type KnowledgeEntry } from '../repo/knowledge.js';
 import { getSubmission, type Submission } from '../repo/submissions.js';
 import { REVIEW_GROUPS, type GroupKey } from '../vocabulary.js';
+import type { Database } from '../ports.js';
 
 export interface ReviewGroup {
   key: GroupKey;

@@ -1,10 +1,10 @@
-import type { Env } from '../env.js';
 import { notFound } from '../errors.js';
 import { auditEvidenceStatusStatement } from '../repo/audit.js';
 import { countsTowardScore, getEvidence, listEvidence, setEvidenceStatusStatement, type Evidence } from '../repo/evidence.js';
 import { getSubmission, getSubmissionRow, saveRiskStatement, type Submission } from '../repo/submissions.js';
 import { computeRisk, pictureShows, SHOWS_NOBODY, withRiskLock } from '../risk.js';
 import type { EvidenceStatus } from '../vocabulary.js';
+import type { Env } from '../ports.js';
 
 /**
  * Records an operator's status on one evidence item and, in the same transaction, the risk it

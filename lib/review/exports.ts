@@ -1,6 +1,6 @@
-import type { Database } from '../db/types.js';
 import { listQueue, type QueueFilter } from '../repo/submissions.js';
 import type { KnowledgeState } from '../vocabulary.js';
+import type { Database } from '../ports.js';
 
 /**
  * Exports of the queue, the decisions and the watchlist as CSV or JSON Lines, streamed page by

@@ -1,8 +1,8 @@
-import type { Env } from '../env.js';
 import { notFound } from '../errors.js';
 import { auditKnowledgeMoveStatement } from '../repo/audit.js';
 import { getKnowledgeEntry, moveKnowledgeStateStatement, type KnowledgeEntry } from '../repo/knowledge.js';
 import { WATCHLIST_CONFIRMED, WATCHLIST_EXCLUDED } from '../vocabulary.js';
+import type { Env } from '../ports.js';
 
 const MOVES = {
   promote: { to: WATCHLIST_CONFIRMED, action: 'knowledge.promote' },

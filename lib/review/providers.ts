@@ -1,8 +1,8 @@
-import type { Env } from '../env.js';
 import { providerHealthRecords, providerRecords, type ProviderHealthRecord, type ProviderRecord } from '../provider-state.js';
 import { PROVIDER_IDS, type ProviderId } from '../providers/catalog.js';
 import { auditStatement } from '../repo/audit.js';
 import { listProviderSwitches, setProviderSwitchStatement } from '../repo/providers.js';
+import type { Env } from '../ports.js';
 
 export type ProvidersStatus = 'ok' | 'degraded' | 'disabled';
 

@@ -1,9 +1,9 @@
 import { checkedKey, listAll } from '../blobs/types.js';
-import type { Env } from '../env.js';
 import { auditStatement } from '../repo/audit.js';
 import { clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths } from '../repo/captures.js';
 import { clearEvidenceMediaStatement, listEvidenceMediaPaths, listExpiredEvidenceMedia } from '../repo/evidence.js';
 import { clearExpiredDerivedStatement, listDerivedPaths, listExpiredDerivedImages } from '../repo/submissions.js';
+import type { Env } from '../ports.js';
 
 export interface RetentionReport {
   retention_days: number;

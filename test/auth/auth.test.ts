@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRouter, ROUTES } from '../../lib/router.js';
+import { ROUTES } from '../../functions/index.js';
+import { createRouter } from '../../functions/router.js';
 import { createTestEnv, TEST_ADMIN_TOKEN, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;

@@ -5,7 +5,8 @@ import { Miniflare } from 'miniflare';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { folderBlobStore } from '../../lib/blobs/folder.js';
 import { r2BlobStore, type R2BucketLike } from '../../lib/blobs/r2.js';
-import { listAll, type BlobStore } from '../../lib/blobs/types.js';
+import { listAll } from '../../lib/blobs/types.js';
+import type { BlobStore } from '../../lib/ports.js';
 
 /** The same blob store contract on the data folder and on miniflare's R2. */
 let miniflare: Miniflare | undefined;

@@ -38,7 +38,7 @@ describe('bad request bodies', () => {
         c.close();
       },
     });
-    const { createRouter } = await import('../../lib/router.js');
+    const { createRouter } = await import('../../functions/router.js');
     const res = await createRouter().fetch(
       new Request('http://127.0.0.1/api/providers/regional', { method: 'PATCH', body: stream, headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, duplex: 'half' } as RequestInit) as never,
       env,

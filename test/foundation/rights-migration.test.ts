@@ -6,9 +6,9 @@ import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../lib/db/migrate.js';
 import { openSqlite } from '../../lib/db/sqlite.js';
-import type { Database } from '../../lib/db/types.js';
 import { addEvidence, listEvidence } from '../../lib/repo/evidence.js';
 import { getSubmission, getSubmissionRow } from '../../lib/repo/submissions.js';
+import type { Database } from '../../lib/ports.js';
 
 /**
  * Migration 0010 rebuilds the evidence table (wider CHECKs for the `file_metadata` source and the

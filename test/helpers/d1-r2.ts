@@ -1,7 +1,7 @@
 import { Miniflare } from 'miniflare';
 import { r2BlobStore, type R2BucketLike } from '../../lib/blobs/r2.js';
-import type { AllResult, RunResult, SqlValue, Statement } from '../../lib/db/types.js';
 import type { Storage } from '../../lib/env.js';
+import type { AllResult, RunResult, SqlValue, Statement } from '../../lib/ports.js';
 
 /**
  * The Worker's storage for the test env (SVC_TEST_ADAPTERS=d1-r2): a D1 database and an R2

@@ -3,13 +3,12 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig, type Config } from '../../lib/config.js';
 import { D1_MAX_BOUND_VALUES, limitedDatabase } from '../../lib/db/limits.js';
-import type { Database, Statement } from '../../lib/db/types.js';
 import { createEnv, type OwnedEnv, type Storage } from '../../lib/env.js';
-import type { Clock } from '../../lib/time.js';
 import { createLogger } from '../../lib/log.js';
-import { createRouter } from '../../lib/router.js';
+import { createRouter } from '../../functions/router.js';
 import { d1r2Storage } from './d1-r2.js';
 import { checkAnswer } from './openapi-check.js';
+import type { Clock, Database, Statement } from '../../lib/ports.js';
 
 /**
  * Which storage adapters every test env runs on: the Node service's SQLite file and data folder

@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { openApiDocument, openApiPath } from '../../lib/api/openapi.js';
-import { ROUTES } from '../../lib/router.js';
+import { ROUTES } from '../../functions/index.js';
 
 /**
  * Every answer the test suite receives through `createTestEnv().call` is checked against the

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { DEFAULT_MAX_PIXELS, probeImage } from '../../lib/images/decode.js';
 import { downloadImage, downloadSettings, type ImageDownloadSettings } from '../../lib/net/download.js';
-import type { Egress } from '../../lib/net/egress.js';
 import { fetchEgress } from '../../lib/net/fetch-egress.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web.js';
+import type { Egress } from '../../lib/ports.js';
 
 let web: FakeWeb;
 let png: Buffer;

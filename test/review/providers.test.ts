@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
 import { recordProviderOutcome } from '../../lib/repo/providers.js';
-import { createRouter } from '../../lib/router.js';
+import { createRouter } from '../../functions/router.js';
 import { createTestEnv, TEST_ADMIN_TOKEN, type TestEnv } from '../helpers/env.js';
 import { ProviderHealthRecord, ProviderRecord } from './contract.js';
 import { body, refusal, seedSubmission, snapshot, webMatch } from './seed.js';

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SqlValue } from '../../lib/db/types.js';
 import { addEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
 import { listQueue, saveDecisionStatement, saveRiskStatement, upsertSubmissionStatement, type QueueFilter } from '../../lib/repo/submissions.js';
 import { DECISIONS, RISK_LEVELS } from '../../lib/vocabulary.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { seededRandom } from '../helpers/random.js';
 import { attentionMatch, webMatch } from './seed.js';
+import type { SqlValue } from '../../lib/ports.js';
 
 // More rows than the point where a common search term is read in queue order instead of sorted.
 const SUBMISSIONS = 2600;

@@ -5,7 +5,6 @@ import { Miniflare } from 'miniflare';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../lib/db/migrate.js';
 import { openSqlite } from '../../lib/db/sqlite.js';
-import type { Database } from '../../lib/db/types.js';
 import { auditDecisionStatement, auditEvidenceStatusStatement, auditKnowledgeMoveStatement, listAuditEvents } from '../../lib/repo/audit.js';
 import { addEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
 import { getKnowledgeEntryForSubmission, moveKnowledgeStateStatement, upsertAttentionCandidateStatement } from '../../lib/repo/knowledge.js';
@@ -13,6 +12,7 @@ import type { Actor } from '../../lib/auth/actor.js';
 
 const OPERATOR: Actor = { type: 'account', id: 'acct_1', name: 'kim', role: 'operator', client: '127.0.0.1' };
 import { clearExpiredDerivedStatement, listExpiredDerivedImages, saveAnalysis, saveDecisionStatement, saveDerivedPath, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
+import type { Database } from '../../lib/ports.js';
 
 /**
  * The statements the review workflow added to the repository (SQLite JSON functions, per-statement

@@ -1,10 +1,10 @@
 import { expect } from 'vitest';
-import type { Database } from '../../lib/db/types.js';
 import { addEvidence, type Evidence, type NewEvidence } from '../../lib/repo/evidence.js';
 import { saveAnalysis, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import { recomputeRisk } from '../../lib/risk.js';
 import { ErrorBody } from './contract.js';
 import type { TestEnv } from '../helpers/env.js';
+import type { Database } from '../../lib/ports.js';
 
 export const PHASH = 'c3a1f00e9b4d2a17';
 

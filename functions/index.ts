@@ -1,77 +1,42 @@
-import { Router } from 'itty-router';
-import { AuditEventsQuery, handleAuditEvents } from '../functions/audit-events.js';
-import { handleBootstrap } from '../functions/bootstrap.js';
-import { EvidenceStatusBody, handleEvidenceStatus } from '../functions/evidence-status.js';
-import { handleKnowledgeExclude } from '../functions/knowledge-exclude.js';
-import { handleKnowledgeList, KnowledgeQuery } from '../functions/knowledge-list.js';
-import { handleKnowledgePromote } from '../functions/knowledge-promote.js';
-import { handleEmergencyDisable } from '../functions/providers-emergency-disable.js';
-import { handleProvidersHealth } from '../functions/providers-health.js';
-import { handleProvidersList } from '../functions/providers-list.js';
-import { handleRetentionRun } from '../functions/retention-run.js';
-import { handleReviewQueue, ReviewQueueQuery } from '../functions/review-queue.js';
-import { DecisionBody, handleSubmissionDecision } from '../functions/submission-decision.js';
-import { handleSubmissionReview } from '../functions/submission-review.js';
-import { handleConsole } from '../functions/console.js';
-import { handleHealth } from '../functions/health.js';
-import { handleJobs, JobsQuery } from '../functions/jobs.js';
-import { handleJobsProgress } from '../functions/jobs-progress.js';
-import { handleMedia } from '../functions/media.js';
-import { handleProviderUpdate, ProviderUpdateBody } from '../functions/providers-update.js';
-import { handleManualSearch, ManualSearchBody } from '../functions/search-manual.js';
-import { handleSubmissionsReload } from '../functions/submissions-reload.js';
-import { handleSubmissionRerun, RerunBody } from '../functions/submissions-rerun.js';
-import { AccountChangeBody, NewAccountBody, handleAccountCreate, handleAccountRevokeSessions, handleAccountsList, handleAccountUpdate } from '../functions/accounts.js';
-import { handleAlerts } from '../functions/alerts.js';
-import { handleLogin, LoginBody, SetupBody } from '../functions/auth-login.js';
-import { handleLogout } from '../functions/auth-logout.js';
-import { handleSession } from '../functions/auth-session.js';
-import { handleSetup } from '../functions/auth-setup.js';
-import { handleTokenCreate, handleTokenRevoke, handleTokensList, NewTokenBody } from '../functions/tokens.js';
-import { handleOpenApi } from '../functions/openapi.js';
-import { DecisionsExportQuery, handleDecisionsExport, handleQueueExport, handleWatchlistExport, QueueExportQuery, WatchlistExportQuery } from '../functions/exports.js';
-import { handleCaptureFile, handleEvidenceCapture } from '../functions/evidence-capture.js';
-import { handleSubmissionBundle } from '../functions/submission-bundle.js';
-import type { DescribedRoute } from './api/openapi.js';
-import { authorize, type Access } from './auth/authenticate.js';
-import type { Env } from './env.js';
-import { errorResponse, invalid, notFound, ServiceError } from './errors.js';
+import type { DescribedRoute } from '../lib/api/openapi.js';
+import type { Access } from '../lib/auth/authenticate.js';
+import type { Env } from '../lib/ports.js';
+import { AccountChangeBody, NewAccountBody, handleAccountCreate, handleAccountRevokeSessions, handleAccountsList, handleAccountUpdate } from './accounts.js';
+import { handleAlerts } from './alerts.js';
+import { AuditEventsQuery, handleAuditEvents } from './audit-events.js';
+import { handleLogin, LoginBody, SetupBody } from './auth-login.js';
+import { handleLogout } from './auth-logout.js';
+import { handleSession } from './auth-session.js';
+import { handleSetup } from './auth-setup.js';
+import { handleBootstrap } from './bootstrap.js';
+import { handleConsole } from './console.js';
+import { handleCaptureFile, handleEvidenceCapture } from './evidence-capture.js';
+import { EvidenceStatusBody, handleEvidenceStatus } from './evidence-status.js';
+import { DecisionsExportQuery, handleDecisionsExport, handleQueueExport, handleWatchlistExport, QueueExportQuery, WatchlistExportQuery } from './exports.js';
+import { handleHealth } from './health.js';
+import { handleJobsProgress } from './jobs-progress.js';
+import { handleJobs, JobsQuery } from './jobs.js';
+import { handleKnowledgeExclude } from './knowledge-exclude.js';
+import { handleKnowledgeList, KnowledgeQuery } from './knowledge-list.js';
+import { handleKnowledgePromote } from './knowledge-promote.js';
+import { handleMedia } from './media.js';
+import { openApiHandler } from './openapi.js';
+import { handleEmergencyDisable } from './providers-emergency-disable.js';
+import { handleProvidersHealth } from './providers-health.js';
+import { handleProvidersList } from './providers-list.js';
+import { handleProviderUpdate, ProviderUpdateBody } from './providers-update.js';
+import { handleRetentionRun } from './retention-run.js';
+import { handleReviewQueue, ReviewQueueQuery } from './review-queue.js';
+import { handleManualSearch, ManualSearchBody } from './search-manual.js';
+import { handleSubmissionBundle } from './submission-bundle.js';
+import { DecisionBody, handleSubmissionDecision } from './submission-decision.js';
+import { handleSubmissionReview } from './submission-review.js';
+import { handleSubmissionsReload } from './submissions-reload.js';
+import { handleSubmissionRerun, RerunBody } from './submissions-rerun.js';
+import { handleTokenCreate, handleTokenRevoke, handleTokensList, NewTokenBody } from './tokens.js';
 
 export type RouteRequest = Request & { params: Record<string, string> };
-type Handler = (request: RouteRequest, env: Env, ctx?: unknown) => Promise<Response>;
-
-export interface App {
-  fetch(request: Request, env: Env, ctx?: unknown): Promise<Response>;
-}
-
-/**
- * Every route, registered explicitly. The router is a plain function: tests call
- * `createRouter().fetch(new Request(...), env)` with no server.
- *
- * Whatever arrives, the answer has CONTRACT.md's error shape: a request whose URL cannot be parsed
- * (a malformed Host header becomes part of it) is refused before any route sees it, and anything
- * thrown, even outside a handler, becomes a JSON error without a stack.
- */
-export function createRouter(): App {
-  const router = routes();
-  return {
-    async fetch(request, env, ctx) {
-      if (!URL.canParse(request.url)) return errorResponse(invalid('the request URL or its Host header is not valid'));
-      try {
-        return await router.fetch(request as RouteRequest, env, ctx);
-      } catch (err) {
-        return unexpected(err, request, env);
-      }
-    },
-  };
-}
-
-function unexpected(err: unknown, request: Request, env: Env): Response {
-  if (!(err instanceof ServiceError)) {
-    env.log.error('unexpected error', { method: request.method, path: new URL(request.url).pathname, error: String(err) });
-  }
-  return errorResponse(err);
-}
+export type Handler = (request: RouteRequest, env: Env, ctx?: unknown) => Promise<Response>;
 
 type Method = 'get' | 'post' | 'patch';
 
@@ -85,7 +50,10 @@ export interface RouteSpec extends DescribedRoute {
 
 const EXPORT_FILE = { types: ['text/csv', 'application/x-ndjson'], description: 'UTF-8; CSV starts with a byte-order mark (format=csv, the default) or one JSON object per line (format=jsonl)' };
 
-/** Every route of the API and the console, with the role it needs. */
+/**
+ * The route list: every route of the API, registered explicitly, with the role it needs and what it
+ * reads and answers. The router (functions/router.ts) serves it, the OpenAPI document describes it.
+ */
 export const ROUTES: readonly RouteSpec[] = [
   { method: 'get', path: '/health', access: 'public', handler: handleHealth, summary: 'Liveness and database check', answer: 'health', otherAnswers: { 503: 'health' } },
   { method: 'get', path: '/api/auth/session', access: 'public', handler: handleSession, summary: 'Who is signed in, and whether the first administrator is still to be created', answer: 'session' },
@@ -119,7 +87,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'get', path: '/api/providers', access: 'operator', handler: handleProvidersList, summary: 'Providers with their switches, settings and quota', answer: 'providers' },
   { method: 'get', path: '/api/providers/health', access: 'operator', handler: handleProvidersHealth, summary: 'Providers with their last success and failure', answer: 'providersHealth' },
   { method: 'get', path: '/api/audit-events', access: 'operator', handler: handleAuditEvents, summary: 'The audit log, newest first, with who acted', answer: 'auditEvents', query: AuditEventsQuery },
-  { method: 'get', path: '/api/openapi.json', access: 'public', handler: handleOpenApi, summary: 'This document', answer: 'openapi' },
+  { method: 'get', path: '/api/openapi.json', access: 'public', handler: openApiHandler(() => ROUTES), summary: 'This document', answer: 'openapi' },
   { method: 'get', path: '/media/*', access: 'operator', handler: handleMedia, summary: 'A stored image: submission, thumbnail, derived copy or downloaded evidence', file: { types: ['application/octet-stream'], description: 'The stored file, with a restrictive Content-Security-Policy and nosniff' } },
   { method: 'get', path: '/api/exports/queue', access: 'operator', handler: handleQueueExport, summary: 'The filtered queue in its order as CSV or JSON Lines, streamed', query: QueueExportQuery, file: EXPORT_FILE },
   { method: 'get', path: '/api/exports/decisions', access: 'operator', handler: handleDecisionsExport, summary: 'Every decision with its evidence counts, latest first, streamed', query: DecisionsExportQuery, file: EXPORT_FILE },
@@ -129,23 +97,5 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'get', path: '/api/submissions/:id/bundle', access: 'operator', handler: handleSubmissionBundle, summary: 'The case as a ZIP: images, page captures, cited summary, audit events and manifest.json with SHA-256s', file: { types: ['application/zip'], description: 'A ZIP whose manifest.json lists every file with its SHA-256, source URL, fetch time and evidence' } },
 ];
 
-function routes() {
-  const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
-  // The one access check: the handler then sees the caller as `env.actor` (handlers called
-  // directly, as in tests, act as the service).
-  const guarded = ({ access, handler }: RouteSpec): Handler => async (request, env, ctx) => {
-    const actor = await authorize(request, env, ctx, access);
-    return handler(request, { ...env, actor }, ctx);
-  };
-  for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec));
-  router
-    .all('/api/*', (request) => {
-      throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
-    })
-    // The console's files are the sign-in page too: open to all, and they hold no data.
-    .get('*', guarded({ method: 'get', path: '*', access: 'public', handler: handleConsole, summary: 'The console' }))
-    .all('*', (request) => {
-      throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
-    });
-  return router;
-}
+/** The console's files, for every GET outside /api/ no route takes: the sign-in page too, so open to all; they hold no data. */
+export const CONSOLE_ROUTE: RouteSpec = { method: 'get', path: '*', access: 'public', handler: handleConsole, summary: 'The console' };

@@ -1,0 +1,58 @@
+import { Router } from 'itty-router';
+import { authorize } from '../lib/auth/authenticate.js';
+import { errorResponse, invalid, notFound, ServiceError } from '../lib/errors.js';
+import type { Env } from '../lib/ports.js';
+import { CONSOLE_ROUTE, ROUTES, type Handler, type RouteRequest, type RouteSpec } from './index.js';
+
+export interface App {
+  fetch(request: Request, env: Env, ctx?: unknown): Promise<Response>;
+}
+
+/**
+ * Serves the route list (functions/index.ts). The router is a plain function: tests call
+ * `createRouter().fetch(new Request(...), env)` with no server.
+ *
+ * Whatever arrives, the answer has CONTRACT.md's error shape: a request whose URL cannot be parsed
+ * (a malformed Host header becomes part of it) is refused before any route sees it, and anything
+ * thrown, even outside a handler, becomes a JSON error without a stack.
+ */
+export function createRouter(): App {
+  const router = routes();
+  return {
+    async fetch(request, env, ctx) {
+      if (!URL.canParse(request.url)) return errorResponse(invalid('the request URL or its Host header is not valid'));
+      try {
+        return await router.fetch(request as RouteRequest, env, ctx);
+      } catch (err) {
+        return unexpected(err, request, env);
+      }
+    },
+  };
+}
+
+function unexpected(err: unknown, request: Request, env: Env): Response {
+  if (!(err instanceof ServiceError)) {
+    env.log.error('unexpected error', { method: request.method, path: new URL(request.url).pathname, error: String(err) });
+  }
+  return errorResponse(err);
+}
+
+function routes() {
+  const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
+  // The one access check: the handler then sees the caller as `env.actor` (handlers called
+  // directly, as in tests, act as the service).
+  const guarded = ({ access, handler }: RouteSpec): Handler => async (request, env, ctx) => {
+    const actor = await authorize(request, env, ctx, access);
+    return handler(request, { ...env, actor }, ctx);
+  };
+  for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec));
+  router
+    .all('/api/*', (request) => {
+      throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
+    })
+    .get('*', guarded(CONSOLE_ROUTE))
+    .all('*', (request) => {
+      throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
+    });
+  return router;
+}
