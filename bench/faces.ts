@@ -38,6 +38,9 @@ const BANDS = [
 ];
 const PASTED_SIZES = [20, 24, 28, 32, 40, 56, 80, 112, 160];
 const COST_ROUNDS = 3;
+// Tuning pictures of no one (animals, objects, the coffee cup, the cat, the rocket): every person
+// box on them is a false one, which the people table counts.
+const SHOWS_NOBODY = /AccountsService|coffee\.png|chelsea\.png|rocket\.jpg/;
 
 export interface LabelledImage {
   set: string;
@@ -66,7 +69,7 @@ function readSet(file: string, set: string, heldOut: boolean): { images: Labelle
   for (const image of list) {
     const where = path.resolve(ROOT, image.file);
     if (!existsSync(where)) missing.push(image.file);
-    else images.push({ set, held_out: heldOut, file: where, scale: image.scale, faces: image.faces, people: image.people, ignored: image.ignored ?? [] });
+    else images.push({ set, held_out: heldOut, file: where, scale: image.scale, faces: image.faces, people: image.people ?? (SHOWS_NOBODY.test(image.file) ? [] : undefined), ignored: image.ignored ?? [] });
   }
   return { images, missing, install: Array.isArray(parsed) ? '' : (parsed.install ?? '') };
 }
@@ -336,8 +339,10 @@ export async function run(): Promise<BenchTable[]> {
   const sets = [
     readSet('test/fixtures/faces/labels.json', 'fixtures and face-api demos (tuning)', false),
     readSet('test/fixtures/faces/debian-set.json', 'Debian photographs (tuning)', false),
-    readSet('test/fixtures/faces/group-set.json', 'group and event photographs (held out)', true),
-    readSet('test/fixtures/people/people-set.json', 'people (held out)', true),
+    // BENCH_FACES_TUNING=1 leaves the held-out sets unread, for choosing a rule without seeing them.
+    ...(process.env.BENCH_FACES_TUNING === '1'
+      ? []
+      : [readSet('test/fixtures/faces/group-set.json', 'group and event photographs (held out)', true), readSet('test/fixtures/people/people-set.json', 'people (held out)', true)]),
   ];
   const images = [...sets.flatMap((s) => s.images), ...(await pastedSet())];
   const results = await detectAll(images);

@@ -67,23 +67,27 @@ interface Limits {
 }
 
 // The whole-picture face pass sees at most this many pixels on the longer side (INPUT_SIZE in
-// blazeface.mjs): it finds faces from about a tenth of the picture up. At 192 px
-// (bench/faces.ts, test/fixtures/faces/labels.json) the weakest labelled face BlazeFace finds above
-// 0.65 scores 0.73 and the next one down 0.50; the best boxes on no labelled face score 0.68 and
-// 0.65, the cup in coffee.png 0.60, the cat in chelsea.png 0.59.
+// blazeface.mjs): it finds faces from about a tenth of the picture up. At 192 px the weakest
+// labelled face of test/fixtures/faces/labels.json BlazeFace finds above 0.65 scores 0.73 and the
+// next one down 0.50; the best boxes on no labelled face score 0.68 and 0.65, the cup in
+// coffee.png 0.60, the cat in chelsea.png 0.59 (bench/faces.ts, tuning sets).
 const FACE_SIDE = 192;
 const DEFAULT_MIN_SCORE = 0.65;
-// The people pass: MoveNet MultiPose's person detector at this longer side finds people from about
-// an eighth of the picture's height (bench/faces.ts).
-const PEOPLE_SIDE = 256;
-const PERSON_SCORE = 0.3;
+// The people pass: MoveNet MultiPose's person detector on the picture at this longer side. On the
+// tuning sets 224 px found as many faces through the head regions as 256 (93 and 91 of 185) at
+// about three quarters of the model's cost; 192 found 83.
+const PEOPLE_SIDE = 224;
+// Person boxes scoring below this are not reported: on the 17 tuning pictures of no one (animals,
+// objects, the cat of chelsea.png at 0.45) 0.3 gave 10 person boxes, 0.5 gives 2.
+const PERSON_SCORE = 0.5;
 // Weaker person candidates are not reported, but their head regions are still searched for a face:
-// a small person in a group photograph often scores low while its face is plain to see up close.
+// a small person in a group photograph often scores low while its face is plain to see up close
+// (tuning sets: 91 faces of 185 with candidates from 0.1, 76 from 0.2, 68 from 0.3).
 const CANDIDATE_SCORE = 0.1;
-// Each person's head region is searched again at this many pixels on its longer side, where a head
-// (about 40 % of a standing person's box width) is 30-40 px: what BlazeFace finds best (a face under
-// 24 px at the model's input is mostly missed). The region's own threshold is lower: a person
-// detector already said someone is there.
+// Each candidate's head region is searched again at this many pixels on its longer side, where a
+// head (about 40 % of a standing person's box width) is 30-40 px: what BlazeFace finds best (faces
+// pasted at known sizes: 24 px at the model's input found 11 of 12, 16 px 5 of 12). The region's
+// own threshold is lower: a person detector already said someone may be there.
 const REGION_SIDE = 96;
 const REGION_SCORE = 0.5;
 // Caps that bound the work on a crowd or a noise picture: a picture with more finds that many
@@ -290,7 +294,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     const analysisScale = raster.width / picture.width;
     const smallest = Math.min(...regions.map((region) => Math.max(region.width, region.height)));
     const source = smallest * analysisScale >= REGION_SIDE / 2 ? raster : await decodeDetail(bytes, Math.min(1, REGION_SIDE / smallest), options.maxPixels);
-    const rasters = await Promise.all(regions.map((region) => regionRaster(source, region)));
+    const rasters = regions.map((region) => regionRaster(source, region));
     return { regions, rasters };
   }
 
@@ -330,20 +334,70 @@ export function createDetector(options: DetectorOptions = {}): Detector {
   };
 }
 
-/** A region of the source raster resampled to REGION_SIDE on its longer side. */
-async function regionRaster(source: AnalysisRaster, region: Region): Promise<Raster> {
+/**
+ * A region of the source raster resampled to REGION_SIDE on its longer side, here rather than by
+ * sharp: a sharp pipeline copies the whole source raster in (5 MB for a 1.6 MP picture) for every
+ * region, where the region itself is a few thousand pixels. Each output pixel averages the source
+ * pixels under it when the region shrinks, and is interpolated between its four nearest when it grows.
+ */
+export function regionRaster(source: AnalysisRaster, region: Region): Raster {
   const scale = source.width / source.originalWidth;
-  const left = clamp(Math.floor(region.left * scale), 0, source.width - 1);
-  const top = clamp(Math.floor(region.top * scale), 0, source.height - 1);
-  const width = clamp(Math.ceil(region.width * scale), 1, source.width - left);
-  const height = clamp(Math.ceil(region.height * scale), 1, source.height - top);
   const fit = REGION_SIDE / Math.max(region.width, region.height);
-  const { data, info } = await fromRaster(source)
-    .extract({ left, top, width, height })
-    .resize({ width: Math.max(1, Math.round(region.width * fit)), height: Math.max(1, Math.round(region.height * fit)), fit: 'fill' })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { pixels: data, width: info.width, height: info.height };
+  const width = Math.max(1, Math.round(region.width * fit));
+  const height = Math.max(1, Math.round(region.height * fit));
+  // Source pixels per output pixel, and where the region starts, in source pixels.
+  const step = (region.width * scale) / width;
+  const stepY = (region.height * scale) / height;
+  const left = region.left * scale;
+  const top = region.top * scale;
+  const pixels = Buffer.alloc(width * height * 3);
+  const sample = step >= 1 && stepY >= 1 ? averaged : interpolated;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) sample(source, left + x * step, top + y * stepY, step, stepY, pixels, (y * width + x) * 3);
+  }
+  return { pixels, width, height };
+}
+
+/** The mean of the source pixels in the rectangle from (x, y) of the given size, into out[at..at+2]. */
+function averaged(source: AnalysisRaster, x: number, y: number, width: number, height: number, out: Buffer, at: number): void {
+  const x0 = clamp(Math.floor(x), 0, source.width - 1);
+  const y0 = clamp(Math.floor(y), 0, source.height - 1);
+  const x1 = clamp(Math.ceil(x + width), x0 + 1, source.width);
+  const y1 = clamp(Math.ceil(y + height), y0 + 1, source.height);
+  let r = 0;
+  let g = 0;
+  let b = 0;
+  for (let row = y0; row < y1; row++) {
+    for (let column = x0; column < x1; column++) {
+      const from = (row * source.width + column) * 3;
+      r += source.pixels[from]!;
+      g += source.pixels[from + 1]!;
+      b += source.pixels[from + 2]!;
+    }
+  }
+  const count = (x1 - x0) * (y1 - y0);
+  out[at] = r / count;
+  out[at + 1] = g / count;
+  out[at + 2] = b / count;
+}
+
+/** The source bilinearly interpolated at the centre of the output pixel starting at (x, y). */
+function interpolated(source: AnalysisRaster, x: number, y: number, width: number, height: number, out: Buffer, at: number): void {
+  const cx = clamp(x + width / 2 - 0.5, 0, source.width - 1);
+  const cy = clamp(y + height / 2 - 0.5, 0, source.height - 1);
+  const x0 = Math.floor(cx);
+  const y0 = Math.floor(cy);
+  const x1 = Math.min(x0 + 1, source.width - 1);
+  const y1 = Math.min(y0 + 1, source.height - 1);
+  const fx = cx - x0;
+  const fy = cy - y0;
+  for (let channel = 0; channel < 3; channel++) {
+    const at00 = source.pixels[(y0 * source.width + x0) * 3 + channel]!;
+    const at10 = source.pixels[(y0 * source.width + x1) * 3 + channel]!;
+    const at01 = source.pixels[(y1 * source.width + x0) * 3 + channel]!;
+    const at11 = source.pixels[(y1 * source.width + x1) * 3 + channel]!;
+    out[at + channel] = (at00 * (1 - fx) + at10 * fx) * (1 - fy) + (at01 * (1 - fx) + at11 * fx) * fy;
+  }
 }
 
 /** The crop rectangle: the box plus margin, clamped to the image; refuses boxes that leave nothing. */

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
 import { ImageRejected } from '../../lib/images/rejected.js';
-import { cropFaces, createDetector, dedupeFaces, headRegion, iou, linkFaces, type Detector, type Face, type FaceBox } from '../../lib/images/faces.js';
+import { cropFaces, createDetector, dedupeFaces, headRegion, iou, linkFaces, regionRaster, type Detector, type Face, type FaceBox } from '../../lib/images/faces.js';
 
 // Records every real worker the detector starts and how many requests each was sent, so tests
 // can see where detection runs and can kill a worker the way a crash would.
@@ -286,6 +286,24 @@ describe('head regions and links', () => {
     expect(headRegion({ x: 100, y: 200, width: 50, height: 150 }, picture)).toEqual({ left: 95, top: 195, width: 60, height: 70 });
     expect(headRegion({ x: 0, y: 0, width: 400, height: 300 }, picture)).toEqual({ left: 0, top: 0, width: 440, height: 340 });
     expect(headRegion({ x: 980, y: 790, width: 40, height: 40 }, picture)).toEqual({ left: 976, top: 786, width: 24, height: 14 });
+  });
+
+  it('resamples a head region from the source raster to 96 px on its longer side: averaged when it shrinks, interpolated when it grows', () => {
+    // A 400x200 raster of a 1600x800 picture: the left half black, the right half white.
+    const pixels = Buffer.alloc(400 * 200 * 3);
+    for (let row = 0; row < 200; row++) pixels.fill(255, (row * 400 + 200) * 3, (row + 1) * 400 * 3);
+    const source = { pixels, width: 400, height: 200, originalWidth: 1600, originalHeight: 800 };
+    const shrunk = regionRaster(source, { left: 0, top: 0, width: 1600, height: 800 });
+    expect([shrunk.width, shrunk.height]).toEqual([96, 48]);
+    expect([shrunk.pixels[0], shrunk.pixels[(47 * 96 + 95) * 3]]).toEqual([0, 255]);
+    // A 40x40 region astride the edge (picture x 780-820, raster x 195-205) grows 2.4x: a ramp.
+    const grown = regionRaster(source, { left: 780, top: 400, width: 40, height: 40 });
+    expect([grown.width, grown.height]).toEqual([96, 96]);
+    const row = Array.from({ length: 96 }, (_, x) => grown.pixels[(48 * 96 + x) * 3]);
+    expect(row[0]).toBe(0);
+    expect(row[95]).toBe(255);
+    expect(row.some((value) => value > 0 && value < 255)).toBe(true);
+    expect(row.every((value, x) => x === 0 || value >= row[x - 1])).toBe(true);
   });
 
   it('gives each face to the most certain person whose box holds its centre, one face a person', () => {
