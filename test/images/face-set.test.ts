@@ -21,20 +21,24 @@ interface DebianImage {
   credit: string;
   width: number;
   height: number;
-  faces: FaceBox[];
+  faces?: FaceBox[];
+  /** The bench resizes the picture by this factor first; width, height and boxes are in its pixels. */
+  scale?: number;
+  /** Person boxes: the people set has these instead of faces. */
+  people?: FaceBox[];
   ignored?: FaceBox[];
 }
 
 const isBox = (box: FaceBox) => [box.x, box.y, box.width, box.height].every(Number.isFinite) && box.width > 0 && box.height > 0;
 
-/** What is wrong with one image's boxes, given its size; empty when nothing is. */
-function boxProblems(faces: FaceBox[], ignored: FaceBox[], width: number, height: number): string[] {
+/** What is wrong with one image's boxes, given its size; empty when nothing is. Person boxes have no smallest width. */
+function boxProblems(faces: FaceBox[], ignored: FaceBox[], width: number, height: number, minWidth = MIN_FACE_WIDTH): string[] {
   const problems: string[] = [];
   for (const box of [...faces, ...ignored]) {
     if (!isBox(box)) problems.push(`malformed box ${JSON.stringify(box)}`);
     else if (box.x < 0 || box.y < 0 || box.x + box.width > width || box.y + box.height > height) problems.push(`box ${JSON.stringify(box)} leaves the ${width}x${height} image`);
   }
-  for (const box of faces) if (box.width < MIN_FACE_WIDTH) problems.push(`face ${JSON.stringify(box)} is narrower than ${MIN_FACE_WIDTH} px: it belongs in ignored`);
+  for (const box of faces) if (box.width < minWidth) problems.push(`face ${JSON.stringify(box)} is narrower than ${minWidth} px: it belongs in ignored`);
   const all = [...faces, ...ignored];
   all.forEach((a, i) => all.slice(i + 1).forEach((b) => iou(a, b) >= 0.5 && problems.push(`boxes ${JSON.stringify(a)} and ${JSON.stringify(b)} label one face twice`)));
   return problems;
@@ -47,11 +51,14 @@ function debianProblems(set: { install: string; images: DebianImage[] }): string
   for (const image of set.images) {
     const where = image.file ?? '(no file)';
     if (!path.isAbsolute(where)) problems.push(`${where}: not an absolute path where the package installs it`);
-    if (files.has(where)) problems.push(`${where}: listed twice`);
-    files.add(where);
+    // The same picture may come again at another scale (its boxes in the scaled pixels).
+    const key = `${where} ${image.scale ?? 1}`;
+    if (files.has(key)) problems.push(`${where}: listed twice`);
+    files.add(key);
     for (const key of ['package', 'version', 'licence', 'credit'] as const) if (!(typeof image[key] === 'string' && image[key].trim())) problems.push(`${where}: no ${key}`);
     if (!installed.has(image.package)) problems.push(`${where}: ${image.package} is not in the install line`);
     if (!(Number.isInteger(image.width) && image.width > 0 && Number.isInteger(image.height) && image.height > 0)) problems.push(`${where}: no size`);
+    else if (image.people) problems.push(...boxProblems(image.people, image.ignored ?? [], image.width, image.height, 0).map((problem) => `${where}: ${problem}`));
     else problems.push(...boxProblems(image.faces ?? [], image.ignored ?? [], image.width, image.height).map((problem) => `${where}: ${problem}`));
   }
   return problems;
@@ -62,6 +69,16 @@ describe('face labels', () => {
     const set = read('debian-set.json');
     expect(set.install).toMatch(/^apt-get install /);
     expect(set.images.length).toBeGreaterThan(0);
+    expect(debianProblems(set)).toEqual([]);
+  });
+
+  it.each([
+    ['faces/group-set.json', 'faces'],
+    ['people/people-set.json', 'people'],
+  ] as const)('states the package, version, licence and credit of every held-out picture in %s, and labels only inside it', (file, kind) => {
+    const set = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures', file), 'utf8'));
+    expect(set.install).toMatch(/^apt-get install /);
+    expect(set.images.every((image: DebianImage) => Array.isArray(image[kind]))).toBe(true);
     expect(debianProblems(set)).toEqual([]);
   });
 
