@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CSRF_HEADER, SESSION_COOKIE } from '../auth/authenticate.js';
 import { Answers, ErrorBody } from './records.js';
 
-/** What the OpenAPI document needs to know of a route; the router's table gives it. */
+/** What the OpenAPI document needs to know of a route; the route list (functions/index.ts) gives it. */
 export interface DescribedRoute {
   method: 'get' | 'post' | 'patch';
   path: string;

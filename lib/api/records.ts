@@ -223,7 +223,7 @@ export const QuotaAlertRecord = z.object({
 
 const signedIn = z.object({ account: AccountRecord, csrf_token: z.string(), expires_at: iso });
 
-/** The answer of each JSON route, by name; the router's table points at these. */
+/** The answer of each JSON route, by name; the route list (functions/index.ts) points at these. */
 export const Answers = {
   openapi: z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }),
   health: z.object({ status: z.enum(['ok', 'degraded']), version: z.string(), uptime_s: z.number(), db: z.string() }),
