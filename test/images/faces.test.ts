@@ -288,20 +288,20 @@ describe('head regions and links', () => {
     expect(headRegion({ x: 980, y: 790, width: 40, height: 40 }, picture)).toEqual({ left: 976, top: 786, width: 24, height: 14 });
   });
 
-  it('resamples a head region from the source raster to 96 px on its longer side: averaged when it shrinks, interpolated when it grows', () => {
+  it('resamples a head region from the source raster to 128 px on its longer side: averaged when it shrinks, interpolated when it grows', () => {
     // A 400x200 raster of a 1600x800 picture: the left half black, the right half white.
     const pixels = Buffer.alloc(400 * 200 * 3);
     for (let row = 0; row < 200; row++) pixels.fill(255, (row * 400 + 200) * 3, (row + 1) * 400 * 3);
     const source = { pixels, width: 400, height: 200, originalWidth: 1600, originalHeight: 800 };
     const shrunk = regionRaster(source, { left: 0, top: 0, width: 1600, height: 800 });
-    expect([shrunk.width, shrunk.height]).toEqual([96, 48]);
-    expect([shrunk.pixels[0], shrunk.pixels[(47 * 96 + 95) * 3]]).toEqual([0, 255]);
-    // A 40x40 region astride the edge (picture x 780-820, raster x 195-205) grows 2.4x: a ramp.
+    expect([shrunk.width, shrunk.height]).toEqual([128, 64]);
+    expect([shrunk.pixels[0], shrunk.pixels[(63 * 128 + 127) * 3]]).toEqual([0, 255]);
+    // A 40x40 region astride the edge (picture x 780-820, raster x 195-205) grows 3.2x: a ramp.
     const grown = regionRaster(source, { left: 780, top: 400, width: 40, height: 40 });
-    expect([grown.width, grown.height]).toEqual([96, 96]);
-    const row = Array.from({ length: 96 }, (_, x) => grown.pixels[(48 * 96 + x) * 3]);
+    expect([grown.width, grown.height]).toEqual([128, 128]);
+    const row = Array.from({ length: 128 }, (_, x) => grown.pixels[(64 * 128 + x) * 3]);
     expect(row[0]).toBe(0);
-    expect(row[95]).toBe(255);
+    expect(row[127]).toBe(255);
     expect(row.some((value) => value > 0 && value < 255)).toBe(true);
     expect(row.every((value, x) => x === 0 || value >= row[x - 1])).toBe(true);
   });
