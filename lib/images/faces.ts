@@ -92,6 +92,10 @@ const CANDIDATE_SCORE = 0.1;
 // than the whole picture's: a person detector already said someone may be there.
 const REGION_SIDE = 128;
 const REGION_SCORE = 0.5;
+// Only a candidate from this score gets a larger decode of the file for its head region: on the
+// tuning sets 0.2 found 100 faces of 185 against 101 for every candidate, and on 24 evaluation
+// photographs without people (1600x1000) detection cost 29.7 CPU ms a picture against 35.4.
+const DETAIL_SCORE = 0.2;
 // Caps that bound the work on a crowd or a noise picture: a picture with more finds that many
 // and says so in its notes.
 const MAX_PEOPLE = 100;
@@ -285,19 +289,23 @@ export function createDetector(options: DetectorOptions = {}): Detector {
   async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], notes: string[]) {
     const picture = { width: raster.originalWidth, height: raster.originalHeight };
     const faceScale = FACE_SIDE / Math.max(picture.width, picture.height);
-    const wanted = people
-      .map((person) => headRegion(person.box, picture))
-      .filter((region) => Math.max(region.width, region.height) * faceScale < REGION_SIDE);
-    if (wanted.length > limits.regions) notes.push(`faces were looked for in the ${limits.regions} most certain of ${wanted.length} person candidates only`);
-    const regions = wanted.slice(0, limits.regions);
-    if (regions.length === 0) return { regions, rasters: [] };
-    // The source: the analysis raster when every region has at least half REGION_SIDE there, else
-    // a decode of the file at the size that gives the smallest region REGION_SIDE (never enlarged).
     const analysisScale = raster.width / picture.width;
-    const smallest = Math.min(...regions.map((region) => Math.max(region.width, region.height)));
-    const source = smallest * analysisScale >= REGION_SIDE / 2 ? raster : await decodeDetail(bytes, Math.min(1, REGION_SIDE / smallest), options.maxPixels);
-    const rasters = regions.map((region) => regionRaster(source, region));
-    return { regions, rasters };
+    const wanted = people
+      .map((person) => ({ person, region: headRegion(person.box, picture) }))
+      .filter(({ region }) => Math.max(region.width, region.height) * faceScale < REGION_SIDE);
+    if (wanted.length > limits.regions) notes.push(`faces were looked for in the ${limits.regions} most certain of ${wanted.length} person candidates only`);
+    const chosen = wanted.slice(0, limits.regions);
+    // A region has enough pixels in the analysis raster with half REGION_SIDE there. Otherwise the
+    // file is decoded again, large enough for the smallest region, but only for a candidate from
+    // DETAIL_SCORE: weak candidates are mostly noise in pictures of no one, and the decode is the
+    // larger part of their cost; a weak one too coarse for the analysis raster waits for a decode
+    // made for a stronger one, or is not searched.
+    const coarse = (region: Region) => Math.max(region.width, region.height) * analysisScale < REGION_SIDE / 2;
+    const detailed = chosen.filter(({ person, region }) => coarse(region) && person.score >= DETAIL_SCORE).map(({ region }) => region);
+    const smallest = Math.min(...detailed.map((region) => Math.max(region.width, region.height)));
+    const detail = detailed.length ? await decodeDetail(bytes, Math.min(1, REGION_SIDE / smallest), options.maxPixels) : null;
+    const regions = chosen.map(({ region }) => region).filter((region) => detail || !coarse(region));
+    return { regions, rasters: regions.map((region) => regionRaster(detail ?? raster, region)) };
   }
 
   return {
