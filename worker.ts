@@ -1,16 +1,16 @@
 import consoleFiles from 'virtual:console-assets';
-import { mapAssets } from './lib/assets.js';
+import { mapAssets } from './lib/assets/memory.js';
 import { SYSTEM_ACTOR } from './lib/auth/actor.js';
 import { r2BlobStore, type R2BucketLike } from './lib/blobs/r2.js';
 import { buildConfig, type Config } from './lib/config.js';
 import { limitedDatabase } from './lib/db/limits.js';
 import { httpImageService, type Fetcher } from './lib/images/http-service.js';
-import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike } from './lib/jobs-queue.js';
+import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike } from './lib/jobs/queue.js';
 import { createLogger } from './lib/log.js';
 import { fetchEgress } from './lib/net/fetch-egress.js';
 import { owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
 import { runRetention } from './lib/review/retention.js';
-import { countedBlobStore, countedEgress, countedFetcher, countedQueue, subrequestBudget } from './lib/subrequests.js';
+import { countedBlobStore, countedEgress, countedFetcher, countedQueue, subrequestBudget } from './lib/net/subrequests.js';
 import { createRouter } from './functions/router.js';
 import { systemClock } from './lib/time.js';
 import type { Database, Env, Logger } from './lib/ports.js';
@@ -67,7 +67,7 @@ function isolateParts(bindings: WorkerBindings): IsolateParts {
 
 /**
  * One invocation's env: fresh budgets of D1 queries (lib/db/limits.ts) and of subrequests to R2, the
- * image service, the queue and the web (lib/subrequests.ts); the rest shared.
+ * image service, the queue and the web (lib/net/subrequests.ts); the rest shared.
  */
 function workerEnv(bindings: WorkerBindings): Env {
   const parts = isolateParts(bindings);

@@ -40,7 +40,7 @@ import { type Fingerprints, matchFingerprints } from '../lib/images/robust.js';
 import { collage, randomCrop, randomRotation, screenPhoto, screenshot } from '../test/helpers/geometry-transforms.js';
 import { seededRandom } from '../test/helpers/random.js';
 import { EVAL_SET_DIR, type EvalPhoto, FRESH_PHOTOS, FRESH_SET_DIR, SKIMAGE_PHOTOS, SKIMAGE_SET_DIR, TRANSFORMS, buildEvalSet } from './eval-set.js';
-import { hashMatchStands } from '../lib/analysis.js';
+import { hashMatchStands } from '../lib/matching/analysis.js';
 import type { BenchTable } from './run.js';
 
 export const name = 'geometry';
@@ -220,7 +220,7 @@ export async function run(): Promise<BenchTable[]> {
   const current = checks.length - 1;
   /**
    * Whether the hashes match the pair as the pipeline decides it: the SPEC pHash, or the region
-   * hashes unless the current check finds the two images disjoint (lib/analysis.ts hashMatchStands).
+   * hashes unless the current check finds the two images disjoint (lib/matching/analysis.ts hashMatchStands).
    */
   const regionsMatch = (a: Image, b: Image, verdict: Verdict) => {
     const found = matchFingerprints(a.fingerprints, b.fingerprints, THRESHOLD);
@@ -342,7 +342,7 @@ export async function run(): Promise<BenchTable[]> {
       notes: [
         `${tuned.length} photographs of the robust-recall set: even-numbered ones are the tuning half, odd-numbered ones the held-out half (some rules were chosen looking at its misses too); clean hold-outs no threshold was chosen on: ${HOLD_OUTS.map(({ label, install }, k) => `${groups[k + 1].count} ${label} (${install})`).join(', ')}; pHash and region hashes at similarity ${THRESHOLD}.`,
         `Checks: ${checks.map(({ label }) => label).join(', ')}. Current thresholds: ${JSON.stringify(GEOMETRY_THRESHOLDS)}.`,
-        'Region hashes as the pipeline keeps them: a match they alone made (plain pHash below the threshold) is dropped when the current check finds the two images disjoint (lib/analysis.ts hashMatchStands).',
+        'Region hashes as the pipeline keeps them: a match they alone made (plain pHash below the threshold) is dropped when the current check finds the two images disjoint (lib/matching/analysis.ts hashMatchStands).',
         `Inliers of the copies the current check confirmed: lowest ${confirmedInliers.slice(0, 5).join(', ')}; median ${confirmedInliers[Math.floor(confirmedInliers.length / 2)]}.`,
       ],
     },

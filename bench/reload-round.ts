@@ -5,13 +5,14 @@
  * JSON. Its own process, so neither build's garbage nor the other bench modules' heap (the face
  * models alone hold 45 MB) lands in the other's collections.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
 const [buildDir, dataDir] = process.argv.slice(2);
 const lib = (module: string) => import(pathToFileURL(path.join(buildDir, 'lib', module)).href);
-const [{ buildConfig }, { createEnv }, { reload }, { createLogger }] = await Promise.all([lib('config.ts'), lib('env.ts'), lib('ingest.ts'), lib('log.ts')]);
+const [{ buildConfig }, { createEnv }, { reload }, { createLogger }] = await Promise.all([lib('config.ts'), lib('env.ts'), lib(existsSync(path.join(buildDir, 'lib', 'ingest', 'reload.ts')) ? 'ingest/reload.ts' : 'ingest.ts'), lib('log.ts')]);
 const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
 const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
 try {

@@ -35,7 +35,7 @@ interface Build {
 /** A checkout of the baseline commit beside this one, sharing node_modules. */
 function baselineBuild(commit: string): Build {
   const dir = path.join(ROOT, 'outputs', 'bench', `build-${commit}`);
-  if (!existsSync(path.join(dir, 'lib', 'ingest.ts'))) execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
+  if (!existsSync(path.join(dir, 'lib', 'env.ts'))) execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   return { label: `baseline ${commit}`, dir };
 }

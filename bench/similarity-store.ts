@@ -23,7 +23,7 @@ import { createLogger } from '../lib/log.js';
 import { REGION_NAMES, RobustIndex, SlotQuery, type Fingerprints } from '../lib/images/robust.js';
 import { backfillFingerprintSlots, submissionsFound } from '../lib/repo/fingerprint-slots.js';
 import { upsertSubmissionStatement } from '../lib/repo/submissions.js';
-import { storedFingerprints } from '../lib/analysis.js';
+import { storedFingerprints } from '../lib/matching/analysis.js';
 import { seededRandom } from '../test/helpers/random.js';
 import type { BenchTable } from './run.js';
 

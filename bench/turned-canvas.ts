@@ -5,9 +5,9 @@
  * at a quarter, a third and a half of their contrast, each turned by 15-45 degrees either way, are
  * fingerprinted through the images port as the pipeline does, put in one RobustIndex per contrast
  * and angle, and every match the index finds between different photographs goes through the
- * geometric check and lib/analysis.ts hashMatchStands.
+ * geometric check and lib/matching/analysis.ts hashMatchStands.
  */
-import { hashMatchStands } from '../lib/analysis.js';
+import { hashMatchStands } from '../lib/matching/analysis.js';
 import { localImageService } from '../lib/images/local-service.js';
 import { type Fingerprints, RobustIndex } from '../lib/images/robust.js';
 import { fixturePath } from '../test/helpers/fixtures.js';

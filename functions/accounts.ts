@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { addAccount, changeAccount, endAccountSessions, Password, RoleSchema, Username } from '../lib/auth/accounts.js';
-import { json, readBody, readJson } from '../lib/http.js';
+import { json, readBody, readJson } from '../lib/http/json.js';
 import { listAccounts } from '../lib/repo/accounts.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 export const NewAccountBody = z.object({ username: Username, password: Password, role: RoleSchema }).strict();

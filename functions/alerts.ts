@@ -1,5 +1,5 @@
-import { listAlerts } from '../lib/alerts.js';
-import { json } from '../lib/http.js';
+import { listAlerts } from '../lib/providers/alerts.js';
+import { json } from '../lib/http/json.js';
 import { dayIn } from '../lib/time.js';
 import type { Env } from '../lib/ports.js';
 

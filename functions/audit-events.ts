@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { json, readQuery } from '../lib/http.js';
+import { json, readQuery } from '../lib/http/json.js';
 import { listAuditEvents } from '../lib/repo/audit.js';
 import { limitParam } from '../lib/review/query.js';
 import type { Env } from '../lib/ports.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Password, login, Username } from '../lib/auth/accounts.js';
 import { sessionCookie } from '../lib/auth/authenticate.js';
-import { json, readBody } from '../lib/http.js';
+import { json, readBody } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
 
 export const LoginBody = z.object({ username: Username, password: z.string().min(1).max(200) }).strict();

@@ -1,6 +1,6 @@
 import { logout } from '../lib/auth/accounts.js';
 import { readCookie, SESSION_COOKIE, sessionCookie } from '../lib/auth/authenticate.js';
-import { json, readJson } from '../lib/http.js';
+import { json, readJson } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
 
 /** POST /api/auth/logout: the session ends on the server, and the cookie is cleared. */

@@ -1,5 +1,5 @@
 import { isLoopback } from '../lib/auth/accounts.js';
-import { json } from '../lib/http.js';
+import { json } from '../lib/http/json.js';
 import { countAccounts } from '../lib/repo/accounts.js';
 import type { Env } from '../lib/ports.js';
 

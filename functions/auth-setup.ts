@@ -1,6 +1,6 @@
 import { setupFirstAdmin } from '../lib/auth/accounts.js';
 import { sessionCookie } from '../lib/auth/authenticate.js';
-import { json, readBody } from '../lib/http.js';
+import { json, readBody } from '../lib/http/json.js';
 import { SetupBody } from './auth-login.js';
 import type { Env } from '../lib/ports.js';
 

@@ -1,6 +1,6 @@
 import { publicSettings } from '../lib/config.js';
-import { json } from '../lib/http.js';
-import { providerRecords } from '../lib/provider-state.js';
+import { json } from '../lib/http/json.js';
+import { providerRecords } from '../lib/providers/state.js';
 import { jobProgress } from '../lib/repo/jobs.js';
 import { countKnowledgeByState } from '../lib/repo/knowledge.js';
 import { listQueue } from '../lib/repo/submissions.js';

@@ -1,4 +1,4 @@
-import { notFound } from '../lib/errors.js';
+import { notFound } from '../lib/http/errors.js';
 import type { Env } from '../lib/ports.js';
 
 const TYPES: Record<string, string> = {

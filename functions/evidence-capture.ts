@@ -1,9 +1,9 @@
 import { captureEvidencePage } from '../lib/enrichment/capture.js';
-import { errorBody } from '../lib/errors.js';
-import { json } from '../lib/http.js';
-import { MEDIA_HEADERS, readMediaBytes } from '../lib/media.js';
+import { errorBody } from '../lib/http/errors.js';
+import { json } from '../lib/http/json.js';
+import { MEDIA_HEADERS, readMediaBytes } from '../lib/http/media.js';
 import { getPageCaptureRow } from '../lib/repo/captures.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 /** POST /api/evidence/{id}/capture: fetch and keep the page of a web evidence item now. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { json, readBody } from '../lib/http.js';
+import { json, readBody } from '../lib/http/json.js';
 import { setEvidenceStatus } from '../lib/review/evidence-status.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import { EVIDENCE_STATUSES } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readQuery } from '../lib/http.js';
+import { readQuery } from '../lib/http/json.js';
 import {
   decisionPages, DECISION_COLUMNS, EXPORT_FORMATS, exportResponse, queuePages, QUEUE_COLUMNS, watchlistPages, WATCHLIST_COLUMNS,
 } from '../lib/review/exports.js';

@@ -1,4 +1,4 @@
-import { json } from '../lib/http.js';
+import { json } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
 
 /** GET /health: 200 while the database answers, 503 `degraded` when it does not. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { json, readQuery } from '../lib/http.js';
+import { json, readQuery } from '../lib/http/json.js';
 import { listJobs } from '../lib/repo/jobs.js';
 import type { Env } from '../lib/ports.js';
 

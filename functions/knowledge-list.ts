@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { json, readQuery } from '../lib/http.js';
+import { json, readQuery } from '../lib/http/json.js';
 import { listKnowledge } from '../lib/repo/knowledge.js';
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';

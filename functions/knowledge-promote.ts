@@ -1,6 +1,6 @@
-import { json } from '../lib/http.js';
+import { json } from '../lib/http/json.js';
 import { moveKnowledgeEntry } from '../lib/review/knowledge.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 /** POST /api/knowledge/{id}/promote-watchlist: the entry becomes `확정 DB 편입`; no body needed. */

@@ -1,5 +1,5 @@
-import { errorBody } from '../lib/errors.js';
-import { MEDIA_HEADERS, readMedia } from '../lib/media.js';
+import { errorBody } from '../lib/http/errors.js';
+import { MEDIA_HEADERS, readMedia } from '../lib/http/media.js';
 import type { Env } from '../lib/ports.js';
 
 function refuse(): Response {

@@ -1,5 +1,5 @@
 import { openApiDocument, type DescribedRoute } from '../lib/api/openapi.js';
-import { json } from '../lib/http.js';
+import { json } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
 
 /**

@@ -1,5 +1,5 @@
-import { json } from '../lib/http.js';
-import { emergencyDisable } from '../lib/review/providers.js';
+import { json } from '../lib/http/json.js';
+import { emergencyDisable } from '../lib/providers/admin.js';
 import type { Env } from '../lib/ports.js';
 
 /** POST /api/providers/emergency-disable: every provider off at once; no body needed. */

@@ -1,5 +1,5 @@
-import { json } from '../lib/http.js';
-import { providersHealth } from '../lib/review/providers.js';
+import { json } from '../lib/http/json.js';
+import { providersHealth } from '../lib/providers/admin.js';
 import type { Env } from '../lib/ports.js';
 
 /** GET /api/providers/health: each provider with its last success and failure, and an overall status. */

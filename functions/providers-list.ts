@@ -1,5 +1,5 @@
-import { json } from '../lib/http.js';
-import { providerRecords } from '../lib/provider-state.js';
+import { json } from '../lib/http/json.js';
+import { providerRecords } from '../lib/providers/state.js';
 import type { Env } from '../lib/ports.js';
 
 /** GET /api/providers: effective state and the names of missing variables, never values. */

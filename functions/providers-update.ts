@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { notFound } from '../lib/errors.js';
-import { json, readBody } from '../lib/http.js';
-import { providerRecord } from '../lib/provider-state.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { notFound } from '../lib/http/errors.js';
+import { json, readBody } from '../lib/http/json.js';
+import { providerRecord } from '../lib/providers/state.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import { isProviderId } from '../lib/providers/catalog.js';
 import { auditStatement } from '../lib/repo/audit.js';
 import { setProviderSwitchStatement } from '../lib/repo/providers.js';

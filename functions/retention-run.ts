@@ -1,4 +1,4 @@
-import { json } from '../lib/http.js';
+import { json } from '../lib/http/json.js';
 import { runRetention } from '../lib/review/retention.js';
 import type { Env } from '../lib/ports.js';
 

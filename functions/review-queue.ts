@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { json, readQuery } from '../lib/http.js';
+import { json, readQuery } from '../lib/http/json.js';
 import { listQueue } from '../lib/repo/submissions.js';
 import { limitParam, offsetParam } from '../lib/review/query.js';
 import { DECISIONS, RISK_LEVELS } from '../lib/vocabulary.js';

@@ -1,6 +1,6 @@
 import { Router } from 'itty-router';
 import { authorize } from '../lib/auth/authenticate.js';
-import { errorResponse, invalid, notFound, ServiceError } from '../lib/errors.js';
+import { errorResponse, invalid, notFound, ServiceError } from '../lib/http/errors.js';
 import type { Env } from '../lib/ports.js';
 import { CONSOLE_ROUTE, ROUTES, type Handler, type RouteRequest, type RouteSpec } from './index.js';
 

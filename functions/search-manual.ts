@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { manualSearch } from '../lib/enrichment/manual-search.js';
 import { cleanQueryText } from '../lib/enrichment/queries.js';
-import { invalid } from '../lib/errors.js';
-import { json, readBody } from '../lib/http.js';
+import { invalid } from '../lib/http/errors.js';
+import { json, readBody } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
 
 export const ManualSearchBody = z

@@ -1,6 +1,6 @@
 import { caseBundle } from '../lib/bundle/case.js';
 import { zipStream } from '../lib/bundle/zip.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 /**

@@ -1,6 +1,6 @@
-import { json } from '../lib/http.js';
+import { json } from '../lib/http/json.js';
 import { submissionReview } from '../lib/review/detail.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 /** GET /api/submissions/{id}/review: the submission, its evidence and the non-empty groups. */

@@ -1,5 +1,5 @@
-import { json, readJson } from '../lib/http.js';
-import { reload } from '../lib/ingest.js';
+import { json, readJson } from '../lib/http/json.js';
+import { reload } from '../lib/ingest/reload.js';
 import type { Env } from '../lib/ports.js';
 
 /** POST /api/submissions/reload: no body needed; answers the reload report. */

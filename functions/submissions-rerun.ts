@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { enrichSubmission } from '../lib/enrichment/pipeline.js';
-import { conflict, notFound } from '../lib/errors.js';
-import { json, readBody } from '../lib/http.js';
+import { conflict, notFound } from '../lib/http/errors.js';
+import { json, readBody } from '../lib/http/json.js';
 import { auditStatement } from '../lib/repo/audit.js';
 import { getSubmission, getSubmissionRow } from '../lib/repo/submissions.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 export const RerunBody = z.object({ face_crop: z.boolean().optional() }).strict();

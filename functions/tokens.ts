@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { issueToken, RoleSchema, withdrawToken } from '../lib/auth/accounts.js';
-import { json, readBody, readJson } from '../lib/http.js';
+import { json, readBody, readJson } from '../lib/http/json.js';
 import { listApiTokens } from '../lib/repo/accounts.js';
-import { pathParam, type ParamRequest } from '../lib/review/request.js';
+import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 export const NewTokenBody = z.object({ name: z.string().trim().min(1).max(100), role: RoleSchema }).strict();

@@ -1,16 +1,16 @@
 import { SYSTEM_ACTOR } from './auth/actor.js';
 import type { Config } from './config.js';
-import { folderAssets } from './assets-folder.js';
+import { folderAssets } from './assets/folder.js';
 import { folderBlobStore } from './blobs/folder.js';
 import { migrate } from './db/migrate.js';
 import { openSqlite } from './db/sqlite.js';
 import { localImageService } from './images/local-service.js';
 import { nodeEgress } from './net/http-client.js';
-import { JOB_HANDLERS } from './job-handlers.js';
-import { createJobRunner, type JobRunner } from './jobs.js';
+import { JOB_HANDLERS } from './jobs/handlers.js';
+import { createJobRunner, type JobRunner } from './jobs/loops.js';
 import { createLogger } from './log.js';
 import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
-import { unlimitedSubrequests } from './subrequests.js';
+import { unlimitedSubrequests } from './net/subrequests.js';
 import { systemClock } from './time.js';
 import type { BlobStore, Clock, Database, Env, Logger } from './ports.js';
 

@@ -32,7 +32,7 @@ export interface Env {
   jobs: JobNotice;
   /** Who the current work is for: the caller of a request (set by the router), else the service itself. */
   actor: Actor;
-  /** What this invocation may still send to storage and other services (lib/subrequests.ts). */
+  /** What this invocation may still send to storage and other services (lib/net/subrequests.ts). */
   subrequests: Subrequests;
   /** The largest submitted file this runtime reads whole; a reload refuses larger ones unread. */
   maxFileBytes: number;
@@ -151,7 +151,7 @@ export type EgressOutcome = EgressResponse | EgressFailure;
 
 /**
  * The console's static files (static/), by plain file name. The Node service reads them from the
- * folder (lib/assets-folder.ts); the Worker carries them inside its bundle (`mapAssets`, lib/assets.ts).
+ * folder (lib/assets/folder.ts); the Worker carries them inside its bundle (`mapAssets`, lib/assets/memory.ts).
  */
 export interface ConsoleAssets {
   get(name: string): Promise<Uint8Array | null>;
@@ -207,7 +207,7 @@ export interface ImageAnalysis {
 
 /**
  * The jobs port: how workers learn that rows of the job table were queued. In Node, the in-process
- * runner (lib/jobs.ts); in the Worker, Cloudflare Queues (lib/jobs-queue.ts).
+ * runner (lib/jobs/loops.ts); in the Worker, Cloudflare Queues (lib/jobs/queue.ts).
  */
 export interface JobNotice {
   /** Tells the workers that `count` jobs were queued (after the statement that queued them committed). */
@@ -215,7 +215,7 @@ export interface JobNotice {
 }
 
 /**
- * The subrequest budget: unlimited in Node, 1,000 per invocation in the Worker (lib/subrequests.ts).
+ * The subrequest budget: unlimited in Node, 1,000 per invocation in the Worker (lib/net/subrequests.ts).
  */
 export interface Subrequests {
   /** How many more this invocation may make. */

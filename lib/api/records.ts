@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { ERROR_STATUS, type ErrorCode } from '../http/errors.js';
 import { EVIDENCE_SOURCES, REVIEW_GROUPS, type GroupKey } from '../vocabulary.js';
 
 /**

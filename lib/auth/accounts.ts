@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conflict, notFound, ServiceError } from '../errors.js';
+import { conflict, notFound, ServiceError } from '../http/errors.js';
 import { auditStatement } from '../repo/audit.js';
 import {
   countAccounts,

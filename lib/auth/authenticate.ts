@@ -1,4 +1,4 @@
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../http/errors.js';
 import { findSession, useApiToken } from '../repo/accounts.js';
 import { anonymousActor, hasRole, type Actor, type Role } from './actor.js';
 import { sameSecret, secretHash } from './secrets.js';

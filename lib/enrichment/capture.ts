@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { readMediaBytes } from '../media.js';
+import { readMediaBytes } from '../http/media.js';
 import { downloadSettings, fetchSafely } from '../net/download.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, notFound } from '../http/errors.js';
 import { auditStatement } from '../repo/audit.js';
 import { addPageCapture, toPageCapture, type PageCapture, type PageCaptureRow } from '../repo/captures.js';
 import { getEvidence, getEvidenceByIds, insertEvidenceStatement, type Evidence, type NewEvidence } from '../repo/evidence.js';

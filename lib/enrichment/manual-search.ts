@@ -1,13 +1,13 @@
-import { ServiceError, conflict, invalid, notFound } from '../errors.js';
+import { ServiceError, conflict, invalid, notFound } from '../http/errors.js';
 import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients, type ProviderClients } from '../providers/clients.js';
 import { auditStatement } from '../repo/audit.js';
 import { addEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
 import { getSubmissionRow } from '../repo/submissions.js';
-import { recomputeRisk } from '../risk.js';
-import { storedFingerprints } from '../analysis.js';
+import { recomputeRisk } from '../review/risk.js';
+import { storedFingerprints } from '../matching/analysis.js';
 import { captureMatchedPages } from './capture.js';
-import { gatedCall } from './gate.js';
+import { gatedCall } from '../providers/gate.js';
 import { verifyImage, type Reference } from './verify.js';
 import type { Env } from '../ports.js';
 

@@ -3,7 +3,7 @@ import { similarity } from '../images/phash.js';
 import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
-import { checkGeometry, hashMatchFields, hashMatchStands } from '../analysis.js';
+import { checkGeometry, hashMatchFields, hashMatchStands } from '../matching/analysis.js';
 import { geometricMatch, type MatchFields } from '../repo/evidence.js';
 import type { Env } from '../ports.js';
 

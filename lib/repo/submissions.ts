@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { invalid } from '../errors.js';
+import { invalid } from '../http/errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
 import type { Database, SqlValue } from '../ports.js';

@@ -1,4 +1,4 @@
-import { conflict, invalid, notFound } from '../errors.js';
+import { conflict, invalid, notFound } from '../http/errors.js';
 import { auditDecisionStatement } from '../repo/audit.js';
 import { listEvidence } from '../repo/evidence.js';
 import { fromJson } from '../repo/json.js';

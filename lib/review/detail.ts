@@ -1,4 +1,4 @@
-import { notFound } from '../errors.js';
+import { notFound } from '../http/errors.js';
 import { listPageCaptureRows, toPageCapture, type PageCapture } from '../repo/captures.js';
 import { listEvidence, type Evidence } from '../repo/evidence.js';
 import { getKnowledgeEntryForSubmission, type KnowledgeEntry } from '../repo/knowledge.js';

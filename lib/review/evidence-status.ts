@@ -1,8 +1,8 @@
-import { notFound } from '../errors.js';
+import { notFound } from '../http/errors.js';
 import { auditEvidenceStatusStatement } from '../repo/audit.js';
 import { countsTowardScore, getEvidence, listEvidence, setEvidenceStatusStatement, type Evidence } from '../repo/evidence.js';
 import { getSubmission, getSubmissionRow, saveRiskStatement, type Submission } from '../repo/submissions.js';
-import { computeRisk, pictureShows, SHOWS_NOBODY, withRiskLock } from '../risk.js';
+import { computeRisk, pictureShows, SHOWS_NOBODY, withRiskLock } from './risk.js';
 import type { EvidenceStatus } from '../vocabulary.js';
 import type { Env } from '../ports.js';
 

@@ -1,4 +1,4 @@
-import { notFound } from '../errors.js';
+import { notFound } from '../http/errors.js';
 import { auditKnowledgeMoveStatement } from '../repo/audit.js';
 import { getKnowledgeEntry, moveKnowledgeStateStatement, type KnowledgeEntry } from '../repo/knowledge.js';
 import { WATCHLIST_CONFIRMED, WATCHLIST_EXCLUDED } from '../vocabulary.js';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ALERT_SIGNATURE_HEADER, signAlert } from '../../lib/alerts.js';
+import { ALERT_SIGNATURE_HEADER, signAlert } from '../../lib/providers/alerts.js';
 import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeServer, startFakeVision, type FakeServer } from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 

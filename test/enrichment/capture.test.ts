@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MEDIA_HEADERS } from '../../lib/media.js';
+import { MEDIA_HEADERS } from '../../lib/http/media.js';
 import type { PageCaptureRow } from '../../lib/repo/captures.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../../lib/repo/evidence.js';
 import { getSubmission, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
-import { computeRisk, recomputeRisk, SHOWS_NOBODY } from '../../lib/risk.js';
+import { computeRisk, recomputeRisk, SHOWS_NOBODY } from '../../lib/review/risk.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;

@@ -184,7 +184,7 @@ describe('geometric verification refuses different pictures', () => {
       }
     }
     // The caption bar spoils the bottom cells' correlation: refused with many keypoints agreeing,
-    // so a hash match of this copy is not vetoed (lib/analysis.ts hashMatchStands).
+    // so a hash match of this copy is not vetoed (lib/matching/analysis.ts hashMatchStands).
     const captioned = await verifyGeometry(await computeGeometryFeatures(await logoAndCaption(photos[0])), originals[0]);
     expect(captioned).toMatchObject({ confirmed: false, disjoint: false });
     expect(captioned.inliers).toBeGreaterThanOrEqual(20);

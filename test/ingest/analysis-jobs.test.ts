@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAnalyseJob } from '../../lib/analysis.js';
+import { runAnalyseJob } from '../../lib/matching/analysis.js';
 import { listJobs } from '../../lib/repo/jobs.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';

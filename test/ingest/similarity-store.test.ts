@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { refreshSimilarity, runIndexJob, storedFingerprints } from '../../lib/analysis.js';
+import { refreshSimilarity, runIndexJob, storedFingerprints } from '../../lib/matching/analysis.js';
 import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { indexEntries } from '../../lib/images/robust.js';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { reload } from '../../lib/ingest.js';
+import { reload } from '../../lib/ingest/reload.js';
 import { runRetention } from '../../lib/review/retention.js';
-import { countedBlobStore, subrequestBudget } from '../../lib/subrequests.js';
+import { countedBlobStore, subrequestBudget } from '../../lib/net/subrequests.js';
 import { saveDerivedPath } from '../../lib/repo/submissions.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';

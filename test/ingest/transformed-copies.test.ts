@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyImage } from '../../lib/enrichment/verify.js';
-import { refreshSimilarity, storedFingerprints } from '../../lib/analysis.js';
+import { refreshSimilarity, storedFingerprints } from '../../lib/matching/analysis.js';
 import { matchFingerprints } from '../../lib/images/robust.js';
 import { getSubmissionRow } from '../../lib/repo/submissions.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/index.js';

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { addEvidence, type Evidence, type NewEvidence } from '../../lib/repo/evidence.js';
 import { saveAnalysis, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
-import { recomputeRisk } from '../../lib/risk.js';
+import { recomputeRisk } from '../../lib/review/risk.js';
 import { ErrorBody } from './contract.js';
 import type { TestEnv } from '../helpers/env.js';
 import type { Database } from '../../lib/ports.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { consumeJobNotices, queueJobs, QUEUE_BATCH_LIMIT } from '../../lib/jobs-queue.js';
+import { consumeJobNotices, queueJobs, QUEUE_BATCH_LIMIT } from '../../lib/jobs/queue.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture } from '../helpers/fixtures.js';
 

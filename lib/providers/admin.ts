@@ -1,5 +1,5 @@
-import { providerHealthRecords, providerRecords, type ProviderHealthRecord, type ProviderRecord } from '../provider-state.js';
-import { PROVIDER_IDS, type ProviderId } from '../providers/catalog.js';
+import { providerHealthRecords, providerRecords, type ProviderHealthRecord, type ProviderRecord } from './state.js';
+import { PROVIDER_IDS, type ProviderId } from './catalog.js';
 import { auditStatement } from '../repo/audit.js';
 import { listProviderSwitches, setProviderSwitchStatement } from '../repo/providers.js';
 import type { Env } from '../ports.js';

@@ -1,4 +1,4 @@
-import { notFound } from '../errors.js';
+import { notFound } from './errors.js';
 
 export type ParamRequest = Request & { params?: Record<string, string> };
 

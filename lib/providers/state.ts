@@ -1,8 +1,8 @@
-import { configuredEnv, missingEnv, PROVIDER_IDS, PROVIDERS, type ProviderId } from './providers/catalog.js';
-import { listProviderSwitches, type ProviderSwitchRow } from './repo/providers.js';
-import { usedToday } from './repo/quota.js';
-import { dayIn } from './time.js';
-import type { Env } from './ports.js';
+import { configuredEnv, missingEnv, PROVIDER_IDS, PROVIDERS, type ProviderId } from './catalog.js';
+import { listProviderSwitches, type ProviderSwitchRow } from '../repo/providers.js';
+import { usedToday } from '../repo/quota.js';
+import { dayIn } from '../time.js';
+import type { Env } from '../ports.js';
 
 /** A provider as the API shows it (CONTRACT.md section 3): names of variables, never their values. */
 export interface ProviderRecord {

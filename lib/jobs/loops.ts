@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { claimNextJob, finishJob, type Job, type JobType } from './repo/jobs.js';
-import type { Env, JobNotice } from './ports.js';
+import { claimNextJob, finishJob, type Job, type JobType } from '../repo/jobs.js';
+import type { Env, JobNotice } from '../ports.js';
 
 /**
  * Jobs are rows of the job table, the record of all work and of its progress. The jobs port is
  * how workers learn that rows were queued: in Node, the in-process runner below; in the Worker,
- * Cloudflare Queues (lib/jobs-queue.ts). Either way a worker claims a row in one atomic statement,
+ * Cloudflare Queues (lib/jobs/queue.ts). Either way a worker claims a row in one atomic statement,
  * so a job never runs twice at once and a repeated or late notice finds nothing to do.
  */
 export type JobOutcome = { status: 'done' | 'skipped' } | { status: 'failed'; error: string };

@@ -1,6 +1,6 @@
-import type { Fetcher } from './images/http-service.js';
-import type { QueueLike } from './jobs-queue.js';
-import type { BlobStore, Egress, Subrequests } from './ports.js';
+import type { Fetcher } from '../images/http-service.js';
+import type { QueueLike } from '../jobs/queue.js';
+import type { BlobStore, Egress, Subrequests } from '../ports.js';
 
 /**
  * A Worker invocation may make at most 1,000 subrequests: fetches, calls through a service binding

@@ -1,4 +1,4 @@
-import type { BlobStore } from './ports.js';
+import type { BlobStore } from '../ports.js';
 
 /**
  * Untrusted media (CONTRACT.md section 6): `/media/images|evidence|derived|thumbs/<path>` only. Every

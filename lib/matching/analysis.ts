@@ -1,20 +1,20 @@
-import { settle } from './images/service.js';
-import { ImageRejected } from './images/rejected.js';
-import { RobustIndex, SlotQuery, type Fingerprints, type SlotProbe } from './images/robust.js';
-import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from './images/rights-metadata.js';
-import type { GeometryResult } from './images/geometry.js';
-import { geometricMatch, insertEvidenceStatement, matchRegionFields, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from './repo/evidence.js';
-import { fromJson } from './repo/json.js';
-import { listReferenceEntries } from './repo/knowledge.js';
-import type { JobOutcome } from './jobs.js';
-import { enqueueIndexJobStatement, enqueueJobStatement, type Job } from './repo/jobs.js';
-import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type FingerprintRow } from './repo/fingerprint-slots.js';
-import { withLease } from './repo/leases.js';
-import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from './repo/submissions.js';
-import { serialized } from './serial.js';
-import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from './risk.js';
-import { WATCHLIST_CONFIRMED } from './vocabulary.js';
-import type { Env } from './ports.js';
+import { settle } from '../images/service.js';
+import { ImageRejected } from '../images/rejected.js';
+import { RobustIndex, SlotQuery, type Fingerprints, type SlotProbe } from '../images/robust.js';
+import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
+import type { GeometryResult } from '../images/geometry.js';
+import { geometricMatch, insertEvidenceStatement, matchRegionFields, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from '../repo/evidence.js';
+import { fromJson } from '../repo/json.js';
+import { listReferenceEntries } from '../repo/knowledge.js';
+import type { JobOutcome } from '../jobs/loops.js';
+import { enqueueIndexJobStatement, enqueueJobStatement, type Job } from '../repo/jobs.js';
+import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type FingerprintRow } from '../repo/fingerprint-slots.js';
+import { withLease } from '../repo/leases.js';
+import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from '../repo/submissions.js';
+import { serialized } from '../db/serial.js';
+import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
+import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
+import type { Env } from '../ports.js';
 
 /**
  * Local analysis of a submitted image, before any provider is involved: fingerprints, a derived

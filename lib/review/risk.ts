@@ -1,10 +1,10 @@
-import type { Evidence } from './repo/evidence.js';
-import { listEvidence } from './repo/evidence.js';
-import { getSubmissionRow, saveRiskStatement, type FaceRecord, type PersonRecord, type Risk, type RiskSignal, type SubmissionRow } from './repo/submissions.js';
-import { fromJson } from './repo/json.js';
-import { serialized } from './serial.js';
-import type { GroupKey, RiskLevel } from './vocabulary.js';
-import type { Database } from './ports.js';
+import type { Evidence } from '../repo/evidence.js';
+import { listEvidence } from '../repo/evidence.js';
+import { getSubmissionRow, saveRiskStatement, type FaceRecord, type PersonRecord, type Risk, type RiskSignal, type SubmissionRow } from '../repo/submissions.js';
+import { fromJson } from '../repo/json.js';
+import { serialized } from '../db/serial.js';
+import type { GroupKey, RiskLevel } from '../vocabulary.js';
+import type { Database } from '../ports.js';
 
 /** The kind of the rights evidence when the file names someone other than the submitter. */
 export const RIGHTS_MISMATCH_KIND = 'rights_metadata_mismatch';

@@ -1,9 +1,9 @@
-import { PROVIDERS, missingEnv, type ProviderId } from '../providers/catalog.js';
-import type { ProviderResult } from '../providers/call.js';
+import { PROVIDERS, missingEnv, type ProviderId } from './catalog.js';
+import type { ProviderResult } from './call.js';
 import { getProviderSwitch, recordProviderOutcome } from '../repo/providers.js';
 import { commitQuota, releaseQuota, reserveQuota } from '../repo/quota.js';
 import { dayIn } from '../time.js';
-import { checkQuotaAlerts } from '../alerts.js';
+import { checkQuotaAlerts } from './alerts.js';
 import type { Env } from '../ports.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import type { ProviderId } from './providers/catalog.js';
-import type { Env } from './ports.js';
+import type { ProviderId } from './catalog.js';
+import type { Env } from '../ports.js';
 
 /**
  * Quota alerts (CONTRACT.md section 5). When a provider's use of the day reaches 80 % or 100 % of

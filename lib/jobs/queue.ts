@@ -1,7 +1,7 @@
-import { JOB_HANDLERS } from './job-handlers.js';
-import { runNextJob } from './jobs.js';
-import { JOB_TYPES } from './repo/jobs.js';
-import type { Env, JobNotice } from './ports.js';
+import { JOB_HANDLERS } from './handlers.js';
+import { runNextJob } from './loops.js';
+import { JOB_TYPES } from '../repo/jobs.js';
+import type { Env, JobNotice } from '../ports.js';
 
 /**
  * The jobs port on Cloudflare Queues. A message says only "a job was queued"; the consumer claims

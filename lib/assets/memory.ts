@@ -1,4 +1,4 @@
-import type { ConsoleAssets } from './ports.js';
+import type { ConsoleAssets } from '../ports.js';
 
 /** Files held in memory, as the Worker bundle carries them. */
 export function mapAssets(files: Record<string, string>): ConsoleAssets {

@@ -2,17 +2,17 @@ import { createHash } from 'node:crypto';
 import { basename, extname, isAbsolute } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
-import { listPages } from './blobs/types.js';
-import { refreshRightsEvidence } from './analysis.js';
-import { describeIssues } from './http.js';
-import { ImageRejected } from './images/rejected.js';
-import { auditStatement } from './repo/audit.js';
-import { withLease } from './repo/leases.js';
-import { enqueueJobStatement, owedWorkStatements, queuedCount } from './repo/jobs.js';
-import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from './repo/submissions.js';
-import { serialized } from './serial.js';
-import { formatLocal, parseLocal } from './time.js';
-import type { BlobInfo, Env, Statement } from './ports.js';
+import { listPages } from '../blobs/types.js';
+import { refreshRightsEvidence } from '../matching/analysis.js';
+import { describeIssues } from '../http/json.js';
+import { ImageRejected } from '../images/rejected.js';
+import { auditStatement } from '../repo/audit.js';
+import { withLease } from '../repo/leases.js';
+import { enqueueJobStatement, owedWorkStatements, queuedCount } from '../repo/jobs.js';
+import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from '../repo/submissions.js';
+import { serialized } from '../db/serial.js';
+import { formatLocal, parseLocal } from '../time.js';
+import type { BlobInfo, Env, Statement } from '../ports.js';
 
 /**
  * `POST /api/submissions/reload`: the registry file and the images folder become submissions.
@@ -31,7 +31,7 @@ export interface ReloadReport {
   queued_jobs: number;
   /**
    * New or changed files left for the next reload: a Worker invocation may read only so many
-   * (lib/subrequests.ts). Always 0 in the Node service.
+   * (lib/net/subrequests.ts). Always 0 in the Node service.
    */
   remaining: number;
 }
