@@ -49,7 +49,14 @@ export async function handleImageRequest(request: Request, images: ImageService)
         return Response.json(await images.probe(body));
       case 'derive': {
         const derived = await images.derive(body);
-        return new Response(derived.bytes.slice(), { headers: { 'content-type': `image/${derived.format}`, 'x-image-format': derived.format, 'x-image-width': String(derived.width), 'x-image-height': String(derived.height) } });
+        return new Response(derived.bytes.slice(), {
+          headers: {
+            'content-type': `image/${derived.format}`,
+            'x-image-format': derived.format,
+            'x-image-width': String(derived.width),
+            'x-image-height': String(derived.height),
+          },
+        });
       }
       case 'crop-faces': {
         let parsed;

@@ -31,29 +31,85 @@ const ROUNDS = 5;
 
 /** A photo-like JPEG: noise does not compress, as real photographs barely do. */
 const photo = (width: number, height: number, seed: number) =>
-  sharp(randomBytes(width * height * 3).map((b, i) => (b + seed + (i % width)) & 0xff), { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+  sharp(
+    randomBytes(width * height * 3).map((b, i) => (b + seed + (i % width)) & 0xff),
+    { raw: { width, height, channels: 3 } },
+  )
+    .jpeg({ quality: 85 })
+    .toBuffer();
 
 async function seedCase(env: OwnedEnv): Promise<void> {
   const now = new Date().toISOString();
   const image = await photo(2000, 1500, 1);
   await writeFile(path.join(env.paths.imagesDir, 'case.jpg'), image);
-  await upsertSubmissionStatement(env.db, { id: 'case', title: 'a large case', file: 'images/case.jpg', origin: 'quick', submitted_at: '2026-11-20 09:30', submitted_at_epoch: 1795653000, width: 2000, height: 1500, format: 'jpeg', bytes: image.length, sha256: 'ab'.repeat(32) }, now).run();
+  await upsertSubmissionStatement(
+    env.db,
+    {
+      id: 'case',
+      title: 'a large case',
+      file: 'images/case.jpg',
+      origin: 'quick',
+      submitted_at: '2026-11-20 09:30',
+      submitted_at_epoch: 1795653000,
+      width: 2000,
+      height: 1500,
+      format: 'jpeg',
+      bytes: image.length,
+      sha256: 'ab'.repeat(32),
+    },
+    now,
+  ).run();
   await mkdir(path.join(env.paths.evidenceDir, 'case', 'pages'), { recursive: true });
   const evidence: NewEvidence[] = [];
   for (let i = 0; i < MATCHES; i++) {
     await writeFile(path.join(env.paths.evidenceDir, 'case', `m${i}.jpg`), await photo(1200, 900, i + 2));
-    evidence.push({ source: 'global_vision', kind: 'full_matching_image', group: 'web_match', title: `page ${i}`, url: `https://site${i}.example/post`, image_url: `https://site${i}.example/photo.jpg`, local_media_path: `evidence/case/m${i}.jpg`, similarity: 0.97, matched: true });
+    evidence.push({
+      source: 'global_vision',
+      kind: 'full_matching_image',
+      group: 'web_match',
+      title: `page ${i}`,
+      url: `https://site${i}.example/post`,
+      image_url: `https://site${i}.example/photo.jpg`,
+      local_media_path: `evidence/case/m${i}.jpg`,
+      similarity: 0.97,
+      matched: true,
+    });
   }
-  for (let i = MATCHES; i < 120; i++) evidence.push({ source: 'regional', kind: 'blog_result', group: 'web_related', title: `result ${i}`, url: `https://blog${i}.example/` });
+  for (let i = MATCHES; i < 120; i++)
+    evidence.push({ source: 'regional', kind: 'blog_result', group: 'web_related', title: `result ${i}`, url: `https://blog${i}.example/` });
   const stored = await addEvidence(env.db, 'case', evidence, now);
-  const html = (i: number) => `<!doctype html><html><body>${Array.from({ length: 3000 }, (_, n) => `<p class="c${n % 7}">기사 본문 ${i}-${n} lorem ipsum dolor sit amet</p>`).join('\n')}</body></html>`;
+  const html = (i: number) =>
+    `<!doctype html><html><body>${Array.from({ length: 3000 }, (_, n) => `<p class="c${n % 7}">기사 본문 ${i}-${n} lorem ipsum dolor sit amet</p>`).join('\n')}</body></html>`;
   for (let i = 0; i < PAGES; i++) {
     const bytes = Buffer.from(html(i));
     const mediaPath = `evidence/case/pages/p${i}.html`;
     await writeFile(path.join(env.paths.dataDir, mediaPath), bytes);
-    await addPageCapture(env.db, { evidence_id: stored[i].id, submission_id: 'case', page_url: `https://site${i}.example/post`, final_url: `https://site${i}.example/post`, http_status: 200, content_type: 'text/html', date_header: null, last_modified: null, bytes: bytes.length, sha256: 'cd'.repeat(32), media_path: mediaPath, image_sha256: null, fetched_at: now });
+    await addPageCapture(env.db, {
+      evidence_id: stored[i].id,
+      submission_id: 'case',
+      page_url: `https://site${i}.example/post`,
+      final_url: `https://site${i}.example/post`,
+      http_status: 200,
+      content_type: 'text/html',
+      date_header: null,
+      last_modified: null,
+      bytes: bytes.length,
+      sha256: 'cd'.repeat(32),
+      media_path: mediaPath,
+      image_sha256: null,
+      fetched_at: now,
+    });
   }
-  await env.db.batch(Array.from({ length: 200 }, (_, i) => auditStatement(env.db, { action: 'evidence.status', target_type: 'evidence', target_id: stored[i % stored.length].id, details: { submission_id: 'case', to: '판단에 사용' } }, now, SYSTEM_ACTOR)));
+  await env.db.batch(
+    Array.from({ length: 200 }, (_, i) =>
+      auditStatement(
+        env.db,
+        { action: 'evidence.status', target_type: 'evidence', target_id: stored[i % stored.length].id, details: { submission_id: 'case', to: '판단에 사용' } },
+        now,
+        SYSTEM_ACTOR,
+      ),
+    ),
+  );
 }
 
 export async function run(): Promise<BenchTable[]> {
@@ -78,13 +134,20 @@ export async function run(): Promise<BenchTable[]> {
       stall = Math.max(stall, delay.max / 1e6);
     }
     times.sort((a, b) => a - b);
-    rows.push([`${MATCHES} matched images, ${PAGES} page captures, 120 evidence, 200 audit events`, (size / 2 ** 20).toFixed(1), Math.round(times[Math.floor(ROUNDS / 2)]), Math.round(stall)]);
-    return [{
-      title: 'Case bundle (GET /api/submissions/{id}/bundle)',
-      columns: ['case', 'ZIP MiB', 'median ms to last byte', 'longest event-loop stall (ms)'],
-      rows,
-      notes: [`${ROUNDS} rounds, in-process, read as fast as the stream gives; images stored, HTML and JSON deflated on the thread pool.`],
-    }];
+    rows.push([
+      `${MATCHES} matched images, ${PAGES} page captures, 120 evidence, 200 audit events`,
+      (size / 2 ** 20).toFixed(1),
+      Math.round(times[Math.floor(ROUNDS / 2)]),
+      Math.round(stall),
+    ]);
+    return [
+      {
+        title: 'Case bundle (GET /api/submissions/{id}/bundle)',
+        columns: ['case', 'ZIP MiB', 'median ms to last byte', 'longest event-loop stall (ms)'],
+        rows,
+        notes: [`${ROUNDS} rounds, in-process, read as fast as the stream gives; images stored, HTML and JSON deflated on the thread pool.`],
+      },
+    ];
   } finally {
     await env.close();
     rmSync(dir, { recursive: true, force: true });

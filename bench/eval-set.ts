@@ -79,9 +79,25 @@ export const EVAL_PHOTOS: EvalPhoto[] = [
  */
 export const FRESH_SET_DIR = path.join(ROOT, 'outputs', 'eval-set-fresh');
 export const FRESH_PHOTOS: EvalPhoto[] = [
-  'aero1.jpg', 'aloeL.jpg', 'apple.jpg', 'baboon.jpg', 'basketball1.png', 'box_in_scene.png', 'building.jpg',
-  'butterfly.jpg', 'ela_original.jpg', 'fruits.jpg', 'graf1.png', 'home.jpg', 'leuvenA.jpg', 'messi5.jpg',
-  'orange.jpg', 'rubberwhale1.png', 'squirrel_cls.jpg', 'stuff.jpg', 'sudoku.png',
+  'aero1.jpg',
+  'aloeL.jpg',
+  'apple.jpg',
+  'baboon.jpg',
+  'basketball1.png',
+  'box_in_scene.png',
+  'building.jpg',
+  'butterfly.jpg',
+  'ela_original.jpg',
+  'fruits.jpg',
+  'graf1.png',
+  'home.jpg',
+  'leuvenA.jpg',
+  'messi5.jpg',
+  'orange.jpg',
+  'rubberwhale1.png',
+  'squirrel_cls.jpg',
+  'stuff.jpg',
+  'sudoku.png',
 ].map((name) => ({
   id: `opencv-${name.replace(/\.\w+$/, '')}`,
   source: 'opencv-doc',
@@ -98,8 +114,19 @@ export const FRESH_PHOTOS: EvalPhoto[] = [
  */
 export const SKIMAGE_SET_DIR = path.join(ROOT, 'outputs', 'eval-set-skimage');
 export const SKIMAGE_PHOTOS: EvalPhoto[] = [
-  'brick.png', 'cell.png', 'clock_motion.png', 'coins.png', 'grass.png', 'gravel.png', 'hubble_deep_field.jpg', 'ihc.png',
-  'moon.png', 'motorcycle_left.png', 'page.png', 'retina.jpg', 'text.png',
+  'brick.png',
+  'cell.png',
+  'clock_motion.png',
+  'coins.png',
+  'grass.png',
+  'gravel.png',
+  'hubble_deep_field.jpg',
+  'ihc.png',
+  'moon.png',
+  'motorcycle_left.png',
+  'page.png',
+  'retina.jpg',
+  'text.png',
 ].map((name) => ({
   id: `skimage-${name.replace(/\.\w+$/, '')}`,
   source: 'python3-skimage',
@@ -143,7 +170,12 @@ export const TRANSFORMS: Transform[] = [
     name: 'crop_10_corner',
     target: 0.8,
     apply: (o, w, h, i) => {
-      const [left, top] = [[0.1, 0.1], [0, 0.1], [0, 0], [0.1, 0]][i % 4];
+      const [left, top] = [
+        [0.1, 0.1],
+        [0, 0.1],
+        [0, 0],
+        [0.1, 0],
+      ][i % 4];
       return jpeg(sharp(o).extract(cropBox(w, h, left, top, 0.1 - left, 0.1 - top)));
     },
   },
@@ -172,7 +204,16 @@ export const TRANSFORMS: Transform[] = [
       return jpeg(sharp(o).extract(cropBox(w, h, side(1), side(2), side(3), side(4))));
     },
   },
-  { name: 'hflip_crop_5', target: null, apply: (o, w, h) => jpeg(sharp(o).flop().extract(cropBox(w, h, 0.05, 0.05, 0.05, 0.05))) },
+  {
+    name: 'hflip_crop_5',
+    target: null,
+    apply: (o, w, h) =>
+      jpeg(
+        sharp(o)
+          .flop()
+          .extract(cropBox(w, h, 0.05, 0.05, 0.05, 0.05)),
+      ),
+  },
   {
     name: 'rot90_border_5',
     target: null,

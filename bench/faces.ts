@@ -69,7 +69,16 @@ function readSet(file: string, set: string, heldOut: boolean): { images: Labelle
   for (const image of list) {
     const where = path.resolve(ROOT, image.file);
     if (!existsSync(where)) missing.push(image.file);
-    else images.push({ set, held_out: heldOut, file: where, scale: image.scale, faces: image.faces, people: image.people ?? (SHOWS_NOBODY.test(image.file) ? [] : undefined), ignored: image.ignored ?? [] });
+    else
+      images.push({
+        set,
+        held_out: heldOut,
+        file: where,
+        scale: image.scale,
+        faces: image.faces,
+        people: image.people ?? (SHOWS_NOBODY.test(image.file) ? [] : undefined),
+        ignored: image.ignored ?? [],
+      });
   }
   return { images, missing, install: Array.isArray(parsed) ? '' : (parsed.install ?? '') };
 }
@@ -98,9 +107,15 @@ async function demoPeople(): Promise<DemoCrop[]> {
     for (const face of image.faces) {
       const left = Math.max(0, Math.round(face.x - face.width * 0.9));
       const top = Math.max(0, Math.round(face.y - face.height * 0.4));
-      const area = { x: left, y: top, width: Math.min(width, Math.round(face.x + face.width * 1.9)) - left, height: Math.min(height, Math.round(face.y + face.height * 2.6)) - top };
+      const area = {
+        x: left,
+        y: top,
+        width: Math.min(width, Math.round(face.x + face.width * 1.9)) - left,
+        height: Math.min(height, Math.round(face.y + face.height * 2.6)) - top,
+      };
       const shifted = (box: FaceBox) => ({ ...box, x: box.x - left, y: box.y - top });
-      const within = (box: FaceBox) => box.x >= area.x && box.y >= area.y && box.x + box.width <= area.x + area.width && box.y + box.height <= area.y + area.height;
+      const within = (box: FaceBox) =>
+        box.x >= area.x && box.y >= area.y && box.x + box.width <= area.x + area.width && box.y + box.height <= area.y + area.height;
       const others = image.faces.filter((other) => other !== face && iou(other, area) > 0);
       crops.push({
         bytes: await sharp(file).extract({ left, top, width: area.width, height: area.height }).toBuffer(),
@@ -132,7 +147,9 @@ export async function pastedSet(): Promise<LabelledImage[]> {
       const left = 20 + (i % columns) * Math.floor(1600 / columns) + ((i * 37) % 20);
       const top = 20 + Math.floor(i / columns) * 490 + ((i * 53) % 40);
       const place = (box: FaceBox) => ({ x: left + box.x * k, y: top + box.y * k, width: box.width * k, height: box.height * k });
-      const input = await sharp(person.bytes).resize(Math.max(1, Math.round(person.width * k)), Math.max(1, Math.round(person.height * k))).toBuffer();
+      const input = await sharp(person.bytes)
+        .resize(Math.max(1, Math.round(person.width * k)), Math.max(1, Math.round(person.height * k)))
+        .toBuffer();
       const placed = await sharp(input).metadata();
       if (left + (placed.width ?? 0) > 1600 || top + (placed.height ?? 0) > 1000) continue;
       composites.push({ input, left, top });
@@ -182,7 +199,10 @@ function score(labels: FaceBox[], ignored: FaceBox[], found: { box: FaceBox; sco
   }
   for (const { box } of kept) {
     tally.detections++;
-    const best = open.filter((o) => !o.taken).map((o) => ({ o, overlap: iou(o.box, box) })).sort((a, b) => b.overlap - a.overlap)[0];
+    const best = open
+      .filter((o) => !o.taken)
+      .map((o) => ({ o, overlap: iou(o.box, box) }))
+      .sort((a, b) => b.overlap - a.overlap)[0];
     const hit = best && best.overlap >= threshold;
     if (hit) {
       best.o.taken = true;
@@ -210,10 +230,12 @@ interface Result {
 async function detectAll(images: LabelledImage[]): Promise<Result[]> {
   const detector = createDetector({ workers: 1 });
   try {
-    const prepared = await Promise.all(images.map(async (image) => {
-      const bytes = await imageBytes(image);
-      return { image, bytes, raster: await decodeForAnalysis(bytes) };
-    }));
+    const prepared = await Promise.all(
+      images.map(async (image) => {
+        const bytes = await imageBytes(image);
+        return { image, bytes, raster: await decodeForAnalysis(bytes) };
+      }),
+    );
     // Loads the models and lets V8 optimise before anything is timed.
     for (const { bytes, raster } of prepared.slice(0, 3)) await detector.detect(bytes, raster);
     const results: Result[] = [];
@@ -244,12 +266,21 @@ function faceTables(results: Result[]): BenchTable[] {
   const rows: (string | number)[][] = [];
   const bandRows: (string | number)[][] = [];
   for (const set of [...sets, 'all tuning sets', 'all held-out sets']) {
-    const chosen = results.filter((r) => r.image.faces && (r.image.set === set || (set === 'all tuning sets' && !r.image.held_out) || (set === 'all held-out sets' && r.image.held_out)));
+    const chosen = results.filter(
+      (r) => r.image.faces && (r.image.set === set || (set === 'all tuning sets' && !r.image.held_out) || (set === 'all held-out sets' && r.image.held_out)),
+    );
     if (chosen.length === 0) continue;
     const tally = emptyTally();
     const bands = BANDS.map(emptyTally);
     for (const r of chosen) score(r.image.faces!, r.image.ignored, r.detections.faces, FACE_IOU, tally, bands);
-    rows.push([set, chosen.length, tally.labelled, ratio(tally.correct, tally.detections), ratio(tally.found, tally.labelled), `${tally.found}/${tally.labelled} (${tally.detections} boxes)`]);
+    rows.push([
+      set,
+      chosen.length,
+      tally.labelled,
+      ratio(tally.correct, tally.detections),
+      ratio(tally.found, tally.labelled),
+      `${tally.found}/${tally.labelled} (${tally.detections} boxes)`,
+    ]);
     bandRows.push([set, ...bands.map((b) => `${ratio(b.correct, b.detections)} / ${ratio(b.found, b.labelled)} (${b.found}/${b.labelled})`)]);
   }
   return [
@@ -270,9 +301,20 @@ function peopleTable(results: Result[]): BenchTable {
     const tally = emptyTally();
     for (const r of chosen.filter((c) => c.image.set === set)) score(r.image.people!, r.image.ignored, r.detections.people, PERSON_IOU, tally);
     const linked = chosen.filter((c) => c.image.set === set).reduce((n, r) => n + r.detections.people.filter((p) => p.face !== null).length, 0);
-    rows.push([set, tally.labelled, ratio(tally.correct, tally.detections), ratio(tally.found, tally.labelled), `${tally.found}/${tally.labelled} (${tally.detections} boxes)`, linked]);
+    rows.push([
+      set,
+      tally.labelled,
+      ratio(tally.correct, tally.detections),
+      ratio(tally.found, tally.labelled),
+      `${tally.found}/${tally.labelled} (${tally.detections} boxes)`,
+      linked,
+    ]);
   }
-  return { title: `People: precision and recall at IoU ${PERSON_IOU}`, columns: ['set', 'people', 'precision', 'recall', 'found', 'person boxes linked to a face'], rows };
+  return {
+    title: `People: precision and recall at IoU ${PERSON_IOU}`,
+    columns: ['set', 'people', 'precision', 'recall', 'found', 'person boxes linked to a face'],
+    rows,
+  };
 }
 
 function costTable(results: Result[]): BenchTable {
@@ -291,7 +333,9 @@ function costTable(results: Result[]): BenchTable {
     title: 'Faces and people: CPU ms per picture, one worker',
     columns: ['pictures', 'count', 'median CPU ms', 'most CPU ms', 'median people found'],
     rows,
-    notes: [`CPU time of the whole process per detection (median of ${COST_ROUNDS} rounds per picture), the analysis raster decoded beforehand; a larger decode for small people is included.`],
+    notes: [
+      `CPU time of the whole process per detection (median of ${COST_ROUNDS} rounds per picture), the analysis raster decoded beforehand; a larger decode for small people is included.`,
+    ],
   };
 }
 
@@ -305,15 +349,35 @@ async function badInputs(): Promise<BenchTable> {
     for (let i = 0; i < 300; i++) {
       const person = people[i % people.length]!;
       const k = 40 / person.faces[0]!.width;
-      const input = await sharp(person.bytes).resize(Math.round(person.width * k), Math.round(person.height * k)).toBuffer();
+      const input = await sharp(person.bytes)
+        .resize(Math.round(person.width * k), Math.round(person.height * k))
+        .toBuffer();
       composites.push({ input, left: 10 + (i % 25) * 110, top: 10 + Math.floor(i / 25) * 128 });
     }
-    return sharp({ create: { width: 2800, height: 1560, channels: 3, background: '#406040' } }).composite(composites).jpeg().toBuffer();
+    return sharp({ create: { width: 2800, height: 1560, channels: 3, background: '#406040' } })
+      .composite(composites)
+      .jpeg()
+      .toBuffer();
   };
   const cases: [string, () => Promise<Buffer>][] = [
-    ['6000x6000 photograph (coffee.png enlarged)', () => sharp(path.join(ROOT, 'test/fixtures/images/coffee.png')).resize(6000, 6000, { fit: 'fill' }).jpeg().toBuffer()],
-    ['1x10000 strip', () => sharp({ create: { width: 1, height: 10000, channels: 3, background: '#808080' } }).png().toBuffer()],
-    ['2000x2000 noise', () => sharp(noise, { raw: { width: 2000, height: 2000, channels: 3 } }).png().toBuffer()],
+    [
+      '6000x6000 photograph (coffee.png enlarged)',
+      () => sharp(path.join(ROOT, 'test/fixtures/images/coffee.png')).resize(6000, 6000, { fit: 'fill' }).jpeg().toBuffer(),
+    ],
+    [
+      '1x10000 strip',
+      () =>
+        sharp({ create: { width: 1, height: 10000, channels: 3, background: '#808080' } })
+          .png()
+          .toBuffer(),
+    ],
+    [
+      '2000x2000 noise',
+      () =>
+        sharp(noise, { raw: { width: 2000, height: 2000, channels: 3 } })
+          .png()
+          .toBuffer(),
+    ],
     ['300 people in a 2800x1560 picture (faces 40 px)', stadium],
   ];
   const detector = createDetector({ workers: 1 });
@@ -342,7 +406,10 @@ export async function run(): Promise<BenchTable[]> {
     // BENCH_FACES_TUNING=1 leaves the held-out sets unread, for choosing a rule without seeing them.
     ...(process.env.BENCH_FACES_TUNING === '1'
       ? []
-      : [readSet('test/fixtures/faces/group-set.json', 'group and event photographs (held out)', true), readSet('test/fixtures/people/people-set.json', 'people (held out)', true)]),
+      : [
+          readSet('test/fixtures/faces/group-set.json', 'group and event photographs (held out)', true),
+          readSet('test/fixtures/people/people-set.json', 'people (held out)', true),
+        ]),
   ];
   const images = [...sets.flatMap((s) => s.images), ...(await pastedSet())];
   const results = await detectAll(images);
@@ -350,7 +417,14 @@ export async function run(): Promise<BenchTable[]> {
   const tables = [...faceTables(results), peopleTable(results), costTable(results), await badInputs()];
   tables[0]!.notes = [
     'Tuning sets: the sides, thresholds and head regions were chosen on them. Held-out sets: labelled afterwards, never tuned on.',
-    ...(missing.length ? [`Skipped (not installed): ${missing.join(', ')}. Install: ${sets.map((s) => s.install).filter(Boolean).join('; ')}`] : []),
+    ...(missing.length
+      ? [
+          `Skipped (not installed): ${missing.join(', ')}. Install: ${sets
+            .map((s) => s.install)
+            .filter(Boolean)
+            .join('; ')}`,
+        ]
+      : []),
   ];
   return tables;
 }

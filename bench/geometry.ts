@@ -120,9 +120,11 @@ const SHARED_CONTENT = new Set(['pad_20', 'watermark', '25-50 % of a screenshot'
 /** Runs `work` over the items with two calls in flight (one per geometry worker on two cores). */
 async function inParallel<T>(items: T[], work: (item: T) => Promise<void>, width = 2): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 }
 
 /**
@@ -138,7 +140,9 @@ async function loadBaseline(revision: string): Promise<GeometryModule> {
   writeFileSync(path.join(dir, `geometry-worker-${tag}.mjs`), show('geometry-worker.mjs'));
   const file = path.join(dir, `geometry-${tag}.ts`);
   // Its own worker stays beside it; every other relative import goes back to lib/images.
-  const source = show('geometry.ts').replaceAll("'./geometry-worker.mjs'", `'./geometry-worker-${tag}.mjs'`).replace(/'\.\/(?!geometry-worker-)/g, "'../../lib/images/");
+  const source = show('geometry.ts')
+    .replaceAll("'./geometry-worker.mjs'", `'./geometry-worker-${tag}.mjs'`)
+    .replace(/'\.\/(?!geometry-worker-)/g, "'../../lib/images/");
   writeFileSync(file, source);
   return (await import(pathToFileURL(file).href)) as GeometryModule;
 }
@@ -155,14 +159,21 @@ const spread = <T>(items: T[], count: number): T[] =>
 function sample<T>(pairs: T[], shared: (pair: T) => boolean, limit: number | null): T[] {
   if (limit === null) return pairs;
   const kept = spread(pairs.filter(shared), limit);
-  return [...kept, ...spread(pairs.filter((pair) => !shared(pair)), limit - kept.length)];
+  return [
+    ...kept,
+    ...spread(
+      pairs.filter((pair) => !shared(pair)),
+      limit - kept.length,
+    ),
+  ];
 }
 
 export async function run(): Promise<BenchTable[]> {
   const falseLimit = process.env.GEOMETRY_FALSE_PAIRS === undefined ? null : Number(process.env.GEOMETRY_FALSE_PAIRS);
   if (falseLimit !== null && !(Number.isInteger(falseLimit) && falseLimit >= 0)) throw new Error('GEOMETRY_FALSE_PAIRS must be a whole number of pairs');
   const checks: Check[] = [{ label: 'current', module: currentCheck }];
-  if (process.env.GEOMETRY_BASELINE) checks.unshift({ label: `baseline ${process.env.GEOMETRY_BASELINE}`, module: await loadBaseline(process.env.GEOMETRY_BASELINE) });
+  if (process.env.GEOMETRY_BASELINE)
+    checks.unshift({ label: `baseline ${process.env.GEOMETRY_BASELINE}`, module: await loadBaseline(process.env.GEOMETRY_BASELINE) });
   /** One figure per check, "baseline → current" when there are two. */
   const each = (figure: (check: number) => string | number) => checks.map((_, k) => figure(k)).join(' → ');
 
@@ -173,13 +184,17 @@ export async function run(): Promise<BenchTable[]> {
     if (!photos.every((photo) => existsSync(photo.file))) throw new Error(`a clean hold-out needs its photographs: apt-get install ${install}`);
     await buildEvalSet(dir, photos);
   }
-  const photosIn = (dir: string) => (JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { photos: { id: string }[] }).photos.map(({ id }) => ({ id, dir }));
+  const photosIn = (dir: string) =>
+    (JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { photos: { id: string }[] }).photos.map(({ id }) => ({ id, dir }));
   // The robust-recall set first (photograph numbers, tuning and held-out halves as before), then each hold-out.
   const tuned = photosIn(EVAL_SET_DIR);
   const photos = [tuned, ...HOLD_OUTS.map(({ dir }) => photosIn(dir))].flat();
   const ids = photos.map(({ id }) => id);
   /** Each group's first photograph and number of photographs: the robust-recall set, then the hold-outs. */
-  const groups = [{ dir: EVAL_SET_DIR }, ...HOLD_OUTS].map(({ dir }) => ({ first: photos.findIndex((photo) => photo.dir === dir), count: photos.filter((photo) => photo.dir === dir).length }));
+  const groups = [{ dir: EVAL_SET_DIR }, ...HOLD_OUTS].map(({ dir }) => ({
+    first: photos.findIndex((photo) => photo.dir === dir),
+    count: photos.filter((photo) => photo.dir === dir).length,
+  }));
   const groupOf = (photo: number) => groups.find(({ first, count }) => photo >= first && photo < first + count)!;
   const originalBytes = photos.map(({ id, dir }) => readFileSync(path.join(dir, 'originals', `${id}.png`)));
 
@@ -204,7 +219,11 @@ export async function run(): Promise<BenchTable[]> {
     const { first, count } = groupOf(i);
     for (const { edit, make } of GENERATED) {
       const fillers = [1, 2, 3, 4].map((k) => first + ((i - first + k * 7) % count));
-      const bytes = await make(originalBytes[i], fillers.map((k) => originalBytes[k]), random);
+      const bytes = await make(
+        originalBytes[i],
+        fillers.map((k) => originalBytes[k]),
+        random,
+      );
       copies.push(await describe(i, edit, bytes, edit.includes('collage') ? fillers : []));
     }
   }
@@ -246,7 +265,14 @@ export async function run(): Promise<BenchTable[]> {
       );
     }
     const missed = copies.filter((copy) => copy.edit === edit && !verdicts.get(copy)![current].confirmed);
-    row.push(missed.length === 0 ? '' : missed.slice(0, 3).map((copy) => `${ids[copy.photo]}: ${(verdicts.get(copy)![current] as { reason: string }).reason}`).join('; '));
+    row.push(
+      missed.length === 0
+        ? ''
+        : missed
+            .slice(0, 3)
+            .map((copy) => `${ids[copy.photo]}: ${(verdicts.get(copy)![current] as { reason: string }).reason}`)
+            .join('; '),
+    );
     recallRows.push(row);
     for (const copy of copies) {
       const verdict = verdicts.get(copy)![current];
@@ -307,7 +333,8 @@ export async function run(): Promise<BenchTable[]> {
       falseInliersMax[k] = Math.max(falseInliersMax[k], verdict.inliers);
       if (verdict.confirmed) {
         falseMatches.geometry[k]++;
-        if (falseExamples.length < 8) falseExamples.push(`${checks[k].label}: ${a.edit} of ${ids[a.photo]} ~ ${b.edit} of ${ids[b.photo]} (${verdict.inliers} inliers)`);
+        if (falseExamples.length < 8)
+          falseExamples.push(`${checks[k].label}: ${a.edit} of ${ids[a.photo]} ~ ${b.edit} of ${ids[b.photo]} (${verdict.inliers} inliers)`);
       }
     }
   });
@@ -337,7 +364,12 @@ export async function run(): Promise<BenchTable[]> {
   return [
     {
       title: `Geometric verification: recall per edit (plain pHash / region hashes / geometry${checks.length > 1 ? ', geometry as baseline → current' : ''})`,
-      columns: ['edit', 'target', ...halves.flatMap(({ label }) => [`pHash (${label})`, `regions (${label})`, `geometry (${label})`]), 'geometry misses (current)'],
+      columns: [
+        'edit',
+        'target',
+        ...halves.flatMap(({ label }) => [`pHash (${label})`, `regions (${label})`, `geometry (${label})`]),
+        'geometry misses (current)',
+      ],
       rows: recallRows,
       notes: [
         `${tuned.length} photographs of the robust-recall set: even-numbered ones are the tuning half, odd-numbered ones the held-out half (some rules were chosen looking at its misses too); clean hold-outs no threshold was chosen on: ${HOLD_OUTS.map(({ label, install }, k) => `${groups[k + 1].count} ${label} (${install})`).join(', ')}; pHash and region hashes at similarity ${THRESHOLD}.`,
@@ -357,7 +389,16 @@ export async function run(): Promise<BenchTable[]> {
     },
     {
       title: 'Geometric verification: false matches and time',
-      columns: ['pairs of different photographs', 'plain pHash', 'region hashes', 'geometry', 'most inliers in a false pair', 'ms per pair (same photo)', 'ms per pair (different)', 'ms per image for features (median)'],
+      columns: [
+        'pairs of different photographs',
+        'plain pHash',
+        'region hashes',
+        'geometry',
+        'most inliers in a false pair',
+        'ms per pair (same photo)',
+        'ms per pair (different)',
+        'ms per image for features (median)',
+      ],
       rows: [
         [
           falseLimit === null ? falsePairs.length : `sampled ${falsePairs.length} of ${allFalsePairs.length} (${sharedPairs} shared-content)`,
@@ -372,8 +413,12 @@ export async function run(): Promise<BenchTable[]> {
       ],
       notes: [
         'False pairs: every copy against every other original (a collage not against the photographs it holds), the originals among themselves, every two copies of different photographs made by the same edit (same frame, page chrome, bezel, logo) and a fifth of those made by different edits.',
-        ...(falseLimit === null ? [] : ['Sampled: every pair of copies made by the same shared-content edit (black frame, watermark, screenshot, photo of a screen, logo and caption; evenly spaced ones when there are more than the sample), then evenly spaced pairs of the rest.']),
-        'ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match of the first 1,000 keypoints of each side (the strongest, spread over a 4x4 grid) and, when enough pairs pass the ratio test, RANSAC fits: affine, then a homography when the affine one is refused); the mirrored keypoints are tried when the direct fit refuses, and a near miss (8-19 inliers) again with all the query\'s keypoints, then with all of both sides\' (up to 2,000 each); every 8th copy against its original and every 1000th false pair, median of five passes.',
+        ...(falseLimit === null
+          ? []
+          : [
+              'Sampled: every pair of copies made by the same shared-content edit (black frame, watermark, screenshot, photo of a screen, logo and caption; evenly spaced ones when there are more than the sample), then evenly spaced pairs of the rest.',
+            ]),
+        "ms per pair: one pair at a time through one worker, features computed beforehand (a pair is a descriptor match of the first 1,000 keypoints of each side (the strongest, spread over a 4x4 grid) and, when enough pairs pass the ratio test, RANSAC fits: affine, then a homography when the affine one is refused); the mirrored keypoints are tried when the direct fit refuses, and a near miss (8-19 inliers) again with all the query's keypoints, then with all of both sides' (up to 2,000 each); every 8th copy against its original and every 1000th false pair, median of five passes.",
         ...falseExamples,
       ],
     },

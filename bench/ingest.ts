@@ -51,7 +51,9 @@ async function corpusSources(kind: CorpusKind): Promise<{ file: string; part: nu
   }
   const photos = EVAL_PHOTOS.filter((photo) => existsSync(photo.file));
   if (photos.length < EVAL_PHOTOS.length) {
-    throw new Error(`the ${kind} corpus needs the wallpaper packages: apt-get install plasma-workspace-wallpapers mate-backgrounds lomiri-wallpapers-16.04 lomiri-wallpapers-20.04`);
+    throw new Error(
+      `the ${kind} corpus needs the wallpaper packages: apt-get install plasma-workspace-wallpapers mate-backgrounds lomiri-wallpapers-16.04 lomiri-wallpapers-20.04`,
+    );
   }
   if (kind === 'phone') return photos.map((photo) => ({ file: photo.file, part: 0, parts: 1 }));
   return photos.flatMap((photo) => [0, 1, 2].map((part) => ({ file: photo.file, part, parts: 3 })));
@@ -85,7 +87,9 @@ async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
       state = (Math.imul(state, 1103515245) + 12345) >>> 0;
       data[p] = Math.max(0, Math.min(255, data[p] + ((state >>> 24) % 13) - 6));
     }
-    const jpeg = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+    const jpeg = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+      .jpeg({ quality: 85 })
+      .toBuffer();
     await writeFile(path.join(dir, `photo-${String(i).padStart(4, '0')}.jpg`), jpeg);
   }
   return { dir, files: (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort() };
@@ -123,9 +127,13 @@ function cpuSeconds(pid: number): number {
 
 /** Noise pictures that match nothing in either corpus, reloaded before the measured reload. */
 async function warmUpImages(): Promise<Buffer[]> {
-  return Promise.all(Array.from({ length: 8 }, (_, i) =>
-    sharp({ create: { width: 1200, height: 900, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 100 + 5 * i, sigma: 40 } } }).jpeg({ quality: 85 }).toBuffer(),
-  ));
+  return Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      sharp({ create: { width: 1200, height: 900, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 100 + 5 * i, sigma: 40 } } })
+        .jpeg({ quality: 85 })
+        .toBuffer(),
+    ),
+  );
 }
 
 const BENCH_TOKEN = 'bench-ingest-token-3f9a2c';
@@ -155,7 +163,9 @@ async function runService(buildDir: string, { dir, files }: Corpus): Promise<Ing
     await probe.arrayBuffer();
     if (!probe.ok) return;
     for (;;) {
-      const progress = (await (await fetch(`${url}/api/jobs/progress`, { headers: AUTH })).json()) as { types: { type: string; queued: number; running: number }[] };
+      const progress = (await (await fetch(`${url}/api/jobs/progress`, { headers: AUTH })).json()) as {
+        types: { type: string; queued: number; running: number }[];
+      };
       const analyse = progress.types.find((t) => t.type === 'analyse')!;
       if (analyse.queued + analyse.running === 0) return;
       await new Promise((r) => setTimeout(r, 20));
@@ -163,7 +173,13 @@ async function runService(buildDir: string, { dir, files }: Corpus): Promise<Ing
   };
   try {
     for (let i = 0; i < 600; i++) {
-      if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 50));
     }
     // A running service has its worker threads started and its code optimised; a first reload
@@ -229,9 +245,11 @@ async function analysisRounds(builds: { label: string; dir: string }[], corpus: 
         const cpuBefore = process.cpuUsage();
         const started = performance.now();
         let next = 0;
-        await Promise.all(Array.from({ length: 4 }, async () => {
-          while (next < images.length) await service.analyse(images[next++]);
-        }));
+        await Promise.all(
+          Array.from({ length: 4 }, async () => {
+            while (next < images.length) await service.analyse(images[next++]);
+          }),
+        );
         const cpu = process.cpuUsage(cpuBefore);
         rounds.push({ imagesPerS: images.length / ((performance.now() - started) / 1000), cpuMs: (cpu.user + cpu.system) / 1000 / images.length });
       }
@@ -250,10 +268,12 @@ export async function run(): Promise<BenchTable[]> {
   if (!CORPUS_KINDS.includes(kind)) throw new Error(`BENCH_INGEST_CORPUS is one of ${CORPUS_KINDS.join(', ')}, not ${kind}`);
   const corpus = await generateCorpus(kind);
   const { files } = corpus;
-  const sizes = await Promise.all(files.map(async (f) => {
-    const { width, height } = await sharp(path.join(corpus.dir, f)).metadata();
-    return width * height;
-  }));
+  const sizes = await Promise.all(
+    files.map(async (f) => {
+      const { width, height } = await sharp(path.join(corpus.dir, f)).metadata();
+      return width * height;
+    }),
+  );
   const revision = process.env.BENCH_INGEST_BASELINE ?? PREVIOUS_BUILD;
   const baseline = checkout(revision);
   const current: IngestRun[] = [];
@@ -273,12 +293,23 @@ export async function run(): Promise<BenchTable[]> {
   ];
   const rows = [row('this build', current)];
   if (baseline) rows.push(row(`baseline ${revision}${revision === PREVIOUS_BUILD ? ' (analysis inside the reload request)' : ''}`, before));
-  const load = os.loadavg().map((l) => l.toFixed(1)).join(', ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(', ');
   const analysis = await analysisRounds([{ label: 'this build', dir: ROOT }, ...(baseline ? [{ label: `baseline ${revision}`, dir: baseline }] : [])], corpus);
   return [
     {
       title: `Ingest end to end, ${kind} corpus: ${files.length} JPEGs of ${(Math.min(...sizes) / 1e6).toFixed(1)}-${(Math.max(...sizes) / 1e6).toFixed(1)} MP`,
-      columns: ['build', 'reload answered (s)', 'all analysed (s)', 'images/s', 'CPU ms per image (service, all threads)', 'images/s per round', 'internal-match evidence rows'],
+      columns: [
+        'build',
+        'reload answered (s)',
+        'all analysed (s)',
+        'images/s',
+        'CPU ms per image (service, all threads)',
+        'images/s per round',
+        'internal-match evidence rows',
+      ],
       rows,
       notes: [
         `median of ${ROUNDS} alternating rounds, each on a fresh data folder, the service as its own process (${os.availableParallelism()} cores); load average at the end ${load}`,

@@ -169,7 +169,7 @@ export async function run(): Promise<BenchTable[]> {
           `same libuv pool and libvips settings (${sharp.concurrency()} libvips thread(s) per image, operation cache off for all). ` +
           'sharp-phash is called as published (buffer in, default options); it also gets JPEG shrink-on-load from its 32x32 resize.',
         'The decode row bounds any pHash built on sharp: even at 1/8 scale libjpeg decodes every AC coefficient of every scan. ' +
-          'lib/images/phash.ts reads a JPEG\'s luma DC grid itself (lib/images/jpeg-dc.ts, equal to libjpeg\'s 1/8-scale decode, ' +
+          "lib/images/phash.ts reads a JPEG's luma DC grid itself (lib/images/jpeg-dc.ts, equal to libjpeg's 1/8-scale decode, " +
           'tested bit for bit): it steps over AC codes several at a time and jumps over progressive AC scans. ' +
           `It runs in worker threads (one per core, ${os.availableParallelism()} here), as sharp-phash's decodes run in the libuv pool.`,
         'CPU ms is process CPU time (main thread and libvips threads) per fingerprint, less sensitive than wall time to other work on the ' +

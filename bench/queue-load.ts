@@ -31,12 +31,14 @@ function latency(output: string, percentile: string): number {
 /** One request on its own connection (the service's keep-alive is for wrk to load, not for this). */
 function get(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    http.get(url, { agent: false, headers: { authorization: `Bearer ${TOKEN}` } }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    }).on('error', reject);
+    http
+      .get(url, { agent: false, headers: { authorization: `Bearer ${TOKEN}` } }, (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -98,14 +100,30 @@ async function startService(build: Build, index: number): Promise<Service> {
   // Port 0: the service takes a free port and logs its address (a port picked here may be taken).
   const child = spawn(process.execPath, ['--import', path.join(ROOT, 'bench', 'loop-monitor.mjs'), '--import', 'tsx', 'server.ts'], {
     cwd: build.dir,
-    env: { PATH: process.env.PATH, SVC_DATA_DIR: DATA_DIR, SVC_PORT: '0', SVC_ADMIN_TOKEN: TOKEN, BENCH_LOOP_FILE: loopFile, ...(process.env.SVC_HTTP_PROCESSES ? { SVC_HTTP_PROCESSES: process.env.SVC_HTTP_PROCESSES } : {}) },
+    env: {
+      PATH: process.env.PATH,
+      SVC_DATA_DIR: DATA_DIR,
+      SVC_PORT: '0',
+      SVC_ADMIN_TOKEN: TOKEN,
+      BENCH_LOOP_FILE: loopFile,
+      ...(process.env.SVC_HTTP_PROCESSES ? { SVC_HTTP_PROCESSES: process.env.SVC_HTTP_PROCESSES } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const service: Service = { build, child, base: '', loopFile, errors: '' };
   child.stderr!.on('data', (d) => (service.errors += d));
   try {
     service.base = await listeningUrl(child);
-    for (let i = 0; i < 1200 && !(await get(`${service.base}/health`).then((r) => r.status === 200, () => false)); i++) await new Promise((r) => setTimeout(r, 50));
+    for (
+      let i = 0;
+      i < 1200 &&
+      !(await get(`${service.base}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      ));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 50));
   } catch (error) {
     child.kill('SIGKILL');
     throw new Error(`${build.label}: ${error instanceof Error ? error.message : String(error)}\n${service.errors.slice(-2000)}`);
@@ -117,13 +135,18 @@ const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf
 
 /** The service's processes: the one started and the request processes it forked (server.ts), not tsx's esbuild. */
 function serviceProcesses(pid: number): number[] {
-  const children = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((name) => {
-    try {
-      return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server.ts');
-    } catch {
-      return false; // gone meanwhile
-    }
-  });
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return (
+          Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid &&
+          readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server.ts')
+        );
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
   return [pid, ...children.map(Number)];
 }
 
@@ -153,7 +176,9 @@ async function load(service: Service, url: string): Promise<Load> {
   const pids = serviceProcesses(service.child.pid!);
   for (const pid of pids) process.kill(pid, 'SIGUSR2');
   const cpuBefore = cpuSeconds(pids);
-  const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, service.base + url], { encoding: 'utf8' });
+  const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, service.base + url], {
+    encoding: 'utf8',
+  });
   const cpu = cpuSeconds(pids) - cpuBefore;
   for (const pid of pids) rmSync(`${service.loopFile}.${pid}`, { force: true });
   for (const pid of pids) process.kill(pid, 'SIGWINCH');
@@ -199,21 +224,23 @@ export async function run(): Promise<BenchTable[]> {
   try {
     for (const build of builds) services.push(await startService(build, services.length));
     const deep = JSON.parse((await get(`${services[0].base}/api/review-queue?offset=90000&limit=50`)).body) as { next_cursor: string };
-    const urls = ([
-      ['first page', '/api/review-queue'],
-      ['undecided', '/api/review-queue?decision=undecided'],
-      ['승인 + high', `/api/review-queue?decision=${encodeURIComponent('승인')}&level=high`],
-      ['level=high', '/api/review-queue?level=high'],
-      ['enrichment=failed', '/api/review-queue?enrichment=failed'],
-      ['attention=true', '/api/review-queue?attention=true'],
-      ['cursor after row 90,050', `/api/review-queue?cursor=${deep.next_cursor}`],
-      ['offset=90000', '/api/review-queue?offset=90000'],
-      ['q=s012345 (an id)', '/api/review-queue?q=s012345'],
-      ['q=festival (in 13 % of titles)', '/api/review-queue?q=festival'],
-      [`q=${'야경'} (two characters, in 13 % of titles)`, `/api/review-queue?q=${encodeURIComponent('야경')}`],
-      [`q=${'야경'} and level=high`, `/api/review-queue?q=${encodeURIComponent('야경')}&level=high`],
-      ['q=z (one character, in no id or title)', '/api/review-queue?q=z'],
-    ] as const).filter(([label]) => only.test(label));
+    const urls = (
+      [
+        ['first page', '/api/review-queue'],
+        ['undecided', '/api/review-queue?decision=undecided'],
+        ['승인 + high', `/api/review-queue?decision=${encodeURIComponent('승인')}&level=high`],
+        ['level=high', '/api/review-queue?level=high'],
+        ['enrichment=failed', '/api/review-queue?enrichment=failed'],
+        ['attention=true', '/api/review-queue?attention=true'],
+        ['cursor after row 90,050', `/api/review-queue?cursor=${deep.next_cursor}`],
+        ['offset=90000', '/api/review-queue?offset=90000'],
+        ['q=s012345 (an id)', '/api/review-queue?q=s012345'],
+        ['q=festival (in 13 % of titles)', '/api/review-queue?q=festival'],
+        [`q=${'야경'} (two characters, in 13 % of titles)`, `/api/review-queue?q=${encodeURIComponent('야경')}`],
+        [`q=${'야경'} and level=high`, `/api/review-queue?q=${encodeURIComponent('야경')}&level=high`],
+        ['q=z (one character, in no id or title)', '/api/review-queue?q=z'],
+      ] as const
+    ).filter(([label]) => only.test(label));
     // The services finish their start-up work (the similarity index) before the load begins.
     await new Promise((r) => setTimeout(r, 5000));
     const results = new Map<string, Load[]>();
@@ -230,20 +257,33 @@ export async function run(): Promise<BenchTable[]> {
     for (const [label] of urls) {
       for (const { build } of services) {
         const runs = results.get(`${label}\u0000${build.label}`)!;
-        const figures = [median(runs.map((r) => r.p50)).toFixed(1), median(runs.map((r) => r.p99)).toFixed(1), median(runs.map((r) => r.rate)).toFixed(0), median(runs.map((r) => r.stall)).toFixed(1), median(runs.map((r) => r.cpuMs)).toFixed(2)];
+        const figures = [
+          median(runs.map((r) => r.p50)).toFixed(1),
+          median(runs.map((r) => r.p99)).toFixed(1),
+          median(runs.map((r) => r.rate)).toFixed(0),
+          median(runs.map((r) => r.stall)).toFixed(1),
+          median(runs.map((r) => r.cpuMs)).toFixed(2),
+        ];
         rows.push(builds.length > 1 ? [label, build.label, ...figures] : [label, ...figures]);
       }
     }
     return [
       {
         title: `Review queue at ${SUBMISSIONS.toLocaleString('en')} submissions, ${CONNECTIONS} concurrent clients (wrk)`,
-        columns: [...(builds.length > 1 ? ['request', 'build'] : ['request']), 'p50 (ms)', 'p99 (ms)', 'requests/s', 'longest event-loop stall (ms)', 'service CPU per request (ms)'],
+        columns: [
+          ...(builds.length > 1 ? ['request', 'build'] : ['request']),
+          'p50 (ms)',
+          'p99 (ms)',
+          'requests/s',
+          'longest event-loop stall (ms)',
+          'service CPU per request (ms)',
+        ],
         rows,
         notes: [
           `${SUBMISSIONS.toLocaleString('en')} submissions and ${(SUBMISSIONS * 5).toLocaleString('en')} evidence rows seeded through the repository (bench/queue-seed.ts${seedS === null ? ', reused from an earlier run' : `, ${seedS.toFixed(0)} s`}); 50 rows per page`,
           `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s from a second process on the same ${'2'}-core machine, the service as its own process`,
           'stall: the longest time an event loop of the service was held while wrk ran that request (monitorEventLoopDelay in each process, 1 ms resolution)',
-          'CPU per request: the service\'s processes\' user + system time while wrk ran (with its request processes), over the requests answered (10 ms clock ticks over some 8 s)',
+          "CPU per request: the service's processes' user + system time while wrk ran (with its request processes), over the requests answered (10 ms clock ticks over some 8 s)",
           ...(rounds > 1 ? [`medians of ${rounds} rounds${builds.length > 1 ? ', the builds taking turns request by request' : ''}`] : []),
         ],
       },

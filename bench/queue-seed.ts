@@ -39,7 +39,8 @@ const evidenceFor = (random: () => number, i: number): NewEvidence[] => {
     });
   }
   // About one in fifty matches an attention candidate.
-  if (random() < 0.02) items[0] = { source: 'watchlist', kind: 'attention_candidate', group: 'attention', similarity: 1, matched: true, knowledge_entry_id: `ke_${i}` };
+  if (random() < 0.02)
+    items[0] = { source: 'watchlist', kind: 'attention_candidate', group: 'attention', similarity: 1, matched: true, knowledge_entry_id: `ke_${i}` };
   return items;
 };
 
@@ -57,16 +58,32 @@ export async function seedQueue(dataDir: string, count: number): Promise<void> {
         const minute = new Date(firstDay + Math.floor(random() * 300 * 86400) * 1000);
         minute.setUTCSeconds(0, 0);
         const title = `${WORDS[Math.floor(random() * WORDS.length)]} ${WORDS[Math.floor(random() * WORDS.length)]} ${i}`;
-        statements.push(upsertSubmissionStatement(env.db, {
-          id, title, file: `images/${id}.jpg`, origin: 'quick', submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
-          submitted_at_epoch: minute.getTime() / 1000, width: 1600, height: 1200, format: 'jpeg', bytes: 400_000, sha256: id.padEnd(64, '0'),
-        }, now));
+        statements.push(
+          upsertSubmissionStatement(
+            env.db,
+            {
+              id,
+              title,
+              file: `images/${id}.jpg`,
+              origin: 'quick',
+              submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
+              submitted_at_epoch: minute.getTime() / 1000,
+              width: 1600,
+              height: 1200,
+              format: 'jpeg',
+              bytes: 400_000,
+              sha256: id.padEnd(64, '0'),
+            },
+            now,
+          ),
+        );
         for (const e of evidenceFor(random, i)) statements.push(insertEvidenceStatement(env.db, id, e, now));
         const score = Math.floor(random() * 101);
         statements.push(saveRiskStatement(env.db, id, { score, level: score >= 60 ? 'high' : score >= 30 ? 'medium' : 'low', signals: [] }, now));
         if (random() < 0.33) statements.push(saveDecisionStatement(env.db, id, DECISIONS[Math.floor(random() * DECISIONS.length)], null, now));
         statements.push(
-          env.db.prepare("UPDATE submissions SET analysis_status = 'done', phash = 'c3a1f00e9b4d2a17', enrichment_status = ? WHERE id = ?")
+          env.db
+            .prepare("UPDATE submissions SET analysis_status = 'done', phash = 'c3a1f00e9b4d2a17', enrichment_status = ? WHERE id = ?")
             .bind(ENRICHMENT[Math.floor(random() * ENRICHMENT.length)], id),
         );
       }

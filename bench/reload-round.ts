@@ -12,7 +12,12 @@ import { pathToFileURL } from 'node:url';
 
 const [buildDir, dataDir] = process.argv.slice(2);
 const lib = (module: string) => import(pathToFileURL(path.join(buildDir, 'lib', module)).href);
-const [{ buildConfig }, { createEnv }, { reload }, { createLogger }] = await Promise.all([lib('config.ts'), lib('env.ts'), lib(existsSync(path.join(buildDir, 'lib', 'ingest', 'reload.ts')) ? 'ingest/reload.ts' : 'ingest.ts'), lib('log.ts')]);
+const [{ buildConfig }, { createEnv }, { reload }, { createLogger }] = await Promise.all([
+  lib('config.ts'),
+  lib('env.ts'),
+  lib(existsSync(path.join(buildDir, 'lib', 'ingest', 'reload.ts')) ? 'ingest/reload.ts' : 'ingest.ts'),
+  lib('log.ts'),
+]);
 const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
 const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
 try {
@@ -23,7 +28,9 @@ try {
   const report = await reload(env);
   const seconds = (performance.now() - started) / 1000;
   delay.disable();
-  console.log(JSON.stringify({ seconds, stallMs: delay.max / 1e6, unchanged: report.unchanged, imported: report.imported.length, updated: report.updated.length }));
+  console.log(
+    JSON.stringify({ seconds, stallMs: delay.max / 1e6, unchanged: report.unchanged, imported: report.imported.length, updated: report.updated.length }),
+  );
 } finally {
   await env.close();
 }

@@ -35,7 +35,8 @@ interface Build {
 /** A checkout of the baseline commit beside this one, sharing node_modules. */
 function baselineBuild(commit: string): Build {
   const dir = path.join(ROOT, 'outputs', 'bench', `build-${commit}`);
-  if (!existsSync(path.join(dir, 'lib', 'env.ts'))) execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
+  if (!existsSync(path.join(dir, 'lib', 'env.ts')))
+    execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   return { label: `baseline ${commit}`, dir };
 }
@@ -49,9 +50,12 @@ interface Round {
 }
 
 async function round(build: Build, dataDir: string): Promise<Round> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'reload-round.ts'), build.dir, dataDir], { cwd: ROOT });
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'reload-round.ts'), build.dir, dataDir], {
+    cwd: ROOT,
+  });
   const result = JSON.parse(stdout.trim().split('\n').pop()!) as Round;
-  if (result.unchanged !== FILES) throw new Error(`the no-op reload of ${build.label} was not one: ${result.imported} imported, ${result.updated} updated, ${result.unchanged} unchanged`);
+  if (result.unchanged !== FILES)
+    throw new Error(`the no-op reload of ${build.label} was not one: ${result.imported} imported, ${result.updated} updated, ${result.unchanged} unchanged`);
   return result;
 }
 
@@ -60,7 +64,9 @@ async function seed(dataDir: string): Promise<void> {
   const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
   const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
   try {
-    const tiny = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#888' } }).jpeg().toBuffer();
+    const tiny = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#888' } })
+      .jpeg()
+      .toBuffer();
     const now = new Date().toISOString();
     for (let start = 0; start < FILES; start += 5000) {
       const statements = [];
@@ -71,12 +77,25 @@ async function seed(dataDir: string): Promise<void> {
         const info = await stat(file);
         const minute = new Date(Math.floor(info.mtimeMs / 60000) * 60000);
         statements.push(
-          upsertSubmissionStatement(env.db, {
-            id: `f${String(i).padStart(6, '0')}`, title: name, file: `images/${name}`, origin: 'quick',
-            submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
-            submitted_at_epoch: minute.getTime() / 1000, width: 8, height: 8, format: 'jpeg', bytes: info.size, sha256: 'x',
-            file_mtime_ms: Math.floor(info.mtimeMs), file_version: String(info.ino),
-          }, now),
+          upsertSubmissionStatement(
+            env.db,
+            {
+              id: `f${String(i).padStart(6, '0')}`,
+              title: name,
+              file: `images/${name}`,
+              origin: 'quick',
+              submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
+              submitted_at_epoch: minute.getTime() / 1000,
+              width: 8,
+              height: 8,
+              format: 'jpeg',
+              bytes: info.size,
+              sha256: 'x',
+              file_mtime_ms: Math.floor(info.mtimeMs),
+              file_version: String(info.ino),
+            },
+            now,
+          ),
         );
       }
       await env.db.batch(statements);
@@ -104,7 +123,10 @@ export async function run(): Promise<BenchTable[]> {
     for (let r = 0; r < ROUNDS; r++) {
       for (let b = 0; b < builds.length; b++) rounds[b].push(await round(builds[b], dataDir));
     }
-    const load = os.loadavg().map((l) => l.toFixed(1)).join(', ');
+    const load = os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ');
     return [
       {
         title: `No-op reload at ${FILES.toLocaleString('en')} files`,

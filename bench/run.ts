@@ -31,7 +31,20 @@ export interface BenchModule {
   run(): Promise<BenchTable[]>;
 }
 
-const BENCHES: BenchModule[] = [ingest, reloadBench, queueLoad, bundle, phashThroughput, indexQuery, similarityStore, robustRecall, geometry, turnedCanvas, faces, workerScale];
+const BENCHES: BenchModule[] = [
+  ingest,
+  reloadBench,
+  queueLoad,
+  bundle,
+  phashThroughput,
+  indexQuery,
+  similarityStore,
+  robustRecall,
+  geometry,
+  turnedCanvas,
+  faces,
+  workerScale,
+];
 
 function markdown(table: BenchTable): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;

@@ -92,7 +92,19 @@ async function measure(size: number): Promise<(string | number)[][]> {
       const statements = [
         upsertSubmissionStatement(
           env.db,
-          page.map(([id]) => ({ id, title: id, file: `images/${id}.jpg`, origin: 'quick', submitted_at: '2026-11-23 09:00', submitted_at_epoch: 0, width: 1600, height: 1200, format: 'jpeg', bytes: 400_000, sha256: id.padEnd(64, '0') })),
+          page.map(([id]) => ({
+            id,
+            title: id,
+            file: `images/${id}.jpg`,
+            origin: 'quick',
+            submitted_at: '2026-11-23 09:00',
+            submitted_at_epoch: 0,
+            width: 1600,
+            height: 1200,
+            format: 'jpeg',
+            bytes: 400_000,
+            sha256: id.padEnd(64, '0'),
+          })),
           now,
         ),
         env.db
@@ -141,7 +153,10 @@ async function measure(size: number): Promise<(string | number)[][]> {
       const matches = slotQuery.matches(rows.map((r) => ({ key: r.id, fingerprints: storedFingerprints(r.phash, r.fingerprints) })));
       const nearRows = await submissionsFound(env.db, slotQuery.nearProbe(NEAR_FROM), 'none');
       nearCandidates += nearRows.length;
-      const nearFound = slotQuery.near(nearRows.map((r) => ({ key: r.id, fingerprints: storedFingerprints(r.phash, r.fingerprints) })), NEAR_FROM);
+      const nearFound = slotQuery.near(
+        nearRows.map((r) => ({ key: r.id, fingerprints: storedFingerprints(r.phash, r.fingerprints) })),
+        NEAR_FROM,
+      );
       database.push(performance.now() - started);
       if (!matches.some((m) => m.key === copy) || !nearFound.some((n) => n.key === near)) missed++;
     }
@@ -167,8 +182,26 @@ async function measure(size: number): Promise<(string | number)[][]> {
     for (const list of [database, memory]) list.sort((a, b) => a - b);
     const label = size.toLocaleString('en-US');
     return [
-      [label, 'database (fingerprint_slots)', percentile(database, 50).toFixed(2), percentile(database, 99).toFixed(2), lookupStall.toFixed(0), (nearCandidates / QUERIES).toFixed(0), `${backfillSeconds.toFixed(1)} s backfill, longest page ${longestPage.toFixed(0)} ms`, `${slotRows.toLocaleString('en-US')} rows, +${growth.toFixed(0)} MiB file; heap +${Math.max(0, heapDatabase).toFixed(0)} MiB`],
-      [label, 'in memory (RobustIndex, before)', percentile(memory, 50).toFixed(2), percentile(memory, 99).toFixed(2), '-', '-', `${buildSeconds.toFixed(1)} s build`, `heap +${heapIndex.toFixed(0)} MiB per process`],
+      [
+        label,
+        'database (fingerprint_slots)',
+        percentile(database, 50).toFixed(2),
+        percentile(database, 99).toFixed(2),
+        lookupStall.toFixed(0),
+        (nearCandidates / QUERIES).toFixed(0),
+        `${backfillSeconds.toFixed(1)} s backfill, longest page ${longestPage.toFixed(0)} ms`,
+        `${slotRows.toLocaleString('en-US')} rows, +${growth.toFixed(0)} MiB file; heap +${Math.max(0, heapDatabase).toFixed(0)} MiB`,
+      ],
+      [
+        label,
+        'in memory (RobustIndex, before)',
+        percentile(memory, 50).toFixed(2),
+        percentile(memory, 99).toFixed(2),
+        '-',
+        '-',
+        `${buildSeconds.toFixed(1)} s build`,
+        `heap +${heapIndex.toFixed(0)} MiB per process`,
+      ],
     ];
   } finally {
     await env.close();
@@ -182,7 +215,16 @@ export async function run(): Promise<BenchTable[]> {
   return [
     {
       title: 'Similarity index of submissions: in the database against in memory',
-      columns: ['analysed submissions', 'index', 'lookup p50 ms', 'lookup p99 ms', 'longest event-loop stall ms', 'near candidates read', 'to fill', 'memory / storage'],
+      columns: [
+        'analysed submissions',
+        'index',
+        'lookup p50 ms',
+        'lookup p99 ms',
+        'longest event-loop stall ms',
+        'near candidates read',
+        'to fill',
+        'memory / storage',
+      ],
       rows,
       notes: [
         `${QUERIES} comparisons per size, each with a planted copy (must match) and a planted pHash 7-12 bits off (must be near); all were found.`,

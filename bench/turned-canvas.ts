@@ -55,9 +55,18 @@ export async function run(): Promise<BenchTable[]> {
   return [
     {
       title: 'Different pale photographs turned by about the same angle on black: region-hash matches through the index, and the geometric veto',
-      columns: ['contrast', 'turned', 'matches between different photographs (ordered)', 'of which by the plain pHash', 'standing after the veto', 'most inliers'],
+      columns: [
+        'contrast',
+        'turned',
+        'matches between different photographs (ordered)',
+        'of which by the plain pHash',
+        'standing after the veto',
+        'most inliers',
+      ],
       rows,
-      notes: [`${NAMES.length} fixture photographs, each turned both ways (${NAMES.length * 2} images per row); threshold ${THRESHOLD}. A plain pHash match always stands (SPEC's pHash decides first).`],
+      notes: [
+        `${NAMES.length} fixture photographs, each turned both ways (${NAMES.length * 2} images per row); threshold ${THRESHOLD}. A plain pHash match always stands (SPEC's pHash decides first).`,
+      ],
     },
   ];
 }

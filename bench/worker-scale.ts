@@ -75,7 +75,8 @@ export async function run(): Promise<BenchTable[]> {
         .all<{ type: string; n: number }>();
       const finished = (type: string) => Number(counts.results.find((r) => r.type === type)?.n ?? 0);
       const second = Math.round((performance.now() - started) / 1000);
-      if (timeline.length === 0 || timeline[timeline.length - 1].s + 10 <= second) timeline.push({ s: second, analysed: finished('analyse'), enriched: finished('enrich') });
+      if (timeline.length === 0 || timeline[timeline.length - 1].s + 10 <= second)
+        timeline.push({ s: second, analysed: finished('analyse'), enriched: finished('enrich') });
       if (finished('enrich') >= reload.imported.length) break;
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -95,7 +96,10 @@ export async function run(): Promise<BenchTable[]> {
           ['analyses per consumer (image-service calls of each instance)', `${analyses.join(' / ')} (total ${analyses.reduce((a, b) => a + b, 0)})`],
           ['wall time to every enrichment finished', `${wallS.toFixed(0)} s`],
           ['submissions per second end to end', (reload.imported.length / wallS).toFixed(1)],
-          ['review queue on D1 while jobs run, p50 / p99', `${percentile(during, 50).toFixed(1)} / ${percentile(during, 99).toFixed(1)} ms (${during.length} requests)`],
+          [
+            'review queue on D1 while jobs run, p50 / p99',
+            `${percentile(during, 50).toFixed(1)} / ${percentile(during, 99).toFixed(1)} ms (${during.length} requests)`,
+          ],
           ['review queue on D1 at rest, p50 / p99', `${percentile(after, 50).toFixed(1)} / ${percentile(after, 99).toFixed(1)} ms (200 requests)`],
           ['finished jobs every 10 s (seconds: analysed / enriched)', timeline.map((p) => `${p.s}: ${p.analysed}/${p.enriched}`).join(', ')],
         ],

@@ -9,12 +9,7 @@ export const AUDIT_PAGE_MAX = 1000;
 
 export const AuditEventsQuery = z.object({
   limit: limitParam(AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX),
-  before: z
-    .string()
-    .regex(/^\d+$/, 'must be an event id')
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER))
-    .optional(),
+  before: z.string().regex(/^\d+$/, 'must be an event id').transform(Number).pipe(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).optional(),
 });
 
 /** GET /api/audit-events: newest first; `before` (an event id) pages back. */

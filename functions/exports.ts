@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { readQuery } from '../lib/http/json.js';
 import {
-  decisionPages, DECISION_COLUMNS, EXPORT_FORMATS, exportResponse, queuePages, QUEUE_COLUMNS, watchlistPages, WATCHLIST_COLUMNS,
+  decisionPages,
+  DECISION_COLUMNS,
+  EXPORT_FORMATS,
+  exportResponse,
+  queuePages,
+  QUEUE_COLUMNS,
+  watchlistPages,
+  WATCHLIST_COLUMNS,
 } from '../lib/review/exports.js';
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
 import { queueFilterParams } from './review-queue.js';

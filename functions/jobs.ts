@@ -5,7 +5,12 @@ import type { Env } from '../lib/ports.js';
 
 export const JobsQuery = z.object({
   status: z.enum(['queued', 'running', 'done', 'failed', 'skipped']).optional(),
-  limit: z.coerce.number().int().min(1).default(200).transform((n) => Math.min(n, 1000)),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(200)
+    .transform((n) => Math.min(n, 1000)),
 });
 
 /** GET /api/jobs: newest first. */

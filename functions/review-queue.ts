@@ -14,18 +14,26 @@ export const queueFilterParams = {
   decision: z.enum([...DECISIONS, 'undecided']).optional(),
   level: z.enum(RISK_LEVELS).optional(),
   enrichment: z.enum(ENRICHMENT_STATUSES).optional(),
-  attention: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  attention: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
   /** Pictures that show anyone (a person box or a face), or nobody. */
-  people: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  people: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
   q: z.string().trim().min(1).max(200).optional(),
 };
 
-export const ReviewQueueQuery = z.object({
-  limit: limitParam(QUEUE_PAGE_DEFAULT, QUEUE_PAGE_MAX),
-  offset: offsetParam,
-  cursor: z.string().min(1).max(2048).optional(),
-  ...queueFilterParams,
-}).refine((query) => !(query.cursor && query.offset), { message: 'offset: not with a cursor', path: ['offset'] });
+export const ReviewQueueQuery = z
+  .object({
+    limit: limitParam(QUEUE_PAGE_DEFAULT, QUEUE_PAGE_MAX),
+    offset: offsetParam,
+    cursor: z.string().min(1).max(2048).optional(),
+    ...queueFilterParams,
+  })
+  .refine((query) => !(query.cursor && query.offset), { message: 'offset: not with a cursor', path: ['offset'] });
 
 /**
  * GET /api/review-queue: undecided first, then risk high to low; `total` counts the whole filter;

@@ -41,10 +41,12 @@ function routes() {
   const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
   // The one access check: the handler then sees the caller as `env.actor` (handlers called
   // directly, as in tests, act as the service).
-  const guarded = ({ access, handler }: RouteSpec): Handler => async (request, env, ctx) => {
-    const actor = await authorize(request, env, ctx, access);
-    return handler(request, { ...env, actor }, ctx);
-  };
+  const guarded =
+    ({ access, handler }: RouteSpec): Handler =>
+    async (request, env, ctx) => {
+      const actor = await authorize(request, env, ctx, access);
+      return handler(request, { ...env, actor }, ctx);
+    };
   for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec));
   router
     .all('/api/*', (request) => {

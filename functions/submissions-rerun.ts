@@ -15,12 +15,18 @@ export async function handleSubmissionRerun(request: ParamRequest, env: Env): Pr
   const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, RerunBody);
   const row = await getSubmissionRow(env.db, id);
   if (!row) throw notFound(`unknown submission: ${id}`);
-  if (row.analysis_status !== 'done') throw conflict(`submission ${id} has no analysed image (${row.analysis_status}${row.analysis_error ? `: ${row.analysis_error}` : ''})`);
+  if (row.analysis_status !== 'done')
+    throw conflict(`submission ${id} has no analysed image (${row.analysis_status}${row.analysis_error ? `: ${row.analysis_error}` : ''})`);
   const faceCrop = body.face_crop ?? env.config.SVC_GLOBAL_FACE_CROP_SEARCH;
   const result = await enrichSubmission(env, id, { faceCrop });
   await auditStatement(
     env.db,
-    { action: 'submission.rerun', target_type: 'submission', target_id: id, details: { face_crop: faceCrop, status: result.status, evidence_added: result.added.length } },
+    {
+      action: 'submission.rerun',
+      target_type: 'submission',
+      target_id: id,
+      details: { face_crop: faceCrop, status: result.status, evidence_added: result.added.length },
+    },
     env.clock.now().toISOString(),
     env.actor,
   ).run();

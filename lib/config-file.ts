@@ -14,4 +14,3 @@ export function loadConfig(processEnv: Record<string, string | undefined> = proc
   }
   return buildConfig(processEnv, text, { cores: availableParallelism() });
 }
-

@@ -8,10 +8,27 @@ import { z } from 'zod';
 
 type Source = Record<string, string | undefined>;
 
-interface IntRule { kind: 'int'; def: number; min?: number; max?: number }
-interface FloatRule { kind: 'float'; def: number; min?: number; max?: number }
-interface BoolRule { kind: 'bool'; def: boolean }
-interface StrRule { kind: 'str'; def: string; check?: (v: string) => boolean }
+interface IntRule {
+  kind: 'int';
+  def: number;
+  min?: number;
+  max?: number;
+}
+interface FloatRule {
+  kind: 'float';
+  def: number;
+  min?: number;
+  max?: number;
+}
+interface BoolRule {
+  kind: 'bool';
+  def: boolean;
+}
+interface StrRule {
+  kind: 'str';
+  def: string;
+  check?: (v: string) => boolean;
+}
 type Rule = IntRule | FloatRule | BoolRule | StrRule;
 
 const int = (def: number, min?: number, max?: number): IntRule => ({ kind: 'int', def, min, max });
@@ -135,7 +152,10 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
-const numberText = z.string().trim().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/);
+const numberText = z
+  .string()
+  .trim()
+  .regex(/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/);
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 

@@ -14,7 +14,11 @@ const consoleAssets: Plugin = {
     b.onResolve({ filter: /^virtual:console-assets$/ }, () => ({ path: 'console-assets', namespace: 'virtual' }));
     b.onLoad({ filter: /.*/, namespace: 'virtual' }, () => {
       const dir = join(root, 'static');
-      const files = Object.fromEntries(readdirSync(dir).sort().map((name) => [name, readFileSync(join(dir, name), 'utf8')]));
+      const files = Object.fromEntries(
+        readdirSync(dir)
+          .sort()
+          .map((name) => [name, readFileSync(join(dir, name), 'utf8')]),
+      );
       return { contents: `export default ${JSON.stringify(files)};`, loader: 'js' };
     });
   },

@@ -23,7 +23,9 @@ const mf = await startLocalWorker({ bindings, imageServiceUrl: images.url, host:
 const bucket = await mf.getR2Bucket('MEDIA');
 let copied = 0;
 const files = [
-  ...readdirSync(paths.imagesDir, { withFileTypes: true }).filter((e) => e.isFile() && !e.name.startsWith('.')).map((e) => ({ file: join(paths.imagesDir, e.name), key: `submissions/images/${e.name}` })),
+  ...readdirSync(paths.imagesDir, { withFileTypes: true })
+    .filter((e) => e.isFile() && !e.name.startsWith('.'))
+    .map((e) => ({ file: join(paths.imagesDir, e.name), key: `submissions/images/${e.name}` })),
   ...(statSync(paths.registryFile, { throwIfNoEntry: false }) ? [{ file: paths.registryFile, key: 'submissions/submissions.json' }] : []),
 ];
 for (const { file, key } of files) {

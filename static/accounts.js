@@ -7,7 +7,11 @@ import { state, attempt, loading, errorPanel, emptyState, toast } from './ui.js'
 const ROLE_LABEL = { operator: '운영자 (operator)', admin: '관리자 (admin)' };
 
 function roleSelect(id, value = 'operator') {
-  const select = h('select', { id, name: 'role' }, Object.entries(ROLE_LABEL).map(([v, label]) => h('option', { value: v }, label)));
+  const select = h(
+    'select',
+    { id, name: 'role' },
+    Object.entries(ROLE_LABEL).map(([v, label]) => h('option', { value: v }, label)),
+  );
   select.value = value;
   return select;
 }
@@ -20,11 +24,17 @@ export async function renderAccounts(view) {
   const username = h('input', { id: 'new-account-username', name: 'username', autocomplete: 'off', required: '' });
   const password = h('input', { id: 'new-account-password', name: 'password', type: 'password', autocomplete: 'new-password', required: '' });
   const role = roleSelect('new-account-role');
-  const accountForm = h('form', { class: 'inline-form', id: 'new-account' },
-    h('label', { for: 'new-account-username' }, '사용자 이름'), username,
-    h('label', { for: 'new-account-password' }, '비밀번호 (10자 이상)'), password,
-    h('label', { for: 'new-account-role' }, '역할'), role,
-    h('button', { type: 'submit', class: 'primary' }, '계정 만들기'));
+  const accountForm = h(
+    'form',
+    { class: 'inline-form', id: 'new-account' },
+    h('label', { for: 'new-account-username' }, '사용자 이름'),
+    username,
+    h('label', { for: 'new-account-password' }, '비밀번호 (10자 이상)'),
+    password,
+    h('label', { for: 'new-account-role' }, '역할'),
+    role,
+    h('button', { type: 'submit', class: 'primary' }, '계정 만들기'),
+  );
   accountForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     const result = await attempt('계정 만들기', () => api.createAccount({ username: username.value.trim(), password: password.value, role: role.value }));
@@ -37,23 +47,35 @@ export async function renderAccounts(view) {
 
   const tokenName = h('input', { id: 'new-token-name', name: 'name', autocomplete: 'off', required: '' });
   const tokenRole = roleSelect('new-token-role');
-  const tokenForm = h('form', { class: 'inline-form', id: 'new-token' },
-    h('label', { for: 'new-token-name' }, '이름 (용도)'), tokenName,
-    h('label', { for: 'new-token-role' }, '역할'), tokenRole,
-    h('button', { type: 'submit', class: 'primary' }, '토큰 만들기'));
+  const tokenForm = h(
+    'form',
+    { class: 'inline-form', id: 'new-token' },
+    h('label', { for: 'new-token-name' }, '이름 (용도)'),
+    tokenName,
+    h('label', { for: 'new-token-role' }, '역할'),
+    tokenRole,
+    h('button', { type: 'submit', class: 'primary' }, '토큰 만들기'),
+  );
   tokenForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     const result = await attempt('토큰 만들기', () => api.createToken({ name: tokenName.value.trim(), role: tokenRole.value }));
     if (!result) return;
     tokenName.value = '';
-    clear(secretSlot, h('div', { class: 'panel token-secret', role: 'status' },
-      h('p', {}, `토큰 "${result.token.name}" — 지금 복사하세요. 다시 표시되지 않습니다.`),
-      h('code', { class: 'mono', id: 'token-secret' }, result.secret),
-      h('p', { class: 'muted' }, '사용: Authorization: Bearer <token>')));
+    clear(
+      secretSlot,
+      h(
+        'div',
+        { class: 'panel token-secret', role: 'status' },
+        h('p', {}, `토큰 "${result.token.name}" — 지금 복사하세요. 다시 표시되지 않습니다.`),
+        h('code', { class: 'mono', id: 'token-secret' }, result.secret),
+        h('p', { class: 'muted' }, '사용: Authorization: Bearer <token>'),
+      ),
+    );
     await loadTokens();
   });
 
-  append(view.root,
+  append(
+    view.root,
     h('div', { class: 'screen-head' }, h('h1', {}, '계정 ', h('span', { class: 'en' }, 'Accounts'))),
     h('section', { class: 'panel' }, h('h2', {}, '계정'), accountForm, accountsSlot),
     h('section', { class: 'panel' }, h('h2', {}, 'API 토큰'), tokenForm, secretSlot, tokensSlot),
@@ -77,40 +99,99 @@ export async function renderAccounts(view) {
   }
 
   function accountTable(accounts) {
-    return h('table', { class: 'table' },
-      h('thead', {}, h('tr', {}, ['사용자', '역할', '상태', '만든 시각', ''].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, accounts.map((a) => {
-        const self = a.id === state.session?.actor?.id;
-        const select = roleSelect(`role-${a.id}`, a.role);
-        select.disabled = self;
-        select.addEventListener('change', async () => {
-          if (await attempt('역할 변경', () => api.updateAccount(a.id, { role: select.value }))) toast(`${a.username}: ${ROLE_LABEL[select.value]}`, 'success');
-          await loadAccounts();
-        });
-        const status = a.disabled ? '비활성' : a.locked_until && a.locked_until > new Date().toISOString() ? `잠김 (${formatInstant(a.locked_until, state.timeZone)}까지)` : '활성';
-        return h('tr', { dataset: { accountId: a.id } },
-          h('td', {}, a.username), h('td', {}, select), h('td', {}, status), h('td', {}, formatInstant(a.created_at, state.timeZone)),
-          h('td', { class: 'actions' },
-            self ? null : actionButton(a.disabled ? '활성화' : '비활성화', async () => {
-              if (await attempt('계정 상태 변경', () => api.updateAccount(a.id, { disabled: !a.disabled }))) await loadAccounts();
-            }),
-            actionButton('모든 세션 종료', async () => {
-              const result = await attempt('세션 종료', () => api.revokeSessions(a.id));
-              if (result) toast(`${a.username}: 세션 ${result.sessions_revoked}개 종료`, 'success');
-            })));
-      })));
+    return h(
+      'table',
+      { class: 'table' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['사용자', '역할', '상태', '만든 시각', ''].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        accounts.map((a) => {
+          const self = a.id === state.session?.actor?.id;
+          const select = roleSelect(`role-${a.id}`, a.role);
+          select.disabled = self;
+          select.addEventListener('change', async () => {
+            if (await attempt('역할 변경', () => api.updateAccount(a.id, { role: select.value })))
+              toast(`${a.username}: ${ROLE_LABEL[select.value]}`, 'success');
+            await loadAccounts();
+          });
+          const status = a.disabled
+            ? '비활성'
+            : a.locked_until && a.locked_until > new Date().toISOString()
+              ? `잠김 (${formatInstant(a.locked_until, state.timeZone)}까지)`
+              : '활성';
+          return h(
+            'tr',
+            { dataset: { accountId: a.id } },
+            h('td', {}, a.username),
+            h('td', {}, select),
+            h('td', {}, status),
+            h('td', {}, formatInstant(a.created_at, state.timeZone)),
+            h(
+              'td',
+              { class: 'actions' },
+              self
+                ? null
+                : actionButton(a.disabled ? '활성화' : '비활성화', async () => {
+                    if (await attempt('계정 상태 변경', () => api.updateAccount(a.id, { disabled: !a.disabled }))) await loadAccounts();
+                  }),
+              actionButton('모든 세션 종료', async () => {
+                const result = await attempt('세션 종료', () => api.revokeSessions(a.id));
+                if (result) toast(`${a.username}: 세션 ${result.sessions_revoked}개 종료`, 'success');
+              }),
+            ),
+          );
+        }),
+      ),
+    );
   }
 
   function tokenTable(tokens) {
-    return h('table', { class: 'table' },
-      h('thead', {}, h('tr', {}, ['이름', '역할', '만든 시각', '마지막 사용', '상태', ''].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, tokens.map((t) => h('tr', { dataset: { tokenId: t.id } },
-        h('td', {}, t.name), h('td', {}, ROLE_LABEL[t.role] ?? t.role), h('td', {}, formatInstant(t.created_at, state.timeZone)),
-        h('td', {}, t.last_used_at ? formatInstant(t.last_used_at, state.timeZone) : '—'),
-        h('td', {}, t.revoked_at ? '폐기됨' : '사용 중'),
-        h('td', { class: 'actions' }, t.revoked_at ? null : actionButton('폐기', async () => {
-          if (await attempt('토큰 폐기', () => api.revokeToken(t.id))) await loadTokens();
-        }))))));
+    return h(
+      'table',
+      { class: 'table' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['이름', '역할', '만든 시각', '마지막 사용', '상태', ''].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        tokens.map((t) =>
+          h(
+            'tr',
+            { dataset: { tokenId: t.id } },
+            h('td', {}, t.name),
+            h('td', {}, ROLE_LABEL[t.role] ?? t.role),
+            h('td', {}, formatInstant(t.created_at, state.timeZone)),
+            h('td', {}, t.last_used_at ? formatInstant(t.last_used_at, state.timeZone) : '—'),
+            h('td', {}, t.revoked_at ? '폐기됨' : '사용 중'),
+            h(
+              'td',
+              { class: 'actions' },
+              t.revoked_at
+                ? null
+                : actionButton('폐기', async () => {
+                    if (await attempt('토큰 폐기', () => api.revokeToken(t.id))) await loadTokens();
+                  }),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   await Promise.all([loadAccounts(), loadTokens()]);

@@ -20,10 +20,17 @@ function fieldTable(schema, components) {
   const properties = schema?.properties ?? {};
   const required = new Set(schema?.required ?? []);
   if (!Object.keys(properties).length) return h('p', { class: 'muted' }, typeText(schema, components));
-  return h('table', { class: 'table api-fields' },
+  return h(
+    'table',
+    { class: 'table api-fields' },
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '필드'), h('th', { scope: 'col' }, '형식'), h('th', { scope: 'col' }, '필수'))),
-    h('tbody', {}, Object.entries(properties).map(([name, field]) => h('tr', {},
-      h('td', { class: 'mono' }, name), h('td', { class: 'mono' }, typeText(field, components)), h('td', {}, required.has(name) ? '예' : '')))),
+    h(
+      'tbody',
+      {},
+      Object.entries(properties).map(([name, field]) =>
+        h('tr', {}, h('td', { class: 'mono' }, name), h('td', { class: 'mono' }, typeText(field, components)), h('td', {}, required.has(name) ? '예' : '')),
+      ),
+    ),
   );
 }
 
@@ -32,21 +39,47 @@ function operationCard(path, method, operation, components) {
   const answer = success?.[1].content?.['application/json']?.schema;
   const record = answer?.$ref ? components.schemas[answer.$ref.split('/').pop()] : null;
   const parameters = operation.parameters ?? [];
-  return h('details', { class: 'panel api-operation', dataset: { operation: `${method} ${path}` } },
-    h('summary', {},
-      h('span', { class: `badge method method-${method}` }, method.toUpperCase()), ' ',
-      h('code', { class: 'api-path' }, path), ' ',
-      h('span', { class: 'muted' }, operation.summary ?? ''), ' ',
+  return h(
+    'details',
+    { class: 'panel api-operation', dataset: { operation: `${method} ${path}` } },
+    h(
+      'summary',
+      {},
+      h('span', { class: `badge method method-${method}` }, method.toUpperCase()),
+      ' ',
+      h('code', { class: 'api-path' }, path),
+      ' ',
+      h('span', { class: 'muted' }, operation.summary ?? ''),
+      ' ',
       h('span', { class: 'badge' }, ACCESS_LABEL[operation['x-access']] ?? operation['x-access']),
     ),
-    parameters.length ? [h('h4', {}, '매개변수'), h('table', { class: 'table api-fields' },
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '이름'), h('th', { scope: 'col' }, '위치'), h('th', { scope: 'col' }, '형식'))),
-      h('tbody', {}, parameters.map((p) => h('tr', {}, h('td', { class: 'mono' }, p.name), h('td', {}, p.in), h('td', { class: 'mono' }, typeText(p.schema, components))))),
-    )] : null,
+    parameters.length
+      ? [
+          h('h4', {}, '매개변수'),
+          h(
+            'table',
+            { class: 'table api-fields' },
+            h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '이름'), h('th', { scope: 'col' }, '위치'), h('th', { scope: 'col' }, '형식'))),
+            h(
+              'tbody',
+              {},
+              parameters.map((p) =>
+                h('tr', {}, h('td', { class: 'mono' }, p.name), h('td', {}, p.in), h('td', { class: 'mono' }, typeText(p.schema, components))),
+              ),
+            ),
+          ),
+        ]
+      : null,
     operation.requestBody ? [h('h4', {}, '요청 본문 (JSON)'), fieldTable(operation.requestBody.content['application/json'].schema, components)] : null,
     h('h4', {}, `응답 ${success?.[0] ?? ''}${answer?.$ref ? ` · ${answer.$ref.split('/').pop()}` : ''}`),
     record ? fieldTable(record, components) : h('p', { class: 'muted' }, success?.[1].description ?? ''),
-    h('p', { class: 'muted small' }, `오류: ${Object.keys(operation.responses).filter((s) => !s.startsWith('2')).join(', ')} — {error: {code, message}}`),
+    h(
+      'p',
+      { class: 'muted small' },
+      `오류: ${Object.keys(operation.responses)
+        .filter((s) => !s.startsWith('2'))
+        .join(', ')} — {error: {code, message}}`,
+    ),
   );
 }
 
@@ -55,23 +88,22 @@ export async function renderApiDocs(view) {
   // A fixed same-origin address, set as a property as every link in the console is.
   const download = h('a', { download: 'openapi.json', class: 'button' }, 'openapi.json 내려받기');
   download.href = '/api/openapi.json';
-  append(view.root,
-    h('div', { class: 'screen-head' },
-      h('h1', {}, 'API 문서 ', h('span', { class: 'en' }, 'API reference')),
-      download,
-    ),
-    slot,
-  );
+  append(view.root, h('div', { class: 'screen-head' }, h('h1', {}, 'API 문서 ', h('span', { class: 'en' }, 'API reference')), download), slot);
   try {
     const response = await fetch('/api/openapi.json', { credentials: 'same-origin' });
     const doc = await response.json();
     if (!view.isCurrent()) return;
-    clear(slot,
+    clear(
+      slot,
       h('p', { class: 'muted' }, `OpenAPI ${doc.openapi} · ${doc.info.title} ${doc.info.version}`),
       Object.entries(doc.paths).flatMap(([path, methods]) =>
-        Object.entries(methods).map(([method, operation]) => operationCard(path, method, operation, doc.components))),
+        Object.entries(methods).map(([method, operation]) => operationCard(path, method, operation, doc.components)),
+      ),
     );
   } catch (error) {
-    clear(slot, errorPanel(error, () => renderApiDocs(view)));
+    clear(
+      slot,
+      errorPanel(error, () => renderApiDocs(view)),
+    );
   }
 }

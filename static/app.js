@@ -30,13 +30,16 @@ function parseHash() {
   const cut = raw.indexOf('?');
   const path = cut === -1 ? raw : raw.slice(0, cut);
   const query = new URLSearchParams(cut === -1 ? '' : raw.slice(cut + 1));
-  const parts = path.split('/').filter(Boolean).map((part) => {
-    try {
-      return decodeURIComponent(part);
-    } catch {
-      return part;
-    }
-  });
+  const parts = path
+    .split('/')
+    .filter(Boolean)
+    .map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        return part;
+      }
+    });
   return { name: parts[0] ?? 'queue', params: parts.slice(1), query };
 }
 

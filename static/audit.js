@@ -44,9 +44,12 @@ function actorCell(actor) {
 export async function renderAudit(view) {
   const tab = view.query.get('tab') === 'jobs' ? 'jobs' : 'events';
   const body = h('div', {}, loading());
-  append(view.root, 
+  append(
+    view.root,
     h('div', { class: 'screen-head' }, h('h1', {}, '감사 로그 · 작업 ', h('span', { class: 'en' }, 'Audit log & jobs'))),
-    h('nav', { class: 'tabs', 'aria-label': '보기' },
+    h(
+      'nav',
+      { class: 'tabs', 'aria-label': '보기' },
       hashLink(['audit'], '감사 로그 (audit events)', { class: 'tab', 'aria-current': tab === 'events' ? 'page' : undefined }),
       hashLink(['audit'], '작업 (jobs)', { class: 'tab', 'aria-current': tab === 'jobs' ? 'page' : undefined }, { tab: 'jobs' }),
     ),
@@ -76,19 +79,34 @@ async function renderEvents(slot) {
       return;
     }
   } catch (error) {
-    clear(slot, errorPanel(error, () => { clear(slot, loading()); renderEvents(slot); }));
+    clear(
+      slot,
+      errorPanel(error, () => {
+        clear(slot, loading());
+        renderEvents(slot);
+      }),
+    );
     return;
   }
-  clear(slot, 
-    h('table', { class: 'table audit-table' },
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, '#'),
-        h('th', { scope: 'col' }, '시각'),
-        h('th', { scope: 'col' }, '작업 (action)'),
-        h('th', { scope: 'col' }, '누가 (actor)'),
-        h('th', { scope: 'col' }, '대상'),
-        h('th', { scope: 'col' }, '세부 (details)'),
-      )),
+  clear(
+    slot,
+    h(
+      'table',
+      { class: 'table audit-table' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, '#'),
+          h('th', { scope: 'col' }, '시각'),
+          h('th', { scope: 'col' }, '작업 (action)'),
+          h('th', { scope: 'col' }, '누가 (actor)'),
+          h('th', { scope: 'col' }, '대상'),
+          h('th', { scope: 'col' }, '세부 (details)'),
+        ),
+      ),
       rows,
     ),
     h('div', { class: 'pager' }, more),
@@ -96,13 +114,22 @@ async function renderEvents(slot) {
 }
 
 function eventRow(event) {
-  const target = event.target_type === 'submission' && event.target_id
-    ? hashLink(['review', event.target_id], event.target_id, { class: 'mono' })
-    : h('span', { class: 'mono' }, event.target_id ?? '—');
-  return h('tr', {},
+  const target =
+    event.target_type === 'submission' && event.target_id
+      ? hashLink(['review', event.target_id], event.target_id, { class: 'mono' })
+      : h('span', { class: 'mono' }, event.target_id ?? '—');
+  return h(
+    'tr',
+    {},
     h('td', { class: 'mono muted' }, String(event.id)),
     h('td', { class: 'nowrap' }, formatInstant(event.at, state.timeZone)),
-    h('td', {}, ACTION_LABEL[event.action] ? [ACTION_LABEL[event.action], h('div', { class: 'muted small mono' }, event.action)] : h('span', { class: 'mono' }, event.action)),
+    h(
+      'td',
+      {},
+      ACTION_LABEL[event.action]
+        ? [ACTION_LABEL[event.action], h('div', { class: 'muted small mono' }, event.action)]
+        : h('span', { class: 'mono' }, event.action),
+    ),
     h('td', {}, actorCell(event.actor)),
     h('td', {}, h('div', { class: 'muted small' }, event.target_type ?? ''), target),
     h('td', {}, detailsText(event.details)),
@@ -115,15 +142,24 @@ function detailsText(details) {
 }
 
 async function renderJobs(slot, status) {
-  const select = h('select', { id: 'jobs-status' },
+  const select = h(
+    'select',
+    { id: 'jobs-status' },
     h('option', { value: '' }, '전체 (all)'),
-    Object.entries(JOB_STATUS_LABEL).map(([value, label]) => h('option', { value }, `${label} (${value})`)));
+    Object.entries(JOB_STATUS_LABEL).map(([value, label]) => h('option', { value }, `${label} (${value})`)),
+  );
   select.value = status;
-  select.addEventListener('change', () => { location.hash = `#/audit?tab=jobs${select.value ? `&status=${encodeURIComponent(select.value)}` : ''}`; });
+  select.addEventListener('change', () => {
+    location.hash = `#/audit?tab=jobs${select.value ? `&status=${encodeURIComponent(select.value)}` : ''}`;
+  });
   const table = h('div', {}, loading());
-  clear(slot, 
-    h('form', { class: 'filters', on: { submit: (e) => e.preventDefault() } },
-      h('label', { for: 'jobs-status' }, '상태 '), select,
+  clear(
+    slot,
+    h(
+      'form',
+      { class: 'filters', on: { submit: (e) => e.preventDefault() } },
+      h('label', { for: 'jobs-status' }, '상태 '),
+      select,
       actionButton('새로 고침', () => load()),
     ),
     table,
@@ -140,19 +176,36 @@ async function renderJobs(slot, status) {
 }
 
 function jobTable(jobs) {
-  return h('table', { class: 'table jobs-table' },
-    h('thead', {}, h('tr', {},
-      ['#', '종류 (type)', '제출물', '상태', '시도', '만든 때', '시작', '끝', '오류'].map((label) => h('th', { scope: 'col' }, label)))),
-    h('tbody', {}, jobs.map((job) => h('tr', { class: `job-${job.status}` },
-      h('td', { class: 'mono muted' }, String(job.id)),
-      h('td', { class: 'mono' }, job.type),
-      h('td', {}, job.submission_id ? hashLink(['review', job.submission_id], job.submission_id, { class: 'mono' }) : '—'),
-      h('td', {}, h('span', { class: ['badge', `job-status-${job.status}`] }, JOB_STATUS_LABEL[job.status] ?? job.status)),
-      h('td', { class: 'num' }, String(job.attempts ?? 0)),
-      h('td', { class: 'nowrap small' }, formatInstant(job.created_at, state.timeZone)),
-      h('td', { class: 'nowrap small' }, formatInstant(job.started_at, state.timeZone)),
-      h('td', { class: 'nowrap small' }, formatInstant(job.finished_at, state.timeZone)),
-      h('td', { class: 'small' }, job.error ? (typeof job.error === 'string' ? job.error : JSON.stringify(job.error)) : ''),
-    ))),
+  return h(
+    'table',
+    { class: 'table jobs-table' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['#', '종류 (type)', '제출물', '상태', '시도', '만든 때', '시작', '끝', '오류'].map((label) => h('th', { scope: 'col' }, label)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      jobs.map((job) =>
+        h(
+          'tr',
+          { class: `job-${job.status}` },
+          h('td', { class: 'mono muted' }, String(job.id)),
+          h('td', { class: 'mono' }, job.type),
+          h('td', {}, job.submission_id ? hashLink(['review', job.submission_id], job.submission_id, { class: 'mono' }) : '—'),
+          h('td', {}, h('span', { class: ['badge', `job-status-${job.status}`] }, JOB_STATUS_LABEL[job.status] ?? job.status)),
+          h('td', { class: 'num' }, String(job.attempts ?? 0)),
+          h('td', { class: 'nowrap small' }, formatInstant(job.created_at, state.timeZone)),
+          h('td', { class: 'nowrap small' }, formatInstant(job.started_at, state.timeZone)),
+          h('td', { class: 'nowrap small' }, formatInstant(job.finished_at, state.timeZone)),
+          h('td', { class: 'small' }, job.error ? (typeof job.error === 'string' ? job.error : JSON.stringify(job.error)) : ''),
+        ),
+      ),
+    ),
   );
 }

@@ -96,9 +96,13 @@ export function image(src, alt, props = {}) {
   const safe = imageUrl(src);
   if (!safe) return h('div', { class: ['img-missing', props.class], role: 'img', 'aria-label': alt || '이미지 없음' }, '이미지 없음');
   const img = h('img', { loading: 'lazy', decoding: 'async', referrerpolicy: 'no-referrer', alt: alt ?? '', ...props });
-  img.addEventListener('error', () => {
-    img.replaceWith(h('div', { class: ['img-missing', props.class], role: 'img', 'aria-label': alt || '이미지를 불러오지 못함' }, '불러오지 못함'));
-  }, { once: true });
+  img.addEventListener(
+    'error',
+    () => {
+      img.replaceWith(h('div', { class: ['img-missing', props.class], role: 'img', 'aria-label': alt || '이미지를 불러오지 못함' }, '불러오지 못함'));
+    },
+    { once: true },
+  );
   img.src = safe;
   return img;
 }

@@ -17,10 +17,14 @@ function duration(seconds) {
 function typeRow(t) {
   const finished = t.done + t.failed + t.skipped;
   const total = finished + t.queued + t.running;
-  return h('div', { class: 'progress-row', 'data-job-type': t.type },
+  return h(
+    'div',
+    { class: 'progress-row', 'data-job-type': t.type },
     h('label', { for: `progress-${t.type}` }, TYPE_LABEL[t.type] ?? t.type),
     h('progress', { id: `progress-${t.type}`, max: String(Math.max(total, 1)), value: String(finished) }),
-    h('span', { class: 'progress-figures' },
+    h(
+      'span',
+      { class: 'progress-figures' },
       `${finished} / ${total}`,
       t.running ? ` · 진행 중 ${t.running}` : '',
       t.failed ? ` · 실패 ${t.failed}` : '',
@@ -32,11 +36,23 @@ function typeRow(t) {
 
 function failureList(failures) {
   if (!failures.length) return null;
-  return h('details', { class: 'progress-failures', open: '' },
+  return h(
+    'details',
+    { class: 'progress-failures', open: '' },
     h('summary', {}, `실패 ${failures.length}건 (failures)`),
-    h('ul', {}, failures.map((f) =>
-      h('li', {}, h('strong', {}, f.submission_id ?? `job ${f.job_id}`), ` · ${TYPE_LABEL[f.type] ?? f.type}: `, h('span', { class: 'failure-reason' }, f.error ?? '이유 없음')),
-    )),
+    h(
+      'ul',
+      {},
+      failures.map((f) =>
+        h(
+          'li',
+          {},
+          h('strong', {}, f.submission_id ?? `job ${f.job_id}`),
+          ` · ${TYPE_LABEL[f.type] ?? f.type}: `,
+          h('span', { class: 'failure-reason' }, f.error ?? '이유 없음'),
+        ),
+      ),
+    ),
   );
 }
 

@@ -4,8 +4,20 @@ import { api } from './api.js';
 import { h, append, hashLink, image, routeHref, actionButton, clear, downloadLink } from './dom.js';
 import { progressPanel } from './progress.js';
 import {
-  state, riskBadge, decisionBadge, enrichmentBadge, attentionBadge, attempt, loading, errorPanel, emptyState,
-  refreshSummary, toast, RISK_LEVEL_LABEL, ANALYSIS_LABEL, ENRICHMENT_LABEL,
+  state,
+  riskBadge,
+  decisionBadge,
+  enrichmentBadge,
+  attentionBadge,
+  attempt,
+  loading,
+  errorPanel,
+  emptyState,
+  refreshSummary,
+  toast,
+  RISK_LEVEL_LABEL,
+  ANALYSIS_LABEL,
+  ENRICHMENT_LABEL,
 } from './ui.js';
 
 /** The queue's `decision` filter value that selects submissions without a decision. */
@@ -53,75 +65,142 @@ export async function renderQueue(view) {
   const progress = progressPanel(() => loadList());
   const listSlot = h('div', { class: 'queue-list' }, loading());
 
-  const decisionSelect = h('select', { id: 'filter-decision', name: 'decision' },
+  const decisionSelect = h(
+    'select',
+    { id: 'filter-decision', name: 'decision' },
     h('option', { value: '' }, '전체 (all)'),
     h('option', { value: UNDECIDED }, '미결정 (undecided)'),
     state.decisions.map((d) => h('option', { value: d }, d)),
   );
   decisionSelect.value = filters.decision;
-  const levelSelect = h('select', { id: 'filter-level', name: 'level' },
+  const levelSelect = h(
+    'select',
+    { id: 'filter-level', name: 'level' },
     h('option', { value: '' }, '전체 (all)'),
     ['high', 'medium', 'low'].map((l) => h('option', { value: l }, `${RISK_LEVEL_LABEL[l]} (${l})`)),
   );
   levelSelect.value = filters.level;
-  const enrichmentSelect = h('select', { id: 'filter-enrichment', name: 'enrichment' },
+  const enrichmentSelect = h(
+    'select',
+    { id: 'filter-enrichment', name: 'enrichment' },
     h('option', { value: '' }, '전체 (all)'),
     ENRICHMENT_FILTERS.map((status) => h('option', { value: status }, `${ENRICHMENT_LABEL[status] ?? status} (${status})`)),
   );
   enrichmentSelect.value = filters.enrichment;
-  const attentionSelect = h('select', { id: 'filter-attention', name: 'attention' },
+  const attentionSelect = h(
+    'select',
+    { id: 'filter-attention', name: 'attention' },
     h('option', { value: '' }, '전체 (all)'),
     h('option', { value: 'true' }, '주의 후보 일치만'),
     h('option', { value: 'false' }, '일치 없음만'),
   );
   attentionSelect.value = filters.attention;
   // Anyone in the picture: a person box or a face (issue 27).
-  const peopleSelect = h('select', { id: 'filter-people', name: 'people' },
+  const peopleSelect = h(
+    'select',
+    { id: 'filter-people', name: 'people' },
     h('option', { value: '' }, '전체 (all)'),
     h('option', { value: 'true' }, '인물 있음 (has people)'),
     h('option', { value: 'false' }, '인물 없음 (no people)'),
   );
   peopleSelect.value = filters.people;
-  const sizeSelect = h('select', { id: 'filter-limit', name: 'limit' }, PAGE_SIZES.map((n) => h('option', { value: String(n) }, `${n}건`)));
+  const sizeSelect = h(
+    'select',
+    { id: 'filter-limit', name: 'limit' },
+    PAGE_SIZES.map((n) => h('option', { value: String(n) }, `${n}건`)),
+  );
   sizeSelect.value = String(filters.limit);
   const searchInput = h('input', { id: 'filter-q', name: 'q', type: 'search', maxlength: '200', placeholder: 'ID 또는 제목', value: filters.q });
-  const onFilter = () => go({
-    q: searchInput.value.trim(), decision: decisionSelect.value, level: levelSelect.value, enrichment: enrichmentSelect.value,
-    attention: attentionSelect.value, people: peopleSelect.value, limit: Number(sizeSelect.value), offset: 0, after: '',
-  });
+  const onFilter = () =>
+    go({
+      q: searchInput.value.trim(),
+      decision: decisionSelect.value,
+      level: levelSelect.value,
+      enrichment: enrichmentSelect.value,
+      attention: attentionSelect.value,
+      people: peopleSelect.value,
+      limit: Number(sizeSelect.value),
+      offset: 0,
+      after: '',
+    });
   for (const select of [decisionSelect, levelSelect, enrichmentSelect, attentionSelect, peopleSelect, sizeSelect]) select.addEventListener('change', onFilter);
 
-  const reloadButton = actionButton('제출물 다시 읽기 (reload)', async () => {
-    reloadButton.textContent = '읽는 중…';
-    const report = await reloadAll((remaining) => { reloadButton.textContent = `읽는 중… (남은 파일 ${remaining})`; });
-    reloadButton.textContent = '제출물 다시 읽기 (reload)';
-    if (!report) return;
-    clear(reportSlot, reloadReport(report, () => clear(reportSlot)));
-    toast(`가져옴 ${report.imported?.length ?? 0}건 · 갱신 ${report.updated?.length ?? 0}건 · 거부 ${report.rejected?.length ?? 0}건`, 'success');
-    refreshSummary();
-    progress.poll();
-    await loadList();
-  }, { class: 'primary', id: 'reload-submissions' });
+  const reloadButton = actionButton(
+    '제출물 다시 읽기 (reload)',
+    async () => {
+      reloadButton.textContent = '읽는 중…';
+      const report = await reloadAll((remaining) => {
+        reloadButton.textContent = `읽는 중… (남은 파일 ${remaining})`;
+      });
+      reloadButton.textContent = '제출물 다시 읽기 (reload)';
+      if (!report) return;
+      clear(
+        reportSlot,
+        reloadReport(report, () => clear(reportSlot)),
+      );
+      toast(`가져옴 ${report.imported?.length ?? 0}건 · 갱신 ${report.updated?.length ?? 0}건 · 거부 ${report.rejected?.length ?? 0}건`, 'success');
+      refreshSummary();
+      progress.poll();
+      await loadList();
+    },
+    { class: 'primary', id: 'reload-submissions' },
+  );
 
-  append(view.root, 
-    h('div', { class: 'screen-head' },
+  append(
+    view.root,
+    h(
+      'div',
+      { class: 'screen-head' },
       h('h1', {}, '검토 대기열 ', h('span', { class: 'en' }, 'Review queue')),
-      h('div', { class: 'toolbar' },
+      h(
+        'div',
+        { class: 'toolbar' },
         actionButton('새로 고침', () => loadList(), { id: 'refresh-queue' }),
         // The export takes the filters shown; the whole filtered queue, not just this page.
-        downloadLink('queue', { q: filters.q, decision: filters.decision, level: filters.level, enrichment: filters.enrichment, attention: filters.attention, people: filters.people }, 'CSV 내보내기', { id: 'export-queue' }),
+        downloadLink(
+          'queue',
+          {
+            q: filters.q,
+            decision: filters.decision,
+            level: filters.level,
+            enrichment: filters.enrichment,
+            attention: filters.attention,
+            people: filters.people,
+          },
+          'CSV 내보내기',
+          { id: 'export-queue' },
+        ),
         downloadLink('decisions', {}, '결정 내보내기', { id: 'export-decisions' }),
         reloadButton,
       ),
     ),
-    h('form', { class: 'filters', role: 'search', on: { submit: (e) => { e.preventDefault(); onFilter(); } } },
-      h('label', { for: 'filter-q' }, '검색 '), searchInput, h('button', { type: 'submit' }, '찾기'),
-      h('label', { for: 'filter-decision' }, '결정 '), decisionSelect,
-      h('label', { for: 'filter-level' }, '위험도 '), levelSelect,
-      h('label', { for: 'filter-enrichment' }, '보강 '), enrichmentSelect,
-      h('label', { for: 'filter-attention' }, '주의 '), attentionSelect,
-      h('label', { for: 'filter-people' }, '인물 '), peopleSelect,
-      h('label', { for: 'filter-limit' }, '쪽당 '), sizeSelect,
+    h(
+      'form',
+      {
+        class: 'filters',
+        role: 'search',
+        on: {
+          submit: (e) => {
+            e.preventDefault();
+            onFilter();
+          },
+        },
+      },
+      h('label', { for: 'filter-q' }, '검색 '),
+      searchInput,
+      h('button', { type: 'submit' }, '찾기'),
+      h('label', { for: 'filter-decision' }, '결정 '),
+      decisionSelect,
+      h('label', { for: 'filter-level' }, '위험도 '),
+      levelSelect,
+      h('label', { for: 'filter-enrichment' }, '보강 '),
+      enrichmentSelect,
+      h('label', { for: 'filter-attention' }, '주의 '),
+      attentionSelect,
+      h('label', { for: 'filter-people' }, '인물 '),
+      peopleSelect,
+      h('label', { for: 'filter-limit' }, '쪽당 '),
+      sizeSelect,
     ),
     progress.panel,
     reportSlot,
@@ -132,8 +211,14 @@ export async function renderQueue(view) {
   async function loadList() {
     try {
       const data = await api.reviewQueue({
-        limit: filters.limit, q: filters.q, decision: filters.decision, level: filters.level, enrichment: filters.enrichment,
-        attention: filters.attention, people: filters.people, ...(filters.after ? { cursor: filters.after } : { offset: filters.offset }),
+        limit: filters.limit,
+        q: filters.q,
+        decision: filters.decision,
+        level: filters.level,
+        enrichment: filters.enrichment,
+        attention: filters.attention,
+        people: filters.people,
+        ...(filters.after ? { cursor: filters.after } : { offset: filters.offset }),
       });
       clear(listSlot, queueTable(data.items ?? []), pager(filters, data));
     } catch (error) {
@@ -145,32 +230,47 @@ export async function renderQueue(view) {
 
 function queueTable(items) {
   if (!items.length) return emptyState('조건에 맞는 제출물이 없습니다.');
-  return h('table', { class: 'table queue-table' },
-    h('thead', {}, h('tr', {},
-      h('th', { scope: 'col' }, '이미지'),
-      h('th', { scope: 'col' }, '제목 / ID'),
-      h('th', { scope: 'col' }, '제출 시각'),
-      h('th', { scope: 'col' }, '위험도'),
-      h('th', { scope: 'col' }, '결정'),
-      h('th', { scope: 'col' }, '보강'),
-      h('th', { scope: 'col' }, '주의'),
-    )),
+  return h(
+    'table',
+    { class: 'table queue-table' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, '이미지'),
+        h('th', { scope: 'col' }, '제목 / ID'),
+        h('th', { scope: 'col' }, '제출 시각'),
+        h('th', { scope: 'col' }, '위험도'),
+        h('th', { scope: 'col' }, '결정'),
+        h('th', { scope: 'col' }, '보강'),
+        h('th', { scope: 'col' }, '주의'),
+      ),
+    ),
     h('tbody', {}, items.map(queueRow)),
   );
 }
 
 function queueRow(s) {
-  return h('tr', { class: ['queue-row', s.decision ? 'is-decided' : 'is-open', s.attention_match && 'has-attention'], dataset: { submissionId: s.id } },
-    h('td', { class: 'thumb-cell' }, hashLink(['review', s.id], image(s.thumb_url ?? s.media_url, '', { class: 'thumb' }), { tabindex: '-1', 'aria-hidden': 'true' })),
-    h('td', { class: 'title-cell' },
-      hashLink(['review', s.id], s.title || '(제목 없음)', { class: 'queue-title' }),
-      h('div', { class: 'muted mono' }, s.id),
+  return h(
+    'tr',
+    { class: ['queue-row', s.decision ? 'is-decided' : 'is-open', s.attention_match && 'has-attention'], dataset: { submissionId: s.id } },
+    h(
+      'td',
+      { class: 'thumb-cell' },
+      hashLink(['review', s.id], image(s.thumb_url ?? s.media_url, '', { class: 'thumb' }), { tabindex: '-1', 'aria-hidden': 'true' }),
     ),
+    h('td', { class: 'title-cell' }, hashLink(['review', s.id], s.title || '(제목 없음)', { class: 'queue-title' }), h('div', { class: 'muted mono' }, s.id)),
     h('td', { class: 'nowrap' }, s.submitted_at ?? '—'),
     h('td', {}, riskBadge(s.risk)),
     h('td', {}, decisionBadge(s.decision)),
-    h('td', {}, enrichmentBadge(s.enrichment_status), s.analysis_status && s.analysis_status !== 'done'
-      ? h('div', { class: 'muted small' }, ANALYSIS_LABEL[s.analysis_status] ?? s.analysis_status) : null),
+    h(
+      'td',
+      {},
+      enrichmentBadge(s.enrichment_status),
+      s.analysis_status && s.analysis_status !== 'done' ? h('div', { class: 'muted small' }, ANALYSIS_LABEL[s.analysis_status] ?? s.analysis_status) : null,
+    ),
     h('td', {}, s.attention_match ? attentionBadge() : h('span', { class: 'muted' }, '—')),
   );
 }
@@ -217,27 +317,48 @@ function reloadReport(report, dismiss) {
   const imported = report.imported ?? [];
   const updated = report.updated ?? [];
   const rejected = report.rejected ?? [];
-  const idList = (ids) => ids.length
-    ? h('ul', { class: 'id-list' }, ids.map((id) => h('li', {}, hashLink(['review', id], id))))
-    : h('span', { class: 'muted' }, '없음');
-  return h('section', { class: 'panel reload-report', 'aria-label': '다시 읽기 결과' },
-    h('div', { class: 'panel-head' },
+  const idList = (ids) =>
+    ids.length
+      ? h(
+          'ul',
+          { class: 'id-list' },
+          ids.map((id) => h('li', {}, hashLink(['review', id], id))),
+        )
+      : h('span', { class: 'muted' }, '없음');
+  return h(
+    'section',
+    { class: 'panel reload-report', 'aria-label': '다시 읽기 결과' },
+    h(
+      'div',
+      { class: 'panel-head' },
       h('h2', {}, '다시 읽기 결과 ', h('span', { class: 'en' }, 'Reload report')),
       h('button', { type: 'button', class: 'quiet', on: { click: dismiss } }, '닫기'),
     ),
-    h('dl', { class: 'report-grid' },
-      h('dt', {}, `가져옴 (imported) ${imported.length}`), h('dd', {}, idList(imported)),
-      h('dt', {}, `갱신 (updated) ${updated.length}`), h('dd', {}, idList(updated)),
-      h('dt', {}, '변경 없음 (unchanged)'), h('dd', {}, String(typeof report.unchanged === 'number' ? report.unchanged : (report.unchanged?.length ?? 0))),
-      h('dt', {}, '대기열 작업 (queued jobs)'), h('dd', {}, String(typeof report.queued_jobs === 'number' ? report.queued_jobs : (report.queued_jobs?.length ?? 0))),
+    h(
+      'dl',
+      { class: 'report-grid' },
+      h('dt', {}, `가져옴 (imported) ${imported.length}`),
+      h('dd', {}, idList(imported)),
+      h('dt', {}, `갱신 (updated) ${updated.length}`),
+      h('dd', {}, idList(updated)),
+      h('dt', {}, '변경 없음 (unchanged)'),
+      h('dd', {}, String(typeof report.unchanged === 'number' ? report.unchanged : (report.unchanged?.length ?? 0))),
+      h('dt', {}, '대기열 작업 (queued jobs)'),
+      h('dd', {}, String(typeof report.queued_jobs === 'number' ? report.queued_jobs : (report.queued_jobs?.length ?? 0))),
       report.remaining > 0 ? [h('dt', {}, '남은 파일 (remaining)'), h('dd', {}, `${report.remaining}건: 다시 읽기를 한 번 더 누르세요`)] : null,
     ),
     h('h3', {}, `거부 (rejected) ${rejected.length}`),
     rejected.length
-      ? h('table', { class: 'table rejected-table' },
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '파일'), h('th', { scope: 'col' }, 'ID'), h('th', { scope: 'col' }, '사유'))),
-        h('tbody', {}, rejected.map((r) => h('tr', {}, h('td', { class: 'mono' }, r.file ?? '—'), h('td', { class: 'mono' }, r.id ?? '—'), h('td', {}, r.reason ?? '—')))),
-      )
+      ? h(
+          'table',
+          { class: 'table rejected-table' },
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '파일'), h('th', { scope: 'col' }, 'ID'), h('th', { scope: 'col' }, '사유'))),
+          h(
+            'tbody',
+            {},
+            rejected.map((r) => h('tr', {}, h('td', { class: 'mono' }, r.file ?? '—'), h('td', { class: 'mono' }, r.id ?? '—'), h('td', {}, r.reason ?? '—'))),
+          ),
+        )
       : h('p', { class: 'muted' }, '거부된 항목이 없습니다.'),
   );
 }

@@ -10,7 +10,9 @@ export function evidenceCard(page, ev) {
   const remote = ev.image_url;
   const shown = ev.local_media_url || remote;
   const meta = [];
-  const add = (label, value, cls) => { if (value !== null && value !== undefined && value !== '') meta.push(h('dt', {}, label), h('dd', { class: cls }, value)); };
+  const add = (label, value, cls) => {
+    if (value !== null && value !== undefined && value !== '') meta.push(h('dt', {}, label), h('dd', { class: cls }, value));
+  };
   const how = ev.matched ? matchHow(ev) : null;
   add('일치 판정', how?.decided, 'deciding');
   add('유사도 (pHash)', typeof ev.similarity === 'number' ? percent(ev.similarity) : null, 'similarity');
@@ -20,23 +22,49 @@ export function evidenceCard(page, ev) {
   add('일치 제출물', ev.matched_submission_id ? hashLink(['review', ev.matched_submission_id], ev.matched_submission_id, { class: 'mono' }) : null);
   add('주의 목록 항목', ev.knowledge_entry_id, 'mono small');
   add('원격 이미지', remote ? externalLink(remote, remote, { class: 'small break' }) : null);
-  return h('article', { class: ['evidence', ev.matched && 'is-matched', ev.status && `status-${STATUS_CLASS[ev.status] ?? 'other'}`, !ev.counts_toward_score && 'not-counted'] },
-    h('header', { class: 'evidence-head' },
+  return h(
+    'article',
+    { class: ['evidence', ev.matched && 'is-matched', ev.status && `status-${STATUS_CLASS[ev.status] ?? 'other'}`, !ev.counts_toward_score && 'not-counted'] },
+    h(
+      'header',
+      { class: 'evidence-head' },
       h('span', { class: ['badge', 'source', `source-${ev.source}`] }, SOURCE_LABEL[ev.source] ?? ev.source),
       ev.kind ? h('span', { class: 'muted small' }, ev.kind) : null,
-      how ? h('span', { class: 'badge matched', title: ev.match_transform ? `일치 방식: ${ev.match_transform}` : null }, `일치${how.name ? ` · ${how.name}` : ''}`) : null,
+      how
+        ? h(
+            'span',
+            { class: 'badge matched', title: ev.match_transform ? `일치 방식: ${ev.match_transform}` : null },
+            `일치${how.name ? ` · ${how.name}` : ''}`,
+          )
+        : null,
       ev.face_crop ? h('span', { class: 'badge face-crop', title: '얼굴 영역 검색 결과 — 동일인 판단에 쓰지 않음' }, '얼굴 영역') : null,
       statusBadge(ev.status),
       h('span', { class: ['small', ev.counts_toward_score ? 'counts' : 'muted'] }, ev.counts_toward_score ? '점수 반영' : '점수 제외'),
     ),
-    h('div', { class: 'evidence-body' },
+    h(
+      'div',
+      { class: 'evidence-body' },
       shown
-        ? h('div', { class: 'compare' },
-          h('figure', {}, outlined(image(page.submission.media_url, '제출 이미지', { class: 'compare-img' }), how?.region?.submission), h('figcaption', {}, '제출')),
-          h('figure', {}, outlined(image(shown, ev.title ? `근거 이미지: ${ev.title}` : '근거 이미지', { class: 'compare-img' }), how?.region?.candidate),
-            h('figcaption', {}, ev.local_media_url ? '근거 (내려받은 사본)' : '근거 (원격)')))
+        ? h(
+            'div',
+            { class: 'compare' },
+            h(
+              'figure',
+              {},
+              outlined(image(page.submission.media_url, '제출 이미지', { class: 'compare-img' }), how?.region?.submission),
+              h('figcaption', {}, '제출'),
+            ),
+            h(
+              'figure',
+              {},
+              outlined(image(shown, ev.title ? `근거 이미지: ${ev.title}` : '근거 이미지', { class: 'compare-img' }), how?.region?.candidate),
+              h('figcaption', {}, ev.local_media_url ? '근거 (내려받은 사본)' : '근거 (원격)'),
+            ),
+          )
         : null,
-      h('div', { class: 'evidence-info' },
+      h(
+        'div',
+        { class: 'evidence-info' },
         h('h4', { class: ['evidence-title', !ev.title && 'muted'] }, ev.title || '(제목 없음)'),
         ev.text ? h('p', { class: 'evidence-text' }, ev.text) : null,
         ev.url ? h('p', { class: 'evidence-url' }, externalLink(ev.url, ev.url, { class: 'break' })) : null,
@@ -63,25 +91,33 @@ function pageCaptures(page, ev) {
     open.href = c.media_url;
     return h('li', { class: 'small' }, about, ' · ', open);
   };
-  const keep = actionButton(kept.length ? '페이지 다시 보존' : '페이지 보존', async () => {
-    const result = await attempt('페이지 보존', () => api.captureEvidencePage(ev.id));
-    if (!result) return;
-    if (!result.capture) {
-      const reason = result.evidence_added?.[0]?.error?.message ?? '알 수 없는 이유';
-      toast(`페이지를 보존하지 못했습니다: ${reason} (수집 실패 근거로 기록됨)`, 'error');
-      return;
-    }
-    page.captures.push(result.capture);
-    page.replaceCard(ev)?.querySelector('.capture-button')?.focus();
-    toast('페이지를 보존했습니다.', 'success');
-  }, { class: 'capture-button' });
+  const keep = actionButton(
+    kept.length ? '페이지 다시 보존' : '페이지 보존',
+    async () => {
+      const result = await attempt('페이지 보존', () => api.captureEvidencePage(ev.id));
+      if (!result) return;
+      if (!result.capture) {
+        const reason = result.evidence_added?.[0]?.error?.message ?? '알 수 없는 이유';
+        toast(`페이지를 보존하지 못했습니다: ${reason} (수집 실패 근거로 기록됨)`, 'error');
+        return;
+      }
+      page.captures.push(result.capture);
+      page.replaceCard(ev)?.querySelector('.capture-button')?.focus();
+      toast('페이지를 보존했습니다.', 'success');
+    },
+    { class: 'capture-button' },
+  );
   return h('div', { class: 'page-captures' }, kept.length ? h('ul', { class: 'capture-list' }, kept.map(line)) : null, keep);
 }
 
 /** The card of a call that failed: the error code and message, the query and the address it tried. */
 export function failureCard(ev) {
-  return h('article', { class: 'evidence failure' },
-    h('header', { class: 'evidence-head' },
+  return h(
+    'article',
+    { class: 'evidence failure' },
+    h(
+      'header',
+      { class: 'evidence-head' },
       h('span', { class: ['badge', 'source', `source-${ev.source}`] }, SOURCE_LABEL[ev.source] ?? ev.source),
       ev.kind ? h('span', { class: 'muted small' }, ev.kind) : null,
       h('span', { class: 'muted small' }, formatInstant(ev.created_at, state.timeZone)),
@@ -97,28 +133,40 @@ export function failureCard(ev) {
 export function statusButtons(page, ev) {
   const group = h('div', { class: 'status-buttons', role: 'group', 'aria-label': '근거 상태' });
   for (const value of state.statuses) {
-    append(group, actionButton(value, async () => {
-      const result = await attempt(`근거 상태 '${value}'`, () => api.setEvidenceStatus(ev.id, value));
-      if (!result) return;
-      page.evidence.set(result.evidence.id, result.evidence);
-      if (result.submission) page.submission = result.submission;
-      const fresh = page.replaceCard(result.evidence);
-      page.paintHead();
-      page.paintRisk();
-      page.paintDecision();
-      fresh?.querySelector(`[data-status="${CSS.escape(value)}"]`)?.focus();
-      toast(`근거를 '${value}'(으)로 표시했습니다. 위험 점수 ${page.submission.risk?.score ?? '—'}`, 'success');
-    }, {
-      class: ['status-button', `status-${STATUS_CLASS[value] ?? 'other'}`],
-      'aria-pressed': String(ev.status === value),
-      dataset: { status: value },
-    }));
+    append(
+      group,
+      actionButton(
+        value,
+        async () => {
+          const result = await attempt(`근거 상태 '${value}'`, () => api.setEvidenceStatus(ev.id, value));
+          if (!result) return;
+          page.evidence.set(result.evidence.id, result.evidence);
+          if (result.submission) page.submission = result.submission;
+          const fresh = page.replaceCard(result.evidence);
+          page.paintHead();
+          page.paintRisk();
+          page.paintDecision();
+          fresh?.querySelector(`[data-status="${CSS.escape(value)}"]`)?.focus();
+          toast(`근거를 '${value}'(으)로 표시했습니다. 위험 점수 ${page.submission.risk?.score ?? '—'}`, 'success');
+        },
+        {
+          class: ['status-button', `status-${STATUS_CLASS[value] ?? 'other'}`],
+          'aria-pressed': String(ev.status === value),
+          dataset: { status: value },
+        },
+      ),
+    );
   }
   return group;
 }
 
 /** A web evidence item with a page of its own (as lib/enrichment/capture.ts decides). */
 function hasOwnPage(ev) {
-  return ['regional', 'global_vision', 'global_search'].includes(ev.source) && ev.group !== 'failures' && !ev.supporting
-    && /^https?:\/\//i.test(ev.url ?? '') && ev.url !== ev.image_url;
+  return (
+    ['regional', 'global_vision', 'global_search'].includes(ev.source) &&
+    ev.group !== 'failures' &&
+    !ev.supporting &&
+    /^https?:\/\//i.test(ev.url ?? '') &&
+    ev.url !== ev.image_url
+  );
 }

@@ -6,8 +6,12 @@ import { riskBadge, ANALYSIS_LABEL } from './ui.js';
 /** What is known of the stored picture itself; `evidenceCount` when the record does not say. */
 export function factsPanel(s, evidenceCount) {
   const row = (label, value, cls) => [h('dt', {}, label), h('dd', { class: cls }, value ?? '—')];
-  return h('section', { class: 'panel facts', 'aria-label': '제출물 정보' },
-    h('dl', { class: 'facts-grid' },
+  return h(
+    'section',
+    { class: 'panel facts', 'aria-label': '제출물 정보' },
+    h(
+      'dl',
+      { class: 'facts-grid' },
       row('지문 (pHash)', s.phash, 'mono phash'),
       row('제출 시각', s.submitted_at),
       row('크기', s.width && s.height ? `${s.width} × ${s.height}px` : null),
@@ -24,17 +28,42 @@ export function factsPanel(s, evidenceCount) {
 export function paintRiskPanel(page) {
   const risk = page.submission.risk ?? {};
   const signals = Array.isArray(risk.signals) ? risk.signals : [];
-  clear(page.slots.risk, 
+  clear(
+    page.slots.risk,
     h('div', { class: 'panel-head' }, h('h2', { id: 'risk-title' }, '위험도 ', h('span', { class: 'en' }, 'Risk')), riskBadge(risk)),
-    h('div', { class: ['risk-meter', `risk-${risk.level ?? 'low'}`], role: 'meter', 'aria-valuemin': '0', 'aria-valuemax': '100', 'aria-valuenow': String(risk.score ?? 0), 'aria-label': '위험 점수' },
-      meterFill(risk.score ?? 0)),
+    h(
+      'div',
+      {
+        class: ['risk-meter', `risk-${risk.level ?? 'low'}`],
+        role: 'meter',
+        'aria-valuemin': '0',
+        'aria-valuemax': '100',
+        'aria-valuenow': String(risk.score ?? 0),
+        'aria-label': '위험 점수',
+      },
+      meterFill(risk.score ?? 0),
+    ),
     signals.length
-      ? h('ul', { class: 'signals' }, signals.map((signal) => h('li', {},
-        h('span', { class: 'signal-weight' }, `+${signal.weight}`),
-        h('span', { class: 'signal-label' }, signal.label ?? signal.code),
-        h('span', { class: 'muted mono small' }, ` ${signal.code}`),
-        (signal.evidence_ids ?? []).length ? h('div', { class: 'signal-evidence' }, (signal.evidence_ids ?? []).map((eid) => page.evidenceRef(eid))) : null,
-      )))
+      ? h(
+          'ul',
+          { class: 'signals' },
+          signals.map((signal) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'signal-weight' }, `+${signal.weight}`),
+              h('span', { class: 'signal-label' }, signal.label ?? signal.code),
+              h('span', { class: 'muted mono small' }, ` ${signal.code}`),
+              (signal.evidence_ids ?? []).length
+                ? h(
+                    'div',
+                    { class: 'signal-evidence' },
+                    (signal.evidence_ids ?? []).map((eid) => page.evidenceRef(eid)),
+                  )
+                : null,
+            ),
+          ),
+        )
       : h('p', { class: 'muted' }, '위험 신호 없음'),
   );
 }

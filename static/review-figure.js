@@ -7,13 +7,26 @@ export function reviewFigure(s) {
   const img = image(s.media_url, `제출 이미지: ${s.title ?? s.id}`, { class: 'review-image', loading: 'eager' });
   // People under faces: a person box usually holds a face box, which stays on top and readable.
   const layers = [boxLayer('person', s.people), boxLayer('face', s.faces)];
-  const drawBoxes = (width, height) => { for (const layer of layers) layer.draw(width, height); };
+  const drawBoxes = (width, height) => {
+    for (const layer of layers) layer.draw(width, height);
+  };
   if (s.width && s.height) drawBoxes(s.width, s.height);
   else if (img.tagName === 'IMG') img.addEventListener('load', () => drawBoxes(img.naturalWidth, img.naturalHeight), { once: true });
-  const frame = h('div', { class: 'figure-frame' }, img, layers.map((layer) => layer.overlay));
-  return h('figure', { class: 'panel review-figure' },
+  const frame = h(
+    'div',
+    { class: 'figure-frame' },
+    img,
+    layers.map((layer) => layer.overlay),
+  );
+  return h(
+    'figure',
+    { class: 'panel review-figure' },
     frame,
-    h('figcaption', { class: 'box-legend' }, [...layers].reverse().map((layer) => h('div', {}, layer.caption))),
+    h(
+      'figcaption',
+      { class: 'box-legend' },
+      [...layers].reverse().map((layer) => h('div', {}, layer.caption)),
+    ),
   );
 }
 
@@ -23,12 +36,16 @@ export function reviewFigure(s) {
  */
 const BOX_KINDS = {
   face: {
-    toggleId: 'toggle-faces', name: '얼굴',
-    shown: (n) => ` 얼굴 영역 ${n}개 표시 (face boxes)`, none: '감지된 얼굴 없음 (no faces)',
+    toggleId: 'toggle-faces',
+    name: '얼굴',
+    shown: (n) => ` 얼굴 영역 ${n}개 표시 (face boxes)`,
+    none: '감지된 얼굴 없음 (no faces)',
   },
   person: {
-    toggleId: 'toggle-people', name: '인물',
-    shown: (n) => ` 인물 영역 ${n}개 표시 (person boxes)`, none: '감지된 인물 없음 (no people)',
+    toggleId: 'toggle-people',
+    name: '인물',
+    shown: (n) => ` 인물 영역 ${n}개 표시 (person boxes)`,
+    none: '감지된 인물 없음 (no people)',
     // A person box names the face found inside it (`face` is its index in `faces`).
     note: (item) => (Number.isInteger(item.face) ? ` · 얼굴 ${item.face + 1}` : ''),
   },
@@ -60,7 +77,12 @@ function boxLayer(kind, list) {
   if (!items.length) return { overlay, draw, caption: h('span', { class: ['muted', `no-${kind}-boxes`] }, spec.none) };
   const toggle = h('input', { type: 'checkbox', id: spec.toggleId, checked: true });
   toggle.addEventListener('change', () => overlay.classList.toggle('hidden', !toggle.checked));
-  const caption = h('label', { for: spec.toggleId, class: 'inline-check' },
-    toggle, h('span', { class: ['legend-swatch', `swatch-${kind}`], 'aria-hidden': 'true' }), spec.shown(items.length));
+  const caption = h(
+    'label',
+    { for: spec.toggleId, class: 'inline-check' },
+    toggle,
+    h('span', { class: ['legend-swatch', `swatch-${kind}`], 'aria-hidden': 'true' }),
+    spec.shown(items.length),
+  );
   return { overlay, draw, caption };
 }

@@ -8,8 +8,13 @@ import { h, percent } from './dom.js';
  * local features); an unknown name is shown as it is stored.
  */
 const ORIENTATION_NAME = {
-  hflip: '좌우 반전', vflip: '상하 반전', rot180: '180° 회전', rot90: '90° 회전', rot270: '270° 회전',
-  transpose: '대각선 대칭', transverse: '반대 대각선 대칭',
+  hflip: '좌우 반전',
+  vflip: '상하 반전',
+  rot180: '180° 회전',
+  rot90: '90° 회전',
+  rot270: '270° 회전',
+  transpose: '대각선 대칭',
+  transverse: '반대 대각선 대칭',
 };
 const REGION_STEP_NAME = { trimmed: '테두리 제거', crop: '잘라낸 부분', geometric: '영역 일치' };
 

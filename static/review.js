@@ -17,7 +17,8 @@ export async function renderReview(view) {
   try {
     data = await api.review(id);
   } catch (error) {
-    clear(view.root, 
+    clear(
+      view.root,
       h('p', {}, hashLink(['queue'], '← 검토 대기열')),
       errorPanel(error, () => renderAgain(view)),
     );
@@ -52,10 +53,15 @@ class ReviewPage {
 
   mount(focusEvidenceId) {
     const s = this.submission;
-    append(this.view.root, 
+    append(
+      this.view.root,
       this.slots.head,
-      h('div', { class: 'review-layout' },
-        h('div', { class: 'review-side' },
+      h(
+        'div',
+        { class: 'review-layout' },
+        h(
+          'div',
+          { class: 'review-side' },
           reviewFigure(s),
           factsPanel(s, this.evidence.size),
           this.slots.risk,
@@ -76,11 +82,21 @@ class ReviewPage {
 
   paintHead() {
     const s = this.submission;
-    clear(this.slots.head, 
+    clear(
+      this.slots.head,
       h('p', { class: 'crumbs' }, hashLink(['queue'], '← 검토 대기열 (queue)')),
-      h('div', { class: 'review-title-row' },
+      h(
+        'div',
+        { class: 'review-title-row' },
         h('h1', { class: 'review-title' }, s.title || '(제목 없음)'),
-        h('div', { class: 'badges' }, riskBadge(s.risk), decisionBadge(s.decision), enrichmentBadge(s.enrichment_status), s.attention_match ? attentionBadge() : null),
+        h(
+          'div',
+          { class: 'badges' },
+          riskBadge(s.risk),
+          decisionBadge(s.decision),
+          enrichmentBadge(s.enrichment_status),
+          s.attention_match ? attentionBadge() : null,
+        ),
       ),
       h('p', { class: 'muted mono' }, s.id),
     );

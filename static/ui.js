@@ -48,7 +48,9 @@ export const state = {
 export function riskBadge(risk) {
   const level = risk?.level ?? 'low';
   const score = typeof risk?.score === 'number' ? risk.score : 0;
-  return h('span', { class: ['badge', 'risk', `risk-${level}`], title: `위험도 ${RISK_LEVEL_LABEL[level] ?? level} (${level}), 점수 ${score}/100` },
+  return h(
+    'span',
+    { class: ['badge', 'risk', `risk-${level}`], title: `위험도 ${RISK_LEVEL_LABEL[level] ?? level} (${level}), 점수 ${score}/100` },
     h('span', { class: 'risk-level' }, RISK_LEVEL_LABEL[level] ?? String(level)),
     h('span', { class: 'risk-score' }, String(score)),
   );
@@ -117,7 +119,9 @@ export function loading(text = '불러오는 중…') {
 }
 
 export function errorPanel(error, retry) {
-  return h('div', { class: 'panel error-panel', role: 'alert' },
+  return h(
+    'div',
+    { class: 'panel error-panel', role: 'alert' },
     h('p', {}, describeError(error)),
     retry ? h('button', { type: 'button', on: { click: retry } }, '다시 시도') : null,
   );

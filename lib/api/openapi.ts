@@ -50,9 +50,11 @@ function operation(route: DescribedRoute) {
   const success = route.answer
     ? { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.answer}` } } } }
     : {
-      description: route.file?.description ?? 'a file',
-      content: Object.fromEntries((route.file?.types ?? ['application/octet-stream']).map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
-    };
+        description: route.file?.description ?? 'a file',
+        content: Object.fromEntries(
+          (route.file?.types ?? ['application/octet-stream']).map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
+        ),
+      };
   const responses: Record<string, unknown> = { [String(route.status ?? 200)]: success };
   for (const [status, name] of Object.entries(route.otherAnswers ?? {})) {
     responses[status] = { description: 'A degraded answer', content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } };

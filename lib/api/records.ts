@@ -28,9 +28,14 @@ export const SubmissionRecord = z.object({
   format: z.string().nullable(),
   bytes: z.number().int().nullable(),
   sha256: z.string().nullable(),
-  phash: z.string().regex(/^[0-9a-f]{16}$/).nullable(),
+  phash: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/)
+    .nullable(),
   faces: z.array(z.object({ box: pixelBox, score: z.number() })),
-  people: z.array(z.object({ box: pixelBox, score: z.number(), face: z.number().int().nullable().describe('index in faces of the face inside this person box') })),
+  people: z.array(
+    z.object({ box: pixelBox, score: z.number(), face: z.number().int().nullable().describe('index in faces of the face inside this person box') }),
+  ),
   analysis_status: z.enum(['pending', 'done', 'failed']),
   enrichment_status: z.enum(['pending', 'running', 'done', 'failed', 'skipped']),
   risk: z.object({
@@ -46,7 +51,10 @@ export const SubmissionRecord = z.object({
 });
 
 const matchedArea = z.object({
-  quad: z.array(z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)])).min(3).describe('corners as fractions of the width and height'),
+  quad: z
+    .array(z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]))
+    .min(3)
+    .describe('corners as fractions of the width and height'),
   coverage: z.number().min(0).max(1).describe('share of the image the region covers'),
 });
 
@@ -124,13 +132,15 @@ export const AuditEventRecord = z.object({
   target_type: z.string(),
   target_id: z.string().nullable(),
   details: z.record(z.string(), z.unknown()),
-  actor: z.object({
-    type: z.enum(['account', 'token', 'admin_token', 'system', 'anonymous']),
-    id: z.string().nullable(),
-    name: z.string().nullable(),
-    role: z.enum(['operator', 'admin']).nullable(),
-    client: z.string().nullable(),
-  }).strict(),
+  actor: z
+    .object({
+      type: z.enum(['account', 'token', 'admin_token', 'system', 'anonymous']),
+      id: z.string().nullable(),
+      name: z.string().nullable(),
+      role: z.enum(['operator', 'admin']).nullable(),
+      client: z.string().nullable(),
+    })
+    .strict(),
 });
 
 /** A web page as the service fetched it (lib/repo/captures.ts). */
@@ -147,11 +157,16 @@ export const PageCaptureRecord = z.object({
   bytes: z.number().int(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   media_url: z.string().startsWith('/api/captures/').nullable(),
-  image_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  image_sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   fetched_at: iso,
 });
 
-export const ErrorBody = z.object({ error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }) }).strict();
+export const ErrorBody = z
+  .object({ error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }) })
+  .strict();
 
 const role = z.enum(['operator', 'admin']);
 const jobType = z.enum(['analyse', 'enrich', 'index']);
@@ -186,7 +201,9 @@ export const JobProgressRecord = z.object({
       eta_s: z.number().int().nullable(),
     }),
   ),
-  failures: z.array(z.object({ job_id: z.number().int(), type: jobType, submission_id: z.string().nullable(), error: z.string().nullable(), finished_at: iso.nullable() })),
+  failures: z.array(
+    z.object({ job_id: z.number().int(), type: jobType, submission_id: z.string().nullable(), error: z.string().nullable(), finished_at: iso.nullable() }),
+  ),
 });
 
 export const AccountRecord = z.object({
@@ -225,7 +242,11 @@ const signedIn = z.object({ account: AccountRecord, csrf_token: z.string(), expi
 
 /** The answer of each JSON route, by name; the route list (functions/index.ts) points at these. */
 export const Answers = {
-  openapi: z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }),
+  openapi: z.looseObject({
+    openapi: z.literal('3.1.0'),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+  }),
   health: z.object({ status: z.enum(['ok', 'degraded']), version: z.string(), uptime_s: z.number(), db: z.string() }),
   session: z.object({
     signed_in: z.boolean(),
@@ -262,14 +283,19 @@ export const Answers = {
     removed: z.array(z.string()),
     rejected: z.array(z.object({ file: z.string().nullable(), id: z.string().nullable(), reason: z.string() })),
     queued_jobs: z.number().int(),
-    remaining: z.number().int().describe('New or changed files left for the next reload: a Worker invocation reads only so many. Always 0 on the Node service.'),
+    remaining: z
+      .number()
+      .int()
+      .describe('New or changed files left for the next reload: a Worker invocation reads only so many. Always 0 on the Node service.'),
   }),
   rerun: z.object({ submission: SubmissionRecord, evidence_added: z.array(EvidenceRecord) }),
   manualSearch: z.object({
     provider: z.string(),
     query: z.string(),
     type: z.enum(['image', 'blog', 'web']),
-    results: z.array(z.object({ title: z.string().nullable(), url: z.string().nullable(), image_url: z.string().nullable(), thumbnail_url: z.string().nullable() })),
+    results: z.array(
+      z.object({ title: z.string().nullable(), url: z.string().nullable(), image_url: z.string().nullable(), thumbnail_url: z.string().nullable() }),
+    ),
     evidence: z.array(EvidenceRecord),
   }),
   jobs: z.object({ jobs: z.array(JobRecord) }),
@@ -287,7 +313,13 @@ export const Answers = {
     groups: z.array(z.object({ key: z.string(), label: z.string() })),
   }),
   queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() }),
-  review: z.object({ submission: SubmissionRecord, evidence: z.array(EvidenceRecord), groups: z.array(GroupRecord), knowledge_entry: KnowledgeEntryRecord.nullable(), captures: z.array(PageCaptureRecord) }),
+  review: z.object({
+    submission: SubmissionRecord,
+    evidence: z.array(EvidenceRecord),
+    groups: z.array(GroupRecord),
+    knowledge_entry: KnowledgeEntryRecord.nullable(),
+    captures: z.array(PageCaptureRecord),
+  }),
   decision: z.object({ submission: SubmissionRecord, knowledge_entry: KnowledgeEntryRecord.nullable() }),
   evidenceStatus: z.object({ evidence: EvidenceRecord, submission: SubmissionRecord }),
   knowledge: z.object({ entries: z.array(KnowledgeEntryRecord) }),

@@ -23,7 +23,10 @@ import type { Env } from '../ports.js';
 
 /** Sign-in, first run, sign-out, accounts and tokens: the rules, and an audit event for each. */
 
-export const Username = z.string().trim().regex(/^[A-Za-z0-9._@-]{2,64}$/, '2-64 letters, digits, dot, underscore, @ or dash');
+export const Username = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9._@-]{2,64}$/, '2-64 letters, digits, dot, underscore, @ or dash');
 export const Password = z.string().min(10, 'at least 10 characters').max(200, 'at most 200 characters');
 export const RoleSchema = z.enum(ROLES as [Role, ...Role[]]);
 
@@ -56,8 +59,13 @@ async function startSession(env: Env, account: Account, client: string | null): 
   return { secret, csrfToken, expiresAt, account };
 }
 
-const audit = (env: Env, actor: Actor, action: Parameters<typeof auditStatement>[1]['action'], target: { type: string; id: string | null }, details: Record<string, unknown>) =>
-  auditStatement(env.db, { action, target_type: target.type, target_id: target.id, details }, env.clock.now().toISOString(), actor).run();
+const audit = (
+  env: Env,
+  actor: Actor,
+  action: Parameters<typeof auditStatement>[1]['action'],
+  target: { type: string; id: string | null },
+  details: Record<string, unknown>,
+) => auditStatement(env.db, { action, target_type: target.type, target_id: target.id, details }, env.clock.now().toISOString(), actor).run();
 
 export async function login(env: Env, username: string, password: string): Promise<NewSession> {
   const nowDate = env.clock.now();
@@ -79,7 +87,8 @@ export async function login(env: Env, username: string, password: string): Promi
       const lockedUntil = failures >= MAX_FAILURES ? new Date(nowDate.getTime() + LOCK_MINUTES * 60_000).toISOString() : null;
       await recordLoginFailure(env.db, record.id, lockedUntil, now);
       await audit(env, actor, 'auth.login_failed', { type: 'account', id: record.id }, { username: record.username, reason: 'wrong password', failures });
-      if (lockedUntil) await audit(env, actor, 'auth.locked', { type: 'account', id: record.id }, { username: record.username, locked_until: lockedUntil, failures });
+      if (lockedUntil)
+        await audit(env, actor, 'auth.locked', { type: 'account', id: record.id }, { username: record.username, locked_until: lockedUntil, failures });
       await sleep(failureDelayMs(failures));
     } else {
       await audit(env, actor, 'auth.login_failed', { type: 'account', id: record.id }, { username: record.username, reason: locked ? 'locked' : 'disabled' });
@@ -89,7 +98,13 @@ export async function login(env: Env, username: string, password: string): Promi
   }
   await recordLoginSuccess(env.db, record.id, now);
   const session = await startSession(env, (await getAccount(env.db, record.id))!, env.actor.client);
-  await audit(env, { ...actor, type: 'account', role: record.role }, 'auth.login', { type: 'account', id: record.id }, { username: record.username, expires_at: session.expiresAt });
+  await audit(
+    env,
+    { ...actor, type: 'account', role: record.role },
+    'auth.login',
+    { type: 'account', id: record.id },
+    { username: record.username, expires_at: session.expiresAt },
+  );
   return session;
 }
 
@@ -106,7 +121,8 @@ export const isLoopback = (client: string | null) => client !== null && LOOPBACK
  * anybody who can reach the port could otherwise claim the service.
  */
 export async function setupFirstAdmin(env: Env, username: string, password: string): Promise<NewSession> {
-  if (!isLoopback(env.actor.client)) throw new ServiceError('forbidden', 'the first administrator can only be created from the machine itself (a loopback address)');
+  if (!isLoopback(env.actor.client))
+    throw new ServiceError('forbidden', 'the first administrator can only be created from the machine itself (a loopback address)');
   if ((await countAccounts(env.db)) > 0) throw conflict('an account already exists; sign in instead');
   const account = await createAccount(env.db, { username, role: 'admin', passwordHash: await hashPassword(password) }, env.clock.now().toISOString());
   if (!account) throw conflict('an account already exists; sign in instead');
@@ -116,7 +132,11 @@ export async function setupFirstAdmin(env: Env, username: string, password: stri
 }
 
 export async function addAccount(env: Env, input: { username: string; password: string; role: Role }): Promise<Account> {
-  const account = await createAccount(env.db, { username: input.username, role: input.role, passwordHash: await hashPassword(input.password) }, env.clock.now().toISOString());
+  const account = await createAccount(
+    env.db,
+    { username: input.username, role: input.role, passwordHash: await hashPassword(input.password) },
+    env.clock.now().toISOString(),
+  );
   if (!account) throw conflict(`the username ${input.username} is taken`);
   await audit(env, env.actor, 'account.create', { type: 'account', id: account.id }, { username: account.username, role: account.role });
   return account;
@@ -129,16 +149,27 @@ export async function changeAccount(env: Env, id: string, change: { role?: Role;
     throw conflict('an administrator cannot disable or demote their own account');
   }
   const now = env.clock.now().toISOString();
-  const account = (await updateAccount(env.db, id, { role: change.role, disabled: change.disabled, passwordHash: change.password ? await hashPassword(change.password) : undefined }, now))!;
+  const account = (await updateAccount(
+    env.db,
+    id,
+    { role: change.role, disabled: change.disabled, passwordHash: change.password ? await hashPassword(change.password) : undefined },
+    now,
+  ))!;
   // A disabled account, a new role or a new password ends every session of the account.
   const revoked = change.disabled || change.password || (change.role && change.role !== before.role) ? await revokeAccountSessions(env.db, id, now) : 0;
-  await audit(env, env.actor, 'account.update', { type: 'account', id }, {
-    username: account.username,
-    from: { role: before.role, disabled: before.disabled },
-    to: { role: account.role, disabled: account.disabled },
-    password_changed: Boolean(change.password),
-    sessions_revoked: revoked,
-  });
+  await audit(
+    env,
+    env.actor,
+    'account.update',
+    { type: 'account', id },
+    {
+      username: account.username,
+      from: { role: before.role, disabled: before.disabled },
+      to: { role: account.role, disabled: account.disabled },
+      password_changed: Boolean(change.password),
+      sessions_revoked: revoked,
+    },
+  );
   return account;
 }
 
@@ -153,7 +184,11 @@ export async function endAccountSessions(env: Env, id: string): Promise<number> 
 /** A new personal API token; its secret is returned here once and never stored. */
 export async function issueToken(env: Env, input: { name: string; role: Role }): Promise<{ token: ApiToken; secret: string }> {
   const secret = newSecret('svc');
-  const token = await createApiToken(env.db, { name: input.name, role: input.role, tokenHash: secretHash(secret), createdBy: env.actor.id ?? env.actor.name }, env.clock.now().toISOString());
+  const token = await createApiToken(
+    env.db,
+    { name: input.name, role: input.role, tokenHash: secretHash(secret), createdBy: env.actor.id ?? env.actor.name },
+    env.clock.now().toISOString(),
+  );
   await audit(env, env.actor, 'token.create', { type: 'token', id: token.id }, { name: token.name, role: token.role });
   return { token, secret };
 }

@@ -11,7 +11,9 @@ const KEY_BYTES = 32;
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   // 128 * N * r bytes of memory, with headroom.
   const maxmem = 256 * (options.N ?? COST.N) * (options.r ?? COST.r);
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_BYTES, { ...options, maxmem }, (error, key) => (error ? reject(error) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFC'), salt, KEY_BYTES, { ...options, maxmem }, (error, key) => (error ? reject(error) : resolve(key))),
+  );
 }
 
 export async function hashPassword(password: string): Promise<string> {

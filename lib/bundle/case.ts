@@ -128,7 +128,12 @@ export async function caseBundle(env: Env, submissionId: string, actor: Actor): 
   // Evidence leaving the service is itself part of the case's history.
   await auditStatement(
     env.db,
-    { action: 'submission.bundle', target_type: 'submission', target_id: submission.id, details: { evidence: evidence.length, page_captures: captures.length } },
+    {
+      action: 'submission.bundle',
+      target_type: 'submission',
+      target_id: submission.id,
+      details: { evidence: evidence.length, page_captures: captures.length },
+    },
     generatedAt.toISOString(),
     actor,
   ).run();
@@ -149,7 +154,13 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   const files: ManifestFile[] = [];
   const missing: { evidence_id: string | null; what: string; reason: string }[] = [];
   const byId = new Map(c.evidence.map((e) => [e.id, e]));
-  const file = async (path: string, bytes: Buffer, compress: boolean, modified: Date, listed: Omit<ManifestFile, 'path' | 'sha256' | 'bytes'>): Promise<ZipFile> => {
+  const file = async (
+    path: string,
+    bytes: Buffer,
+    compress: boolean,
+    modified: Date,
+    listed: Omit<ManifestFile, 'path' | 'sha256' | 'bytes'>,
+  ): Promise<ZipFile> => {
     files.push({ path, sha256: await sha256(bytes), bytes: bytes.length, ...listed });
     return { name: path, bytes, compress, modified };
   };
@@ -157,7 +168,11 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   const image = await env.blobs.get(`submissions/${c.submission.file}`).catch(() => null);
   if (image) {
     yield await file(`submission/${safeName(basename(c.submission.file))}`, image, false, new Date(c.submission.submitted_at_epoch * 1000), {
-      role: 'submission_image', evidence_id: null, evidence_status: null, source_url: null, fetched_at: new Date(c.submission.submitted_at_epoch * 1000).toISOString(),
+      role: 'submission_image',
+      evidence_id: null,
+      evidence_status: null,
+      source_url: null,
+      fetched_at: new Date(c.submission.submitted_at_epoch * 1000).toISOString(),
     });
   } else missing.push({ evidence_id: null, what: 'submission_image', reason: 'the submitted file is no longer in the submissions folder' });
 
@@ -168,7 +183,11 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
       continue;
     }
     yield await file(`matches/${safeName(e.id)}${extname(e.local_media_url!)}`, bytes, false, new Date(e.created_at), {
-      role: 'matched_image', evidence_id: e.id, evidence_status: e.status, source_url: e.image_url, fetched_at: e.created_at,
+      role: 'matched_image',
+      evidence_id: e.id,
+      evidence_status: e.status,
+      source_url: e.image_url,
+      fetched_at: e.created_at,
     });
   }
   for (const e of c.evidence.filter((x) => x.matched && x.image_url && !x.local_media_url && x.group === 'web_match')) {
@@ -178,7 +197,11 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   for (const capture of c.captures) {
     const bytes = capture.media_path ? await env.blobs.get(capture.media_path).catch(() => null) : null;
     if (!bytes) {
-      missing.push({ evidence_id: capture.evidence_id, what: 'page_capture', reason: capture.media_path ? 'the stored page file is gone' : 'deleted by the retention policy' });
+      missing.push({
+        evidence_id: capture.evidence_id,
+        what: 'page_capture',
+        reason: capture.media_path ? 'the stored page file is gone' : 'deleted by the retention policy',
+      });
       continue;
     }
     yield await file(`pages/${safeName(capture.id)}${extname(capture.media_path!)}`, bytes, true, new Date(capture.fetched_at), {
@@ -199,11 +222,19 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
   const summary = c.evidence.filter((e) => e.kind === 'summary' && e.supporting).sort((a, b) => b.created_at.localeCompare(a.created_at))[0];
   if (summary) {
     yield await file('summary.md', Buffer.from(summaryMarkdown(summary, c.evidence), 'utf8'), true, c.generatedAt, {
-      role: 'summary', evidence_id: summary.id, evidence_status: summary.status, source_url: null, fetched_at: summary.created_at,
+      role: 'summary',
+      evidence_id: summary.id,
+      evidence_status: summary.status,
+      source_url: null,
+      fetched_at: summary.created_at,
     });
   }
   yield await file('audit-events.json', Buffer.from(JSON.stringify(c.audit, null, 2), 'utf8'), true, c.generatedAt, {
-    role: 'audit_events', evidence_id: null, evidence_status: null, source_url: null, fetched_at: c.generatedAt.toISOString(),
+    role: 'audit_events',
+    evidence_id: null,
+    evidence_status: null,
+    source_url: null,
+    fetched_at: c.generatedAt.toISOString(),
   });
 
   const decisionEvent = c.audit.filter((a) => a.action === 'submission.decision' || a.action === 'submission.decision_change').at(-1);
@@ -212,15 +243,48 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
     format: BUNDLE_FORMAT,
     generated_at: c.generatedAt.toISOString(),
     generated_by: { type: c.actor.type, id: c.actor.id, name: c.actor.name, role: c.actor.role },
-    submission: { id: s.id, title: s.title, file: s.file, sha256: s.sha256, phash: s.phash, format: s.format, bytes: s.bytes, width: s.width, height: s.height, submitted_at: s.submitted_at, submitted_at_epoch: s.submitted_at_epoch },
-    decision: s.decision ? { ...s.decision, decided_by: decisionEvent ? { type: decisionEvent.actor.type, id: decisionEvent.actor.id, name: decisionEvent.actor.name, role: decisionEvent.actor.role } : null } : null,
+    submission: {
+      id: s.id,
+      title: s.title,
+      file: s.file,
+      sha256: s.sha256,
+      phash: s.phash,
+      format: s.format,
+      bytes: s.bytes,
+      width: s.width,
+      height: s.height,
+      submitted_at: s.submitted_at,
+      submitted_at_epoch: s.submitted_at_epoch,
+    },
+    decision: s.decision
+      ? {
+          ...s.decision,
+          decided_by: decisionEvent
+            ? { type: decisionEvent.actor.type, id: decisionEvent.actor.id, name: decisionEvent.actor.name, role: decisionEvent.actor.role }
+            : null,
+        }
+      : null,
     risk: s.risk,
-    knowledge_entry: c.entry ? { id: c.entry.id, state: c.entry.state, decision: c.entry.decision, evidence_ids: c.entry.evidence_ids, updated_at: c.entry.updated_at } : null,
+    knowledge_entry: c.entry
+      ? { id: c.entry.id, state: c.entry.state, decision: c.entry.decision, evidence_ids: c.entry.evidence_ids, updated_at: c.entry.updated_at }
+      : null,
     files,
     missing,
     evidence: c.evidence.map((e) => ({
-      id: e.id, source: e.source, kind: e.kind, group: e.group, status: e.status, counts_toward_score: e.counts_toward_score, title: e.title, url: e.url, image_url: e.image_url,
-      similarity: e.similarity, matched: e.matched, match_transform: e.match_transform, error: e.error, created_at: e.created_at,
+      id: e.id,
+      source: e.source,
+      kind: e.kind,
+      group: e.group,
+      status: e.status,
+      counts_toward_score: e.counts_toward_score,
+      title: e.title,
+      url: e.url,
+      image_url: e.image_url,
+      similarity: e.similarity,
+      matched: e.matched,
+      match_transform: e.match_transform,
+      error: e.error,
+      created_at: e.created_at,
     })),
   };
   yield { name: 'manifest.json', bytes: Buffer.from(JSON.stringify(manifest, null, 2), 'utf8'), compress: true, modified: c.generatedAt };

@@ -59,7 +59,9 @@ export async function capturePage(env: Env, evidence: Evidence): Promise<Capture
     const mediaType = (fetched.contentType ?? '').split(';')[0].trim().toLowerCase();
     const mediaPath = `evidence/${evidence.submission_id}/pages/${hash.slice(0, 24)}.${HTML_TYPES.has(mediaType) ? 'html' : 'bin'}`;
     await env.blobs.put(mediaPath, fetched.body);
-    const imageBytes = evidence.local_media_url?.startsWith('/media/evidence/') ? await readMediaBytes(env.blobs, evidence.local_media_url.slice('/media/'.length)) : null;
+    const imageBytes = evidence.local_media_url?.startsWith('/media/evidence/')
+      ? await readMediaBytes(env.blobs, evidence.local_media_url.slice('/media/'.length))
+      : null;
     const header = (name: string) => {
       const value = fetched.headers[name];
       return typeof value === 'string' ? value : null;

@@ -35,7 +35,12 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
   const now = () => env.clock.now().toISOString();
   await auditStatement(
     env.db,
-    { action: 'search.manual', target_type: 'provider', target_id: provider, details: { type, query, submission_id: submission?.id ?? null, ok: answer.ok, results: answer.ok ? answer.items.length : 0 } },
+    {
+      action: 'search.manual',
+      target_type: 'provider',
+      target_id: provider,
+      details: { type, query, submission_id: submission?.id ?? null, ok: answer.ok, results: answer.ok ? answer.items.length : 0 },
+    },
     now(),
     env.actor,
   ).run();

@@ -44,8 +44,31 @@ export async function enrichSubmission(env: Env, submissionId: string, options: 
 type Failure = { code: string; message: string };
 
 /** Identity of an evidence item, so a rerun does not store what is already there. */
-const evidenceKey = (e: { source: string; kind: string; group: string; url?: string | null; image_url?: string | null; query?: string | null; title?: string | null; text?: string | null; face_crop?: boolean; error?: Failure | null }) =>
-  JSON.stringify([e.source, e.kind, e.group, e.url ?? null, e.image_url ?? null, e.query ?? null, e.title ?? null, e.text ?? null, Boolean(e.face_crop), e.error?.code ?? null, e.error?.message ?? null]);
+const evidenceKey = (e: {
+  source: string;
+  kind: string;
+  group: string;
+  url?: string | null;
+  image_url?: string | null;
+  query?: string | null;
+  title?: string | null;
+  text?: string | null;
+  face_crop?: boolean;
+  error?: Failure | null;
+}) =>
+  JSON.stringify([
+    e.source,
+    e.kind,
+    e.group,
+    e.url ?? null,
+    e.image_url ?? null,
+    e.query ?? null,
+    e.title ?? null,
+    e.text ?? null,
+    Boolean(e.face_crop),
+    e.error?.code ?? null,
+    e.error?.message ?? null,
+  ]);
 
 class Run {
   readonly added: Evidence[] = [];
@@ -154,7 +177,15 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
     status = run.calls > 0 ? 'done' : 'skipped';
   } catch (error) {
     env.log.error('enrichment failed', { submission: submissionId, error: error instanceof Error ? error.message : String(error) });
-    await run.add([{ source: 'global_vision', kind: 'enrichment_failed', group: 'failures', title: 'enrichment stopped', error: { code: 'internal', message: error instanceof Error ? error.message : String(error) } }]);
+    await run.add([
+      {
+        source: 'global_vision',
+        kind: 'enrichment_failed',
+        group: 'failures',
+        title: 'enrichment stopped',
+        error: { code: 'internal', message: error instanceof Error ? error.message : String(error) },
+      },
+    ]);
     status = 'failed';
   }
   const now = env.clock.now().toISOString();
@@ -184,7 +215,9 @@ async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCro
   const { clients } = run;
   const image = (await providerBlock(run.env, 'global_vision')) ? null : await derive();
   // Switched on between the two looks: derived as the call goes out.
-  const answer = await run.call('global_vision', faceCrop ? 'face_crop_web_detection' : 'web_detection', null, async () => clients.globalVision.detectWeb(image ?? (await derive())));
+  const answer = await run.call('global_vision', faceCrop ? 'face_crop_web_detection' : 'web_detection', null, async () =>
+    clients.globalVision.detectWeb(image ?? (await derive())),
+  );
   if (!answer) return null;
   const { detection } = answer;
   const items: NewEvidence[] = [];
@@ -198,13 +231,29 @@ async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCro
     const verdicts = await run.verify(matches.map((m) => m.url));
     for (const v of verdicts) {
       const m = matches.find((x) => x.url === v.imageUrl)!;
-      items.push({ ...base, kind: m.kind, group: v.matched ? 'web_match' : 'web_related', title: m.page?.pageTitle ?? null, url: m.page?.url ?? null, image_url: v.imageUrl, local_media_path: v.localMediaPath, similarity: v.similarity, matched: v.matched, ...v.match, confidence: m.score, error: v.error });
+      items.push({
+        ...base,
+        kind: m.kind,
+        group: v.matched ? 'web_match' : 'web_related',
+        title: m.page?.pageTitle ?? null,
+        url: m.page?.url ?? null,
+        image_url: v.imageUrl,
+        local_media_path: v.localMediaPath,
+        similarity: v.similarity,
+        matched: v.matched,
+        ...v.match,
+        confidence: m.score,
+        error: v.error,
+      });
     }
   }
-  for (const p of detection.pagesWithMatchingImages) items.push({ ...base, kind: 'page_with_matching_image', group: 'web_related', title: p.pageTitle || null, url: p.url, confidence: p.score });
-  for (const e of detection.webEntities) if (e.description) items.push({ ...base, kind: 'web_entity', group: 'web_related', title: e.description, confidence: e.score });
+  for (const p of detection.pagesWithMatchingImages)
+    items.push({ ...base, kind: 'page_with_matching_image', group: 'web_related', title: p.pageTitle || null, url: p.url, confidence: p.score });
+  for (const e of detection.webEntities)
+    if (e.description) items.push({ ...base, kind: 'web_entity', group: 'web_related', title: e.description, confidence: e.score });
   for (const l of detection.bestGuessLabels) if (l.label) items.push({ ...base, kind: 'best_guess_label', group: 'web_related', title: l.label });
-  for (const i of detection.visuallySimilarImages.slice(0, 5)) items.push({ ...base, kind: 'visually_similar_image', group: 'web_related', image_url: i.url, confidence: i.score });
+  for (const i of detection.visuallySimilarImages.slice(0, 5))
+    items.push({ ...base, kind: 'visually_similar_image', group: 'web_related', image_url: i.url, confidence: i.score });
   await run.add(items);
   return detection;
 }
@@ -223,7 +272,16 @@ async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetect
   const detections: WebDetection[] = [];
   for (const crop of await run.env.images.cropFaces(original, faces)) {
     if (!crop.ok) {
-      await run.add([{ source: 'global_vision', kind: 'face_crop_failed', group: 'failures', face_crop: true, title: 'face crop failed', error: { code: 'crop_failed', message: crop.error } }]);
+      await run.add([
+        {
+          source: 'global_vision',
+          kind: 'face_crop_failed',
+          group: 'failures',
+          face_crop: true,
+          title: 'face crop failed',
+          error: { code: 'crop_failed', message: crop.error },
+        },
+      ]);
       continue;
     }
     const detection = await detectWeb(run, () => approveForVision(run.env.images, crop.bytes), true);
@@ -245,7 +303,20 @@ async function imageSearches(run: Run, candidates: QueryCandidate[]): Promise<vo
       await run.add(
         items.map((i) => {
           const v = verdicts.find((x) => x.imageUrl === i.imageUrl);
-          return { source: 'regional', kind: 'image_result', group: v?.matched ? 'web_match' : 'web_related', title: i.title, url: i.imageUrl, image_url: i.imageUrl ?? i.thumbnailUrl, local_media_path: v?.localMediaPath, query, similarity: v?.similarity, matched: v?.matched, ...v?.match, error: v?.error } satisfies NewEvidence;
+          return {
+            source: 'regional',
+            kind: 'image_result',
+            group: v?.matched ? 'web_match' : 'web_related',
+            title: i.title,
+            url: i.imageUrl,
+            image_url: i.imageUrl ?? i.thumbnailUrl,
+            local_media_path: v?.localMediaPath,
+            query,
+            similarity: v?.similarity,
+            matched: v?.matched,
+            ...v?.match,
+            error: v?.error,
+          } satisfies NewEvidence;
         }),
       );
       if (items.length < config.REGIONAL_SEARCH_DISPLAY) break;
@@ -288,7 +359,10 @@ async function searchResults(run: Run, source: 'regional' | 'global_search', kin
     candidates = candidates.slice(0, Math.max(0, Math.min(budget, run.env.config.SVC_SEARCH_RESULT_PAGE_IMAGE_LIMIT)));
     const verdicts = candidates.length ? await run.verify(candidates) : [];
     budget -= verdicts.length;
-    const best = verdicts.find((v) => v.matched) ?? verdicts.filter((v) => v.similarity !== null).sort((a, b) => (b.similarity ?? 0) - (a.similarity ?? 0))[0] ?? verdicts[0];
+    const best =
+      verdicts.find((v) => v.matched) ??
+      verdicts.filter((v) => v.similarity !== null).sort((a, b) => (b.similarity ?? 0) - (a.similarity ?? 0))[0] ??
+      verdicts[0];
     evidence.push({
       source,
       kind,
@@ -345,7 +419,18 @@ async function summarise(run: Run): Promise<void> {
   const { clients } = run;
   const summary = await run.call('local_llm', 'summary', null, () => summariseEvidence(evidence, (prompt) => clients.localLlm.generate(prompt)));
   if (summary) {
-    await run.add([{ source: 'local_llm', kind: 'summary', group: 'supporting', supporting: true, title: '근거 요약', text: summary.text, source_evidence_ids: summary.sourceEvidenceIds, source_urls: summary.sourceUrls }]);
+    await run.add([
+      {
+        source: 'local_llm',
+        kind: 'summary',
+        group: 'supporting',
+        supporting: true,
+        title: '근거 요약',
+        text: summary.text,
+        source_evidence_ids: summary.sourceEvidenceIds,
+        source_urls: summary.sourceUrls,
+      },
+    ]);
   }
 }
 

@@ -20,12 +20,77 @@ export interface QueryCandidate {
 
 /** Words that describe any photo of a person or any picture; alone they find nothing specific. */
 const GENERIC_WORDS = new Set([
-  'person', 'people', 'human', 'gentleman', 'gentlemen', 'lady', 'man', 'men', 'woman', 'women', 'boy', 'girl',
-  'child', 'male', 'female', 'adult', 'portrait', 'photo', 'photos', 'photograph', 'photography', 'image', 'images',
-  'picture', 'pictures', 'pic', 'stock', 'royalty-free', 'selfie', 'face', 'facial', 'expression', 'head', 'smile',
-  'hair', 'forehead', 'chin', 'cheek', 'eyebrow', 'skin', 'illustration', 'wallpaper', 'screenshot', 'clip', 'art',
-  'black', 'white', 'monochrome', 'jpeg', 'jpg', 'png', 'gif', 'free', 'download', 'hd', 'sitting', 'standing',
-  '사람', '인물', '남자', '여자', '남성', '여성', '신사', '초상', '초상화', '사진', '이미지', '그림', '얼굴', '셀카',
+  'person',
+  'people',
+  'human',
+  'gentleman',
+  'gentlemen',
+  'lady',
+  'man',
+  'men',
+  'woman',
+  'women',
+  'boy',
+  'girl',
+  'child',
+  'male',
+  'female',
+  'adult',
+  'portrait',
+  'photo',
+  'photos',
+  'photograph',
+  'photography',
+  'image',
+  'images',
+  'picture',
+  'pictures',
+  'pic',
+  'stock',
+  'royalty-free',
+  'selfie',
+  'face',
+  'facial',
+  'expression',
+  'head',
+  'smile',
+  'hair',
+  'forehead',
+  'chin',
+  'cheek',
+  'eyebrow',
+  'skin',
+  'illustration',
+  'wallpaper',
+  'screenshot',
+  'clip',
+  'art',
+  'black',
+  'white',
+  'monochrome',
+  'jpeg',
+  'jpg',
+  'png',
+  'gif',
+  'free',
+  'download',
+  'hd',
+  'sitting',
+  'standing',
+  '사람',
+  '인물',
+  '남자',
+  '여자',
+  '남성',
+  '여성',
+  '신사',
+  '초상',
+  '초상화',
+  '사진',
+  '이미지',
+  '그림',
+  '얼굴',
+  '셀카',
 ]);
 const STOPWORDS = new Set(['a', 'an', 'the', 'of', 'and', 'or', 'in', 'on', 'at', 'to', 'for', 'with', 'by', 'from', 'as', 'is']);
 
@@ -34,10 +99,33 @@ const CJK_OR_HANGUL = /[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac
 
 /** Characters a UTF-8 text turns into when its bytes are read as Latin-1 or Windows-1252. */
 const CP1252_SPECIALS: Record<string, number> = {
-  '\u20ac': 0x80, '\u201a': 0x82, '\u0192': 0x83, '\u201e': 0x84, '\u2026': 0x85, '\u2020': 0x86, '\u2021': 0x87,
-  '\u02c6': 0x88, '\u2030': 0x89, '\u0160': 0x8a, '\u2039': 0x8b, '\u0152': 0x8c, '\u017d': 0x8e, '\u2018': 0x91,
-  '\u2019': 0x92, '\u201c': 0x93, '\u201d': 0x94, '\u2022': 0x95, '\u2013': 0x96, '\u2014': 0x97, '\u02dc': 0x98,
-  '\u2122': 0x99, '\u0161': 0x9a, '\u203a': 0x9b, '\u0153': 0x9c, '\u017e': 0x9e, '\u0178': 0x9f,
+  '\u20ac': 0x80,
+  '\u201a': 0x82,
+  '\u0192': 0x83,
+  '\u201e': 0x84,
+  '\u2026': 0x85,
+  '\u2020': 0x86,
+  '\u2021': 0x87,
+  '\u02c6': 0x88,
+  '\u2030': 0x89,
+  '\u0160': 0x8a,
+  '\u2039': 0x8b,
+  '\u0152': 0x8c,
+  '\u017d': 0x8e,
+  '\u2018': 0x91,
+  '\u2019': 0x92,
+  '\u201c': 0x93,
+  '\u201d': 0x94,
+  '\u2022': 0x95,
+  '\u2013': 0x96,
+  '\u2014': 0x97,
+  '\u02dc': 0x98,
+  '\u2122': 0x99,
+  '\u0161': 0x9a,
+  '\u203a': 0x9b,
+  '\u0153': 0x9c,
+  '\u017e': 0x9e,
+  '\u0178': 0x9f,
 };
 const MISREAD_RUN = new RegExp(`[\\u0080-\\u00ff${Object.keys(CP1252_SPECIALS).join('')}]{2,}`, 'g');
 /** UTF-8 replacement bytes read as CP949, the usual form of broken Korean text. */
@@ -125,8 +213,7 @@ function words(text: string): string[] {
     .filter((word) => word !== '');
 }
 
-const meaningful = (word: string) =>
-  !GENERIC_WORDS.has(word) && !STOPWORDS.has(word) && !/^\d+$/.test(word) && (word.length >= 2 || CJK_OR_HANGUL.test(word));
+const meaningful = (word: string) => !GENERIC_WORDS.has(word) && !STOPWORDS.has(word) && !/^\d+$/.test(word) && (word.length >= 2 || CJK_OR_HANGUL.test(word));
 
 /** True when the text says more than "a photo of a person": at least one non-generic word. */
 export function isSpecific(text: string): boolean {
@@ -145,8 +232,7 @@ function specificLabel(label: string): string | null {
 
 const languageOf = (text: string): 'ko' | 'en' => (HANGUL.test(text) ? 'ko' : 'en');
 
-const byScore = (detection: WebDetection) =>
-  [...detection.webEntities].sort((a, b) => (b.score ?? 0) - (a.score ?? 0)).map((entity) => entity.description);
+const byScore = (detection: WebDetection) => [...detection.webEntities].sort((a, b) => (b.score ?? 0) - (a.score ?? 0)).map((entity) => entity.description);
 
 /** Titles and entities taken in turn, so a few queries cover both kinds of evidence. */
 function interleave(titles: string[], entities: string[], titleOrigin: QueryOrigin, entityOrigin: QueryOrigin) {

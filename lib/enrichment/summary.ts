@@ -42,6 +42,9 @@ export async function summariseEvidence(
   if (!answer.ok) return answer;
   const { text, cited } = keepCitedClaims(answer.text, built.sourceEvidenceIds);
   if (!text) return { ok: false, error: { code: 'malformed_response', message: 'language model: no statement cited stored evidence, so nothing was kept' } };
-  const urls = evidence.filter((e) => cited.includes(e.id)).flatMap((e) => [e.url, e.image_url]).filter((u): u is string => !!u);
+  const urls = evidence
+    .filter((e) => cited.includes(e.id))
+    .flatMap((e) => [e.url, e.image_url])
+    .filter((u): u is string => !!u);
   return { ok: true, text, sourceEvidenceIds: cited, sourceUrls: [...new Set(urls)] };
 }

@@ -43,7 +43,14 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
   try {
     candidate = await env.images.fingerprints(downloaded.bytes);
   } catch (error) {
-    return { imageUrl, localMediaPath, similarity: null, matched: false, match: {}, error: { code: 'not_an_image', message: error instanceof Error ? error.message : String(error) } };
+    return {
+      imageUrl,
+      localMediaPath,
+      similarity: null,
+      matched: false,
+      match: {},
+      error: { code: 'not_an_image', message: error instanceof Error ? error.message : String(error) },
+    };
   }
   const plain = similarity(candidate.phash, reference.fingerprints.phash);
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
@@ -55,11 +62,7 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
   // A hash match keeps its name (SPEC's pHash decides first) unless the region hashes alone made it
   // and geometry finds the images disjoint; geometry adds where the regions are.
   const stands = hashed !== null && hashMatchStands(hashed, threshold, geometry);
-  const match = stands
-    ? hashMatchFields(hashed, geometry)
-    : confirmed
-      ? geometricMatch(confirmed)
-      : {};
+  const match = stands ? hashMatchFields(hashed, geometry) : confirmed ? geometricMatch(confirmed) : {};
   return { imageUrl, localMediaPath, similarity: plain, matched: Boolean(stands || confirmed), match, error: null };
 }
 

@@ -10,9 +10,7 @@ export function json(body: unknown, status = 200): Response {
 
 /** Why a zod schema refused the input, in one line an operator can act on. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
-    .join('; ');
+  return error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {

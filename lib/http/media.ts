@@ -57,8 +57,12 @@ export function sniffImageType(head: Uint8Array): string | null {
     if (brand === 'avif' || brand === 'avis') return 'image/avif';
     if (/^(heic|heix|mif1|msf1)$/.test(brand)) return 'image/heif';
   }
-  if (b.length >= 4 && (b.subarray(0, 4).equals(Buffer.from('II*\0', 'latin1')) || b.subarray(0, 4).equals(Buffer.from('MM\0*', 'latin1')))) return 'image/tiff';
-  const text = b.toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  if (b.length >= 4 && (b.subarray(0, 4).equals(Buffer.from('II*\0', 'latin1')) || b.subarray(0, 4).equals(Buffer.from('MM\0*', 'latin1'))))
+    return 'image/tiff';
+  const text = b
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   if (text.startsWith('<') && /<svg[\s>]/i.test(text)) return 'image/svg+xml';
   return null;
 }

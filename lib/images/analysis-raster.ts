@@ -29,7 +29,11 @@ export interface AnalysisRaster {
  * sample's own: along the shorter side the sample then gets the same numbers as from its own
  * decode, and the longer side is resampled twice instead of once.
  */
-export async function decodeForAnalysis(bytes: Buffer, maxPixels?: number, jpeg: Promise<LumaGrid | null> = readJpeg(bytes, maxPixels, true)): Promise<AnalysisRaster> {
+export async function decodeForAnalysis(
+  bytes: Buffer,
+  maxPixels?: number,
+  jpeg: Promise<LumaGrid | null> = readJpeg(bytes, maxPixels, true),
+): Promise<AnalysisRaster> {
   const grid = await jpeg;
   if (grid?.colour) return fromColourImage(grid);
   try {
@@ -39,11 +43,7 @@ export async function decodeForAnalysis(bytes: Buffer, maxPixels?: number, jpeg:
     const originalHeight = metadata.autoOrient?.height ?? metadata.height;
     const size = analysisRasterSize(originalWidth, originalHeight);
     if (size.width < originalWidth) image.resize({ ...size, fit: 'fill', kernel: 'linear' });
-    const { data, info } = await image
-      .flatten({ background: '#ffffff' })
-      .toColourspace('srgb')
-      .raw({ depth: 'uchar' })
-      .toBuffer({ resolveWithObject: true });
+    const { data, info } = await image.flatten({ background: '#ffffff' }).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     if (info.channels !== 3) throw new Error(`expected an RGB raster, got ${info.channels} channels`);
     return { pixels: data, width: info.width, height: info.height, originalWidth, originalHeight };
   } catch (error) {

@@ -9,7 +9,6 @@ export interface ImageProbe {
   height: number;
 }
 
-
 const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'gif', 'svg', 'tiff', 'heif']);
 
 /**

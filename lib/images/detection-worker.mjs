@@ -57,7 +57,14 @@ async function run({ stage, faceRaster, peopleRaster, regions, faceScore, person
   }
   if (stage === 'fine') {
     if (!Array.isArray(regions)) throw new Error('regions must be a list of rasters');
-    return { faces: regions.length ? await detectBlazeFaces(regions.map((region) => ({ ...region, minScore: faceScore })), MAX_SIDE) : [] };
+    return {
+      faces: regions.length
+        ? await detectBlazeFaces(
+            regions.map((region) => ({ ...region, minScore: faceScore })),
+            MAX_SIDE,
+          )
+        : [],
+    };
   }
   throw new Error(`unknown stage ${stage}`);
 }

@@ -317,7 +317,14 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const picture = { width: raster.originalWidth, height: raster.originalHeight };
       const whole = { left: 0, top: 0, ...picture };
       const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, FACE_SIDE), shrunk(raster, PEOPLE_SIDE)]);
-      const coarse = await runInWorker<CoarseAnswer>({ stage: 'coarse', faceRaster, peopleRaster, faceScore: minScore, personScore: CANDIDATE_SCORE, personLimit: MAX_CANDIDATES });
+      const coarse = await runInWorker<CoarseAnswer>({
+        stage: 'coarse',
+        faceRaster,
+        peopleRaster,
+        faceScore: minScore,
+        personScore: CANDIDATE_SCORE,
+        personLimit: MAX_CANDIDATES,
+      });
       const candidates = dedupeFaces(coarse.people.map((found) => toPicture(found, peopleRaster, whole, picture)).filter((found) => found !== null));
       const people = candidates.filter((person) => person.score >= PERSON_SCORE);
       const notes: string[] = people.length > limits.people ? [`only the ${limits.people} most certain of ${people.length} people were kept`] : [];
@@ -434,11 +441,7 @@ async function cropFace(image: Buffer, face: Face, size: { width: number; height
   const region = cropRegion(face.box, size);
   try {
     // JPEG output without keepMetadata/withMetadata: sharp writes no EXIF, GPS or XMP.
-    return await sharp(image, decodeOptions(maxPixels))
-      .extract(region)
-      .flatten({ background: '#ffffff' })
-      .jpeg({ quality: 90 })
-      .toBuffer();
+    return await sharp(image, decodeOptions(maxPixels)).extract(region).flatten({ background: '#ffffff' }).jpeg({ quality: 90 }).toBuffer();
   } catch (error) {
     throw decodeFailure(error);
   }

@@ -84,10 +84,12 @@ function detect(grey, maxFeatures, own, mapX, strongest, mask = own(new cv.Mat()
     for (const level of levels.values()) level.sort((x, y) => y.response - x.response).forEach((keypoint, rank) => (keypoint.rank = rank / level.length));
     // Then each cell's next one in turn: a cell's turn is how many of its own come before.
     const taken = new Int32Array(GRID * GRID);
-    all.sort((x, y) => x.rank - y.rank).forEach((keypoint, order) => {
-      keypoint.turn = taken[cellOf(keypoint.pt.x, keypoint.pt.y, grey.cols, grey.rows)]++;
-      keypoint.order = order;
-    });
+    all
+      .sort((x, y) => x.rank - y.rank)
+      .forEach((keypoint, order) => {
+        keypoint.turn = taken[cellOf(keypoint.pt.x, keypoint.pt.y, grey.cols, grey.rows)]++;
+        keypoint.order = order;
+      });
     all = all.sort((x, y) => x.turn - y.turn || x.order - y.order);
   }
   const kept = all.slice(0, maxFeatures);
@@ -145,7 +147,8 @@ function combine(plain, stretched, strongest, quota, count) {
   for (let k = 0; k < stretched.points.length / 2; k++) {
     const [x, y] = [stretched.points[k * 2], stretched.points[k * 2 + 1]];
     let near = false;
-    for (let i = 0; i < plain.points.length && !near; i += 2) near = Math.abs(plain.points[i] - x) <= SAME_PLACE && Math.abs(plain.points[i + 1] - y) <= SAME_PLACE;
+    for (let i = 0; i < plain.points.length && !near; i += 2)
+      near = Math.abs(plain.points[i] - x) <= SAME_PLACE && Math.abs(plain.points[i + 1] - y) <= SAME_PLACE;
     if (!near) fresh.push(k);
   }
   const plainCount = plain.points.length / 2;
@@ -188,7 +191,13 @@ function features({ width, height, pixels, maxFeatures, strongest, sparse, mirro
     if (plainCount < sparse) {
       // Sparse as a whole: the stretched keypoints fill the strongest after the plain ones.
       const stretched = stretch();
-      direct = combine(direct, detect(stretched, maxFeatures, own, (x) => x, strongest), strongest, strongest - plainCount, maxFeatures);
+      direct = combine(
+        direct,
+        detect(stretched, maxFeatures, own, (x) => x, strongest),
+        strongest,
+        strongest - plainCount,
+        maxFeatures,
+      );
       if (mirror) {
         const mirrored = own(new cv.Mat());
         cv.flip(stretched, mirrored, 1);
@@ -201,7 +210,13 @@ function features({ width, height, pixels, maxFeatures, strongest, sparse, mirro
         const mask = own(cv.Mat.zeros(height, width, cv.CV_8UC1));
         for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) if (cells.includes(cellOf(x, y, width, height))) mask.data[y * width + x] = 255;
         const quota = Math.round((strongest * cells.length) / (GRID * GRID));
-        direct = combine(direct, detect(stretch(), maxFeatures, own, (x) => x, strongest, mask), strongest, quota, maxFeatures);
+        direct = combine(
+          direct,
+          detect(stretch(), maxFeatures, own, (x) => x, strongest, mask),
+          strongest,
+          quota,
+          maxFeatures,
+        );
       }
     }
     return { ...direct, mirrorPoints: flipped.points, mirrorDescriptors: flipped.descriptors };

@@ -107,7 +107,17 @@ const THUMBNAIL_SIDE = 160;
  */
 export type Quad = [number, number][];
 
-export type ConfirmedGeometry = { confirmed: true; inliers: number; inlierShare: number; mirrored: boolean; regionA: Quad; regionB: Quad; coverageA: number; coverageB: number; correlation: number };
+export type ConfirmedGeometry = {
+  confirmed: true;
+  inliers: number;
+  inlierShare: number;
+  mirrored: boolean;
+  regionA: Quad;
+  regionB: Quad;
+  coverageA: number;
+  coverageB: number;
+  correlation: number;
+};
 type Refusal = { confirmed: false; inliers: number; reason: string };
 
 export type GeometryResult =
@@ -188,12 +198,15 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number,
   if (channels !== 1) throw new Error(`expected one grey channel, got ${channels}`);
   const scale = Math.min(1, THUMBNAIL_SIDE / Math.max(width, height));
   const [thumbWidth, thumbHeight] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
-  const thumbnail = await sharp(decoded.data, { raw: { width, height, channels: 1 } }).resize(thumbWidth, thumbHeight, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
+  const thumbnail = await sharp(decoded.data, { raw: { width, height, channels: 1 } })
+    .resize(thumbWidth, thumbHeight, { fit: 'fill' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
   const pixels = new Uint8Array(decoded.data.subarray(0, width * height));
-  const answer = await call(
-    { op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror },
-    [pixels.buffer],
-  );
+  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror }, [
+    pixels.buffer,
+  ]);
   return {
     width,
     height,
@@ -213,14 +226,17 @@ function invert(h: number[]): number[] | null {
   const [a, b, c, d, e, f, g, k, l] = h;
   const det = a * (e * l - f * k) - b * (d * l - f * g) + c * (d * k - e * g);
   if (!Number.isFinite(det) || Math.abs(det) < 1e-12) return null;
-  return [e * l - f * k, c * k - b * l, b * f - c * e, f * g - d * l, a * l - c * g, c * d - a * f, d * k - e * g, b * g - a * k, a * e - b * d].map((v) => v / det);
+  return [e * l - f * k, c * k - b * l, b * f - c * e, f * g - d * l, a * l - c * g, c * d - a * f, d * k - e * g, b * g - a * k, a * e - b * d].map(
+    (v) => v / det,
+  );
 }
 
 /** Signed area (shoelace); NaN when a corner went to infinity. */
-const area = (quad: [number, number][]) => quad.reduce((sum, [x, y], i) => {
-  const [nx, ny] = quad[(i + 1) % quad.length];
-  return sum + x * ny - nx * y;
-}, 0) / 2;
+const area = (quad: [number, number][]) =>
+  quad.reduce((sum, [x, y], i) => {
+    const [nx, ny] = quad[(i + 1) % quad.length];
+    return sum + x * ny - nx * y;
+  }, 0) / 2;
 
 /** Whether the quadrilateral is convex (every turn the same way), i.e. a possible view of a rectangle. */
 function convex(quad: [number, number][]): boolean {
@@ -337,11 +353,22 @@ function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], 
       const x = left + ((col + 0.5) / SAMPLES_PER_CELL_SIDE) * cellWidth;
       const y = top + ((row + 0.5) / SAMPLES_PER_CELL_SIDE) * cellHeight;
       // The whole footprint inside the region: a sample on its edge would average in the background.
-      if (![[-1, -1], [1, -1], [1, 1], [-1, 1]].every(([dx, dy]) => insidePolygon(regionA, x + dx * 1.5 * stepA, y + dy * 1.5 * stepA))) continue;
+      if (
+        ![
+          [-1, -1],
+          [1, -1],
+          [1, 1],
+          [-1, 1],
+        ].every(([dx, dy]) => insidePolygon(regionA, x + dx * 1.5 * stepA, y + dy * 1.5 * stepA))
+      )
+        continue;
       const [u, v] = project(toB, x, y);
       const [fromA, fromB] = [sample(a, x, y, stepA), sample(b, u, v, stepB)];
       if (Number.isNaN(fromA) || Number.isNaN(fromB)) continue;
-      for (const [groups, per] of [[cells, CELLS], [patches, PATCHES]] as const) {
+      for (const [groups, per] of [
+        [cells, CELLS],
+        [patches, PATCHES],
+      ] as const) {
         const group = groups[Math.floor((row * per) / side) * per + Math.floor((col * per) / side)];
         group.a.push(fromA);
         group.b.push(fromB);
@@ -388,11 +415,17 @@ interface Fit {
 function decide(fit: Fit, a: GeometryFeatures, aSet: KeypointSet, b: GeometryFeatures, bSet: KeypointSet, mirrored: boolean): ConfirmedGeometry | Refusal {
   const inliers = fit.pairs.length / 2;
   const { minInliers, minInlierShare, minCoverage, minCellCorrelation, maxShareOffBrightness, patchBrightnessTolerance } = GEOMETRY_THRESHOLDS;
-  if (!fit.transform || inliers < minInliers) return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
+  if (!fit.transform || inliers < minInliers)
+    return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
   const toB = fit.transform;
   const toA = invert(toB);
   if (!toA) return { confirmed: false, inliers, reason: 'the fitted transform is degenerate' };
-  const corners = (w: number, h: number): [number, number][] => [[0, 0], [w, 0], [w, h], [0, h]];
+  const corners = (w: number, h: number): [number, number][] => [
+    [0, 0],
+    [w, 0],
+    [w, h],
+    [0, h],
+  ];
   const aInB = corners(a.width, a.height).map(([x, y]) => project(toB, x, y));
   const bInA = corners(b.width, b.height).map(([x, y]) => project(toA, x, y));
   if (!convex(aInB) || !convex(bInA)) return { confirmed: false, inliers, reason: 'the fitted transform folds the image' };
@@ -401,20 +434,37 @@ function decide(fit: Fit, a: GeometryFeatures, aSet: KeypointSet, b: GeometryFea
   const coverageA = Math.abs(area(regionA)) / (a.width * a.height);
   const coverageB = Math.abs(area(regionB)) / (b.width * b.height);
   if (!(Math.max(coverageA, coverageB) >= minCoverage)) {
-    return { confirmed: false, inliers, reason: `the matched region covers at most ${Math.round(100 * Math.max(coverageA, coverageB))} % of either image, ${100 * minCoverage} % needed` };
+    return {
+      confirmed: false,
+      inliers,
+      reason: `the matched region covers at most ${Math.round(100 * Math.max(coverageA, coverageB))} % of either image, ${100 * minCoverage} % needed`,
+    };
   }
   const inlierShare = Math.min(inliers / Math.max(1, pointsInside(aSet.points, regionA)), inliers / Math.max(1, pointsInside(bSet.points, regionB)));
   if (inlierShare < minInlierShare) {
-    return { confirmed: false, inliers, reason: `${inliers} of the keypoints in the matched region agree (${Math.round(100 * inlierShare)} %), ${100 * minInlierShare} % needed` };
+    return {
+      confirmed: false,
+      inliers,
+      reason: `${inliers} of the keypoints in the matched region agree (${Math.round(100 * inlierShare)} %), ${100 * minInlierShare} % needed`,
+    };
   }
   const { correlation, offBrightness } = cellAgreement(a, b, toB, regionA);
   if (correlation < minCellCorrelation) {
-    return { confirmed: false, inliers, reason: `the pixels of the matched regions do not agree everywhere (weakest correlation ${correlation.toFixed(2)}, ${minCellCorrelation} needed): shared content or too little texture, not the same picture` };
+    return {
+      confirmed: false,
+      inliers,
+      reason: `the pixels of the matched regions do not agree everywhere (weakest correlation ${correlation.toFixed(2)}, ${minCellCorrelation} needed): shared content or too little texture, not the same picture`,
+    };
   }
   if (offBrightness > maxShareOffBrightness) {
-    return { confirmed: false, inliers, reason: `${Math.round(100 * offBrightness)} % of the matched region is more than ${patchBrightnessTolerance} grey levels off the brightness of the rest (${100 * maxShareOffBrightness} % allowed): shared content around different pictures` };
+    return {
+      confirmed: false,
+      inliers,
+      reason: `${Math.round(100 * offBrightness)} % of the matched region is more than ${patchBrightnessTolerance} grey levels off the brightness of the rest (${100 * maxShareOffBrightness} % allowed): shared content around different pictures`,
+    };
   }
-  const fraction = (quad: [number, number][], w: number, h: number): Quad => quad.map(([x, y]) => [Math.min(1, Math.max(0, x / w)), Math.min(1, Math.max(0, y / h))]);
+  const fraction = (quad: [number, number][], w: number, h: number): Quad =>
+    quad.map(([x, y]) => [Math.min(1, Math.max(0, x / w)), Math.min(1, Math.max(0, y / h))]);
   return {
     confirmed: true,
     inliers,
@@ -469,7 +519,10 @@ async function* fits(from: KeypointSet, to: KeypointSet): AsyncGenerator<Fit> {
  * Answers the first fit that is confirmed, or the refusal of the fit with the most inliers.
  */
 export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): Promise<GeometryResult> {
-  const strongest = (set: KeypointSet): KeypointSet => ({ points: set.points.subarray(0, 2 * MAX_FEATURES), descriptors: set.descriptors.subarray(0, 32 * MAX_FEATURES) });
+  const strongest = (set: KeypointSet): KeypointSet => ({
+    points: set.points.subarray(0, 2 * MAX_FEATURES),
+    descriptors: set.descriptors.subarray(0, 32 * MAX_FEATURES),
+  });
   let refused: Refusal | null = null;
   let nearMiss: { bSet: KeypointSet; mirrored: boolean } | null = null;
   const attempt = async (aSet: KeypointSet, bSet: KeypointSet, mirrored: boolean): Promise<ConfirmedGeometry | null> => {
@@ -484,7 +537,10 @@ export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): 
     }
     return null;
   };
-  for (const [bSet, mirrored] of [[strongest(b), false], [b.mirror, true]] as const) {
+  for (const [bSet, mirrored] of [
+    [strongest(b), false],
+    [b.mirror, true],
+  ] as const) {
     if (mirrored && bSet.points.length === 0) break;
     const confirmed = await attempt(strongest(a), bSet, mirrored);
     if (confirmed) return confirmed;

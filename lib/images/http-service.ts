@@ -18,7 +18,11 @@ const fromBase64 = (text: string) => Buffer.from(text, 'base64');
 export function httpImageService(fetcher: Fetcher): ImageService {
   async function call(route: ImageServiceRoute, body: Buffer | string, type: string): Promise<Response> {
     const response = await fetcher(
-      new Request(`https://image-service/v1/${route}`, { method: 'POST', headers: { 'content-type': type }, body: typeof body === 'string' ? body : body.slice() }),
+      new Request(`https://image-service/v1/${route}`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: typeof body === 'string' ? body : body.slice(),
+      }),
     );
     if (response.ok) return response;
     const answer = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
@@ -30,7 +34,10 @@ export function httpImageService(fetcher: Fetcher): ImageService {
 
   return {
     async analyse(bytes) {
-      const answer = await json<{ fingerprints: never; detections: never; thumbnail: { ok: true; value: string } | { ok: false; error: string } }>('analyse', bytes);
+      const answer = await json<{ fingerprints: never; detections: never; thumbnail: { ok: true; value: string } | { ok: false; error: string } }>(
+        'analyse',
+        bytes,
+      );
       return { ...answer, thumbnail: answer.thumbnail.ok ? { ok: true, value: fromBase64(answer.thumbnail.value) } : answer.thumbnail };
     },
     fingerprints: (bytes) => json('fingerprints', bytes),
@@ -38,7 +45,12 @@ export function httpImageService(fetcher: Fetcher): ImageService {
     async derive(bytes) {
       const response = await call('derive', bytes, 'application/octet-stream');
       const format = response.headers.get('x-image-format') === 'png' ? 'png' : 'jpeg';
-      return { bytes: Buffer.from(await response.arrayBuffer()), format, width: Number(response.headers.get('x-image-width')), height: Number(response.headers.get('x-image-height')) };
+      return {
+        bytes: Buffer.from(await response.arrayBuffer()),
+        format,
+        width: Number(response.headers.get('x-image-width')),
+        height: Number(response.headers.get('x-image-height')),
+      };
     },
     async cropFaces(bytes, faces: Face[]) {
       const response = await call('crop-faces', JSON.stringify({ image: bytes.toString('base64'), faces }), 'application/json');
@@ -46,7 +58,11 @@ export function httpImageService(fetcher: Fetcher): ImageService {
       return crops.map((c): FaceCrop => (c.ok ? { ...c, bytes: fromBase64(c.bytes) } : c));
     },
     async matchGeometry(query, reference) {
-      const response = await call('match-geometry', JSON.stringify({ query: query.toString('base64'), reference: reference.toString('base64') }), 'application/json');
+      const response = await call(
+        'match-geometry',
+        JSON.stringify({ query: query.toString('base64'), reference: reference.toString('base64') }),
+        'application/json',
+      );
       return (await response.json()) as GeometryResult;
     },
     close: async () => undefined,

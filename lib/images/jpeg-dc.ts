@@ -480,7 +480,12 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
       stride = Math.ceil(Math.ceil(width / 8) / maxH) * maxH;
       lumaSize = stride * Math.ceil(Math.ceil(height / 8) / maxV) * maxV;
       const wanted = analysisRasterSize(width, height);
-      colourMade = colour && count === 3 && components.every((c, i) => i === 0 || (c.h === 1 && c.v === 1)) && Math.ceil(width / 8) >= wanted.width && Math.ceil(height / 8) >= wanted.height;
+      colourMade =
+        colour &&
+        count === 3 &&
+        components.every((c, i) => i === 0 || (c.h === 1 && c.v === 1)) &&
+        Math.ceil(width / 8) >= wanted.width &&
+        Math.ceil(height / 8) >= wanted.height;
       coefficients = new Int32Array(lumaSize * (colourMade ? 3 : 1));
     } else if (marker >= 0xc3 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
       return null; // lossless, hierarchical or arithmetic-coded
@@ -528,7 +533,8 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
     } else if (marker === 0xda) {
       if (!frame || !coefficients) return null;
       const { components } = frame;
-      if (components.length === 3 && (adobeTransform === 0 || (components[0].id === 0x52 && components[1].id === 0x47 && components[2].id === 0x42))) return null;
+      if (components.length === 3 && (adobeTransform === 0 || (components[0].id === 0x52 && components[1].id === 0x47 && components[2].id === 0x42)))
+        return null;
       const count = buffer[start];
       if (count < 1 || count > components.length || end - start < 4 + count * 2) return null;
       const scanComponents: number[] = [];
@@ -548,8 +554,14 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
       const low = buffer[start + 3 + count * 2] & 15;
       const holdsLuma = scanComponents.includes(0);
       const kind: ScanKind | null = !frame.progressive
-        ? spectralStart === 0 && spectralEnd === 63 ? 'sequential' : null
-        : spectralStart === 0 && spectralEnd === 0 ? high === 0 ? 'dc-first' : 'dc-refine' : null;
+        ? spectralStart === 0 && spectralEnd === 63
+          ? 'sequential'
+          : null
+        : spectralStart === 0 && spectralEnd === 0
+          ? high === 0
+            ? 'dc-first'
+            : 'dc-refine'
+          : null;
       // Chroma whose DC is kept and not complete yet.
       const chromaRead = colourMade ? scanComponents.filter((index) => index > 0 && chromaBit[index] !== 0) : [];
       if (((lumaDone || !holdsLuma) && chromaRead.length === 0) || (frame.progressive && kind === null)) {
@@ -576,7 +588,13 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
       const regions = components.map((_, index) => (index === 0 ? (holdsLuma ? 0 : -1) : chromaRead.includes(index) ? index * lumaSize : -1));
       const layout = scanLayout(frame, scanComponents, stride, regions);
       if (!layout) return null;
-      position = decodeScan(buffer, end, { kind, layout, dcTables: scanDc, acTables: scanAc, shift: kind === 'sequential' ? 0 : low }, restartInterval, coefficients);
+      position = decodeScan(
+        buffer,
+        end,
+        { kind, layout, dcTables: scanDc, acTables: scanAc, shift: kind === 'sequential' ? 0 : low },
+        restartInterval,
+        coefficients,
+      );
       if (position < 0) return null;
       const bitNow = kind === 'sequential' ? 0 : low;
       for (const index of chromaRead) chromaBit[index] = bitNow;
@@ -600,7 +618,8 @@ export function jpegLumaGrid(buffer: Uint8Array, maxPixels: number, colour = fal
     }
   }
   const grid: LumaGrid = { width, height, data, imageWidth: frame.width, imageHeight: frame.height, orientation };
-  if (colourMade && chromaBit[1] === 0 && chromaBit[2] === 0 && !foreignProfile) grid.colour = colourImage(grid, coefficients, lumaSize, stride, chromaQuant, frame);
+  if (colourMade && chromaBit[1] === 0 && chromaBit[2] === 0 && !foreignProfile)
+    grid.colour = colourImage(grid, coefficients, lumaSize, stride, chromaQuant, frame);
   return grid;
 }
 

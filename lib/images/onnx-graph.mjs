@@ -101,14 +101,34 @@ const intAttribute = (name, value) => attribute(name, ATTRIBUTE_INT, intField(3,
 const floatAttribute = (name, value) => attribute(name, ATTRIBUTE_FLOAT, floatField(2, value));
 const stringAttribute = (name, text) => attribute(name, ATTRIBUTE_STRING, stringField(4, text));
 const onnxNode = (op, inputs, outputs, attributes = []) =>
-  bytesField(1, [...inputs.map((name) => stringField(1, name)), ...outputs.map((name) => stringField(2, name)), stringField(3, outputs[0]), stringField(4, op), ...attributes]);
+  bytesField(1, [
+    ...inputs.map((name) => stringField(1, name)),
+    ...outputs.map((name) => stringField(2, name)),
+    stringField(3, outputs[0]),
+    stringField(4, op),
+    ...attributes,
+  ]);
 const tensor = (name, dims, type, values) =>
-  bytesField(5, [...dims.map((dim) => intField(1, dim)), intField(2, type), stringField(8, name), bytesField(9, Buffer.from(values.buffer, values.byteOffset, values.byteLength))]);
+  bytesField(5, [
+    ...dims.map((dim) => intField(1, dim)),
+    intField(2, type),
+    stringField(8, name),
+    bytesField(9, Buffer.from(values.buffer, values.byteOffset, values.byteLength)),
+  ]);
 /** A float tensor of the graph's inputs (field 11) or outputs (12); string dims are named, free sizes. */
 const valueInfo = (number, name, dims) =>
   bytesField(number, [
     stringField(1, name),
-    bytesField(2, bytesField(1, [intField(1, TENSOR_FLOAT), bytesField(2, dims.map((dim) => bytesField(1, typeof dim === 'number' ? intField(1, dim) : stringField(2, dim))))])),
+    bytesField(
+      2,
+      bytesField(1, [
+        intField(1, TENSOR_FLOAT),
+        bytesField(
+          2,
+          dims.map((dim) => bytesField(1, typeof dim === 'number' ? intField(1, dim) : stringField(2, dim))),
+        ),
+      ]),
+    ),
   ]);
 
 const text = (value) => Buffer.from(value.s, 'base64').toString();
@@ -147,7 +167,8 @@ function graphWriter(weights) {
     const { shape, values } = weight(name);
     constants.set(name, true);
     const floats = values instanceof Float32Array ? values : Float32Array.from(values);
-    const dims = shape.length === 1 && shape[0] > 1 ? [shape[0], 1, 1] : shape.length <= 1 ? [] : shape.length === 4 ? NHWC_TO_NCHW.map((axis) => shape[axis]) : null;
+    const dims =
+      shape.length === 1 && shape[0] > 1 ? [shape[0], 1, 1] : shape.length <= 1 ? [] : shape.length === 4 ? NHWC_TO_NCHW.map((axis) => shape[axis]) : null;
     if (!dims) throw new Error(`an operand of shape [${shape}] (${name}) is not supported`);
     initializers.push(tensor(name, dims, TENSOR_FLOAT, floats));
     return name;
@@ -171,32 +192,47 @@ function graphWriter(weights) {
     const convolved = fused.length > 1 ? `${node.name}/conv` : node.name;
     const dilations = attr.dilations ? spatial(attr.dilations) : [1, 1];
     nodes.push(
-      onnxNode('Conv', inputs, [convolved], [
-        intsAttribute('kernel_shape', filterDims.slice(2)),
-        intsAttribute('strides', spatial(attr.strides)),
-        intsAttribute('dilations', dilations),
-        stringAttribute('auto_pad', autoPad(attr.padding)),
-        ...extra,
-      ]),
+      onnxNode(
+        'Conv',
+        inputs,
+        [convolved],
+        [
+          intsAttribute('kernel_shape', filterDims.slice(2)),
+          intsAttribute('strides', spatial(attr.strides)),
+          intsAttribute('dilations', dilations),
+          stringAttribute('auto_pad', autoPad(attr.padding)),
+          ...extra,
+        ],
+      ),
     );
     activate(node, fused, convolved);
   };
   const converters = {
     _FusedConv2D: (node) => {
       // TensorFlow's filters are [height, width, in, out]; ONNX wants [out, in, height, width].
-      const { shape: [kh, kw, inputs, outputs], values } = weight(node.input[1]);
+      const {
+        shape: [kh, kw, inputs, outputs],
+        values,
+      } = weight(node.input[1]);
       const filter = new Float32Array(values.length);
-      for (let y = 0; y < kh; y++) for (let x = 0; x < kw; x++) for (let i = 0; i < inputs; i++) for (let o = 0; o < outputs; o++) {
-        filter[((o * inputs + i) * kh + y) * kw + x] = values[((y * kw + x) * inputs + i) * outputs + o];
-      }
+      for (let y = 0; y < kh; y++)
+        for (let x = 0; x < kw; x++)
+          for (let i = 0; i < inputs; i++)
+            for (let o = 0; o < outputs; o++) {
+              filter[((o * inputs + i) * kh + y) * kw + x] = values[((y * kw + x) * inputs + i) * outputs + o];
+            }
       convolution(node, [outputs, inputs, kh, kw], filter, []);
     },
     FusedDepthwiseConv2dNative: (node) => {
       // [height, width, channels, 1] to [channels, 1, height, width], one group per channel.
-      const { shape: [kh, kw, channels, multiplier], values } = weight(node.input[1]);
+      const {
+        shape: [kh, kw, channels, multiplier],
+        values,
+      } = weight(node.input[1]);
       if (multiplier !== 1) throw new Error(`depth multiplier ${multiplier} in ${node.name} is not supported`);
       const filter = new Float32Array(values.length);
-      for (let y = 0; y < kh; y++) for (let x = 0; x < kw; x++) for (let c = 0; c < channels; c++) filter[(c * kh + y) * kw + x] = values[(y * kw + x) * channels + c];
+      for (let y = 0; y < kh; y++)
+        for (let x = 0; x < kw; x++) for (let c = 0; c < channels; c++) filter[(c * kh + y) * kw + x] = values[(y * kw + x) * channels + c];
       convolution(node, [channels, 1, kh, kw], filter, [intAttribute('group', channels)]);
     },
     DepthwiseConv2dNative: (node) => converters.FusedDepthwiseConv2dNative(node),
@@ -213,18 +249,38 @@ function graphWriter(weights) {
     Sigmoid: (node) => nodes.push(onnxNode('Sigmoid', [node.input[0]], [node.name])),
     LeakyRelu: (node) => nodes.push(onnxNode('LeakyRelu', [node.input[0]], [node.name], [floatAttribute('alpha', node.attr?.alpha?.f ?? 0.2)])),
     MaxPool: (node) =>
-      nodes.push(onnxNode('MaxPool', [node.input[0]], [node.name], [intsAttribute('kernel_shape', spatial(node.attr.ksize)), intsAttribute('strides', spatial(node.attr.strides)), stringAttribute('auto_pad', autoPad(node.attr.padding))])),
+      nodes.push(
+        onnxNode(
+          'MaxPool',
+          [node.input[0]],
+          [node.name],
+          [
+            intsAttribute('kernel_shape', spatial(node.attr.ksize)),
+            intsAttribute('strides', spatial(node.attr.strides)),
+            stringAttribute('auto_pad', autoPad(node.attr.padding)),
+          ],
+        ),
+      ),
     Pad: (node) => {
       // TensorFlow's [[begin, end]] per NHWC axis to ONNX's begins then ends in NCHW order.
       const paddings = weight(node.input[1]).values;
       const name = `${node.input[1]}/nchw`;
-      initializers.push(tensor(name, [8], TENSOR_INT64, BigInt64Array.from([...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2])), ...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2 + 1]))])));
+      initializers.push(
+        tensor(
+          name,
+          [8],
+          TENSOR_INT64,
+          BigInt64Array.from([...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2])), ...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2 + 1]))]),
+        ),
+      );
       nodes.push(onnxNode('Pad', [node.input[0], name], [node.name]));
     },
     Mean: (node) => {
       // Squeeze-and-excite: the mean over height and width, kept as 1x1.
       const axes = [...weight(node.input[1]).values].map((axis) => NHWC_TO_NCHW.indexOf(axis));
-      nodes.push(onnxNode('ReduceMean', [node.input[0]], [node.name], [intsAttribute('axes', axes), intAttribute('keepdims', node.attr?.keep_dims?.b ? 1 : 0)]));
+      nodes.push(
+        onnxNode('ReduceMean', [node.input[0]], [node.name], [intsAttribute('axes', axes), intAttribute('keepdims', node.attr?.keep_dims?.b ? 1 : 0)]),
+      );
     },
     ResizeBilinear: (node) => {
       // Every up-sampling in these graphs doubles the feature map; a scale (not the fixed size the
@@ -232,13 +288,23 @@ function graphWriter(weights) {
       const scales = `${node.name}/scales`;
       initializers.push(tensor(scales, [4], TENSOR_FLOAT, Float32Array.of(1, 1, 2, 2)));
       const mode = node.attr?.align_corners?.b ? 'align_corners' : node.attr?.half_pixel_centers?.b ? 'half_pixel' : 'asymmetric';
-      nodes.push(onnxNode('Resize', [node.input[0], '', scales], [node.name], [stringAttribute('mode', 'linear'), stringAttribute('coordinate_transformation_mode', mode)]));
+      nodes.push(
+        onnxNode(
+          'Resize',
+          [node.input[0], '', scales],
+          [node.name],
+          [stringAttribute('mode', 'linear'), stringAttribute('coordinate_transformation_mode', mode)],
+        ),
+      );
     },
     ConcatV2: (node) => {
       const axis = Number(weight(node.input.at(-1)).values[0]);
       nodes.push(onnxNode('Concat', node.input.slice(0, -1), [node.name], [intAttribute('axis', NHWC_TO_NCHW.indexOf((axis + 4) % 4))]));
     },
-    DepthToSpace: (node) => nodes.push(onnxNode('DepthToSpace', [node.input[0]], [node.name], [intAttribute('blocksize', Number(node.attr.block_size.i)), stringAttribute('mode', 'DCR')])),
+    DepthToSpace: (node) =>
+      nodes.push(
+        onnxNode('DepthToSpace', [node.input[0]], [node.name], [intAttribute('blocksize', Number(node.attr.block_size.i)), stringAttribute('mode', 'DCR')]),
+      ),
   };
   return { nodes, initializers, converters };
 }
@@ -254,7 +320,7 @@ function reachable(byName, outputs) {
     const node = byName.get(name.split(':')[0]);
     if (!node || seen.has(node.name)) return;
     seen.add(node.name);
-    const inputs = node.op === 'ConcatV2' ? node.input.slice(0, -1) : node.input?.slice(0, TENSOR_INPUTS[node.op] ?? node.input.length) ?? [];
+    const inputs = node.op === 'ConcatV2' ? node.input.slice(0, -1) : (node.input?.slice(0, TENSOR_INPUTS[node.op] ?? node.input.length) ?? []);
     inputs.forEach(visit);
     order.push(node);
   };

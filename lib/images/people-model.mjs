@@ -49,7 +49,8 @@ export async function detectPeople({ pixels, width, height }, { minScore, limit,
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > maxSide || height > maxSide) {
     throw new Error(`invalid raster size ${width}x${height} (at most ${maxSide} a side)`);
   }
-  if (!(pixels instanceof Uint8Array) || pixels.length !== width * height * 3) throw new Error(`expected ${width * height * 3} RGB bytes, got ${pixels?.length}`);
+  if (!(pixels instanceof Uint8Array) || pixels.length !== width * height * 3)
+    throw new Error(`expected ${width * height * 3} RGB bytes, got ${pixels?.length}`);
   const inputWidth = Math.ceil(width / 32) * 32;
   const inputHeight = Math.ceil(height / 32) * 32;
   const plane = inputWidth * inputHeight;

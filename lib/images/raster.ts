@@ -35,7 +35,13 @@ export function orientationAxes(orientation: number): { transposed: boolean; fli
 }
 
 /** Pixels of `channels` bytes each, stood upright per the EXIF orientation (the same array when 1). */
-export function orientPixels(data: Uint8Array, width: number, height: number, channels: number, orientation: number): { data: Uint8Array; width: number; height: number } {
+export function orientPixels(
+  data: Uint8Array,
+  width: number,
+  height: number,
+  channels: number,
+  orientation: number,
+): { data: Uint8Array; width: number; height: number } {
   if (orientation === 1) return { data, width, height };
   const { transposed, flipX, flipY } = orientationAxes(orientation);
   const outWidth = transposed ? height : width;

@@ -205,38 +205,41 @@ export function readXmp(block: Uint8Array, into: RightsMetadata = emptyRights())
     else depth--;
   };
   const ignore = () => {};
-  const tokenizer = new Tokenizer({ xmlMode: true, decodeEntities: true }, {
-    ontext: (start, end) => {
-      if (field && value.length < MAX_VALUE_CHARS * 2) value += slice(start, end);
+  const tokenizer = new Tokenizer(
+    { xmlMode: true, decodeEntities: true },
+    {
+      ontext: (start, end) => {
+        if (field && value.length < MAX_VALUE_CHARS * 2) value += slice(start, end);
+      },
+      ontextentity: (codepoint) => {
+        if (field && value.length < MAX_VALUE_CHARS * 2) value += String.fromCodePoint(codepoint);
+      },
+      onopentagname: (start, end) => void (tagName = slice(start, end)),
+      onattribname(start, end) {
+        attribute = slice(start, end);
+        attributeValue = '';
+      },
+      onattribdata: (start, end) => {
+        if (attributeValue.length < MAX_VALUE_CHARS * 2) attributeValue += slice(start, end);
+      },
+      onattribentity: (codepoint) => void (attributeValue += String.fromCodePoint(codepoint)),
+      onattribend() {
+        if (Object.hasOwn(XMP_FIELDS, attribute)) add(into, XMP_FIELDS[attribute], attributeValue);
+        else if (attribute === 'rdf:resource' && Object.hasOwn(XMP_FIELDS, tagName)) add(into, XMP_FIELDS[tagName], attributeValue);
+      },
+      onopentagend: opened,
+      onselfclosingtag: () => {
+        opened();
+        closed(tagName);
+      },
+      onclosetag: (start, end) => closed(slice(start, end)),
+      oncdata: ignore,
+      oncomment: ignore,
+      ondeclaration: ignore,
+      onprocessinginstruction: ignore,
+      onend: ignore,
     },
-    ontextentity: (codepoint) => {
-      if (field && value.length < MAX_VALUE_CHARS * 2) value += String.fromCodePoint(codepoint);
-    },
-    onopentagname: (start, end) => void (tagName = slice(start, end)),
-    onattribname(start, end) {
-      attribute = slice(start, end);
-      attributeValue = '';
-    },
-    onattribdata: (start, end) => {
-      if (attributeValue.length < MAX_VALUE_CHARS * 2) attributeValue += slice(start, end);
-    },
-    onattribentity: (codepoint) => void (attributeValue += String.fromCodePoint(codepoint)),
-    onattribend() {
-      if (Object.hasOwn(XMP_FIELDS, attribute)) add(into, XMP_FIELDS[attribute], attributeValue);
-      else if (attribute === 'rdf:resource' && Object.hasOwn(XMP_FIELDS, tagName)) add(into, XMP_FIELDS[tagName], attributeValue);
-    },
-    onopentagend: opened,
-    onselfclosingtag: () => {
-      opened();
-      closed(tagName);
-    },
-    onclosetag: (start, end) => closed(slice(start, end)),
-    oncdata: ignore,
-    oncomment: ignore,
-    ondeclaration: ignore,
-    onprocessinginstruction: ignore,
-    onend: ignore,
-  });
+  );
   tokenizer.write(xml);
   tokenizer.end();
   return into;

@@ -148,7 +148,7 @@ const ORIENTATION_MAPS = Object.fromEntries(
     const negate = new Uint8Array(REGION_HASH_BITS);
     COEFFICIENTS.forEach(([v, u], bit) => {
       source[bit] = transpose ? bitOf(u, v) : bitOf(v, u);
-      negate[bit] = ((hflip && u % 2 === 1) !== (vflip && v % 2 === 1)) ? 1 : 0;
+      negate[bit] = (hflip && u % 2 === 1) !== (vflip && v % 2 === 1) ? 1 : 0;
     });
     return [orientation, { source, negate }];
   }),

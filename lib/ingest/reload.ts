@@ -189,7 +189,18 @@ async function readStoredIndex(env: Env): Promise<StoredIndex> {
     const rows = JSON.parse(page?.rows ?? '[]') as [string, string, IndexedSubmission['origin'], number | null, number | null, string | null][];
     const registryIds: string[] = [];
     for (const r of rows) {
-      const row: IndexedSubmission = { id: r[0], file: r[1], origin: r[2], bytes: r[3], file_mtime_ms: r[4], file_version: r[5], title: null, submitter: null, submitted_at: null, submitted_at_epoch: null };
+      const row: IndexedSubmission = {
+        id: r[0],
+        file: r[1],
+        origin: r[2],
+        bytes: r[3],
+        file_mtime_ms: r[4],
+        file_version: r[5],
+        title: null,
+        submitter: null,
+        submitted_at: null,
+        submitted_at_epoch: null,
+      };
       index.byId.set(row.id, row);
       index.byFile.set(row.file, row);
       if (row.origin === 'registry') registryIds.push(row.id);
@@ -250,7 +261,10 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   const entries: ({ label: Label; reason: string } | { label: Label; entry: z.infer<typeof RegistryEntry> })[] = [];
   for (const raw of registry && 'entries' in registry ? registry.entries : []) {
     const rawObj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
-    const label = { file: typeof rawObj.file === 'string' ? rawObj.file.slice(0, 1024) : null, id: typeof rawObj.id === 'string' ? rawObj.id.slice(0, 128) : null };
+    const label = {
+      file: typeof rawObj.file === 'string' ? rawObj.file.slice(0, 1024) : null,
+      id: typeof rawObj.id === 'string' ? rawObj.id.slice(0, 128) : null,
+    };
     // A file named by any entry, valid or not, belongs to the registry: never imported as a quick submission.
     if (label.file && /^images\/[^/\\]+$/.test(label.file)) claimedFiles.add(label.file.slice('images/'.length));
     const parsed = RegistryEntry.safeParse(raw);
@@ -323,7 +337,17 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
       continue;
     }
-    candidates.push({ id: entry.id, title: entry.title, submitter: entry.submitter ?? null, file: entry.file, origin: 'registry', submitted_at: entry.submitted_at, submitted_at_epoch: epoch, key: file.key, signature: file.signature });
+    candidates.push({
+      id: entry.id,
+      title: entry.title,
+      submitter: entry.submitter ?? null,
+      file: entry.file,
+      origin: 'registry',
+      submitted_at: entry.submitted_at,
+      submitted_at_epoch: epoch,
+      key: file.key,
+      signature: file.signature,
+    });
   }
   report.rejected.push(...quickRejected);
 
@@ -347,7 +371,9 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   const refusedBefore = (c: Candidate) => {
     const refusal = refused.get(c.file);
     if (refusal && sameSignature(refusal, c.signature)) return refusal.reason;
-    return c.signature.size > env.maxFileBytes ? `file is ${megabytes(c.signature.size)}, more than the ${megabytes(env.maxFileBytes)} this service reads whole` : null;
+    return c.signature.size > env.maxFileBytes
+      ? `file is ${megabytes(c.signature.size)}, more than the ${megabytes(env.maxFileBytes)} this service reads whole`
+      : null;
   };
   // Each file to read costs a store read and an image-service probe (a new claimant of an unchanged
   // file, a read of its rights metadata); what the invocation cannot afford is left, counted, for
@@ -380,14 +406,25 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     if ('reason' in outcome) {
       report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
       if (outcome.refused) stillRefused.add(c.file);
-      if (outcome.refused && !refusedBefore(c)) newRefusals.push({ file: c.file, bytes: c.signature.size, file_mtime_ms: c.signature.mtimeMs, file_version: c.signature.version, reason: outcome.reason });
+      if (outcome.refused && !refusedBefore(c))
+        newRefusals.push({
+          file: c.file,
+          bytes: c.signature.size,
+          file_mtime_ms: c.signature.mtimeMs,
+          file_version: c.signature.version,
+          reason: outcome.reason,
+        });
     } else if (outcome.kind === 'imported') report.imported.push(c.id);
     else if (outcome.kind === 'unchanged') report.unchanged++;
     else report.updated.push(c.id);
     if ('row' in outcome) newBytes.push(outcome.row);
   });
   report.queued_jobs += await storeNewBytes(env, newBytes);
-  await keepRefusals(env, newRefusals, [...refused.keys()].filter((file) => !stillRefused.has(file)));
+  await keepRefusals(
+    env,
+    newRefusals,
+    [...refused.keys()].filter((file) => !stillRefused.has(file)),
+  );
 
   const now = env.clock.now().toISOString();
   // Work a crash left owed (an analysis never finished, an enrichment never queued) is queued too.
@@ -398,7 +435,15 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       action: 'submission.reload',
       target_type: 'submissions',
       target_id: null,
-      details: { imported: report.imported, updated: report.updated, unchanged: report.unchanged, removed: report.removed, rejected: report.rejected.length, queued_jobs: report.queued_jobs, remaining: report.remaining },
+      details: {
+        imported: report.imported,
+        updated: report.updated,
+        unchanged: report.unchanged,
+        removed: report.removed,
+        rejected: report.rejected.length,
+        queued_jobs: report.queued_jobs,
+        remaining: report.remaining,
+      },
     },
     now,
     env.actor,
@@ -409,7 +454,17 @@ async function indexPass(env: Env): Promise<ReloadReport> {
 function quickCandidate(id: string, title: string, file: string, key: string, signature: FileSignature, zone: string): Candidate {
   const minute = new Date(signature.mtimeMs);
   minute.setSeconds(0, 0);
-  return { id, title, submitter: null, file, origin: 'quick', submitted_at: formatLocal(minute, zone), submitted_at_epoch: Math.floor(minute.getTime() / 1000), key, signature };
+  return {
+    id,
+    title,
+    submitter: null,
+    file,
+    origin: 'quick',
+    submitted_at: formatLocal(minute, zone),
+    submitted_at_epoch: Math.floor(minute.getTime() / 1000),
+    key,
+    signature,
+  };
 }
 
 /** What a candidate came to; new bytes carry the row to store (storeNewBytes). */
@@ -417,7 +472,8 @@ type ImportOutcome = { kind: 'unchanged' | 'updated' } | { kind: 'imported' | 'u
 
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 
-const sameSignature = (row: Pick<IndexedSubmission, 'bytes' | 'file_mtime_ms' | 'file_version'>, s: FileSignature) => row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
+const sameSignature = (row: Pick<IndexedSubmission, 'bytes' | 'file_mtime_ms' | 'file_version'>, s: FileSignature) =>
+  row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
 
 /** SHA-256 in slices, so a large file never holds the event loop for one long digest. */
 async function sha256Of(bytes: Buffer): Promise<string> {
@@ -452,7 +508,10 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   // What was read is what counts, even if the file changed between stat and read.
   const signature = { ...c.signature, size: bytes.length };
   const row = existing
-    ? await env.db.prepare('SELECT title, submitter, submitted_at, submitted_at_epoch, sha256 FROM submissions WHERE id = ?').bind(c.id).first<Meta & { sha256: string | null }>()
+    ? await env.db
+        .prepare('SELECT title, submitter, submitted_at, submitted_at_epoch, sha256 FROM submissions WHERE id = ?')
+        .bind(c.id)
+        .first<Meta & { sha256: string | null }>()
     : null;
   if (existing && row && row.sha256 === sha256 && existing.file === c.file) {
     const changed = metaChanged(row);
@@ -471,8 +530,20 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   return {
     kind: existing ? 'updated' : 'imported',
     row: {
-      id: c.id, title: c.title, file: c.file, origin: c.origin, submitter: c.submitter, submitted_at: c.submitted_at, submitted_at_epoch: c.submitted_at_epoch,
-      width: probe.width, height: probe.height, format: probe.format, bytes: bytes.length, sha256, file_mtime_ms: signature.mtimeMs, file_version: signature.version,
+      id: c.id,
+      title: c.title,
+      file: c.file,
+      origin: c.origin,
+      submitter: c.submitter,
+      submitted_at: c.submitted_at,
+      submitted_at_epoch: c.submitted_at_epoch,
+      width: probe.width,
+      height: probe.height,
+      format: probe.format,
+      bytes: bytes.length,
+      sha256,
+      file_mtime_ms: signature.mtimeMs,
+      file_version: signature.version,
     },
   };
 }
@@ -489,7 +560,16 @@ async function storeNewBytes(env: Env, rows: SubmissionInput[]): Promise<number>
   const now = env.clock.now().toISOString();
   for (let start = 0; start < rows.length; start += WRITE_PAGE) {
     const page = rows.slice(start, start + WRITE_PAGE);
-    const [, jobs] = await env.db.batch([upsertSubmissionStatement(env.db, page, now), enqueueJobStatement(env.db, 'analyse', page.map((r) => r.id), {}, now)]);
+    const [, jobs] = await env.db.batch([
+      upsertSubmissionStatement(env.db, page, now),
+      enqueueJobStatement(
+        env.db,
+        'analyse',
+        page.map((r) => r.id),
+        {},
+        now,
+      ),
+    ]);
     queued += queuedCount([jobs]);
   }
   return queued;
@@ -513,7 +593,11 @@ async function keepRefusals(env: Env, added: Refusal[], cleared: string[]): Prom
     );
   }
   for (let start = 0; start < cleared.length; start += REFUSAL_PAGE) {
-    statements.push(env.db.prepare('DELETE FROM refused_files WHERE file IN (SELECT value FROM json_each(?))').bind(JSON.stringify(cleared.slice(start, start + REFUSAL_PAGE))));
+    statements.push(
+      env.db
+        .prepare('DELETE FROM refused_files WHERE file IN (SELECT value FROM json_each(?))')
+        .bind(JSON.stringify(cleared.slice(start, start + REFUSAL_PAGE))),
+    );
   }
   if (statements.length > 0) await env.db.batch(statements);
 }

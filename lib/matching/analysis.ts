@@ -84,7 +84,13 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
  */
 async function saveRightsEvidence(env: Env, id: string, submitter: string | null, rights: RightsMetadata, now: string): Promise<void> {
   const found: NewEvidence | null = hasRights(rights)
-    ? { source: 'file_metadata', kind: rightsMismatch(rights, submitter) ? RIGHTS_MISMATCH_KIND : RIGHTS_KIND, group: 'rights', title: '파일 권리 표기', text: rightsText(rights) }
+    ? {
+        source: 'file_metadata',
+        kind: rightsMismatch(rights, submitter) ? RIGHTS_MISMATCH_KIND : RIGHTS_KIND,
+        group: 'rights',
+        title: '파일 권리 표기',
+        text: rightsText(rights),
+      }
     : null;
   const old = await env.db
     .prepare("SELECT id, kind, text FROM evidence WHERE submission_id = ? AND group_key = 'rights'")

@@ -1,4 +1,3 @@
-
 /**
  * Classifies an IP address for downloads of web content. Result and page URLs come from the open
  * web, so an address inside the operator's network (loopback, private ranges, link-local including
@@ -81,7 +80,7 @@ function parseV6(text: string): Uint8Array | null {
 function v4Reason(value: number): string | null {
   for (const [base, prefix, label] of BLOCKED_V4) {
     const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
-    if (((value & mask) >>> 0) === base) return label;
+    if ((value & mask) >>> 0 === base) return label;
   }
   if (value === 0xffffffff) return 'broadcast';
   return null;

@@ -49,7 +49,9 @@ export function fetchEgress(fetcher: typeof fetch = fetch): Egress {
           chunks.push(value);
         }
       } catch {
-        return controller.signal.aborted ? fail('timeout', `no complete answer within ${request.timeoutMs} ms`) : fail('connection_closed', 'the connection closed before the answer was complete');
+        return controller.signal.aborted
+          ? fail('timeout', `no complete answer within ${request.timeoutMs} ms`)
+          : fail('connection_closed', 'the connection closed before the answer was complete');
       }
       const headers: Record<string, string> = {};
       response.headers.forEach((value, name) => {

@@ -20,32 +20,35 @@ function readHtml(html: string, events: HtmlEvents): void {
   let attributeName = '';
   let attributeValue = '';
   const slice = (start: number, end: number) => html.slice(start, end);
-  const tokenizer = new Tokenizer({ decodeEntities: true }, {
-    ontext: (start, end) => events.text?.(slice(start, end)),
-    ontextentity: (codepoint) => events.text?.(String.fromCodePoint(codepoint)),
-    onopentagname(start, end) {
-      tagName = slice(start, end).toLowerCase();
-      attributes = {};
+  const tokenizer = new Tokenizer(
+    { decodeEntities: true },
+    {
+      ontext: (start, end) => events.text?.(slice(start, end)),
+      ontextentity: (codepoint) => events.text?.(String.fromCodePoint(codepoint)),
+      onopentagname(start, end) {
+        tagName = slice(start, end).toLowerCase();
+        attributes = {};
+      },
+      onattribname(start, end) {
+        attributeName = slice(start, end).toLowerCase();
+        attributeValue = '';
+      },
+      onattribdata: (start, end) => void (attributeValue += slice(start, end)),
+      onattribentity: (codepoint) => void (attributeValue += String.fromCodePoint(codepoint)),
+      onattribend() {
+        // As browsers do, the first of two attributes with one name wins.
+        if (!Object.hasOwn(attributes, attributeName)) attributes[attributeName] = attributeValue;
+      },
+      onopentagend: () => events.open?.(tagName, attributes),
+      onselfclosingtag: () => events.open?.(tagName, attributes),
+      onclosetag: (start, end) => events.close?.(slice(start, end).toLowerCase()),
+      oncdata: ignore,
+      oncomment: ignore,
+      ondeclaration: ignore,
+      onprocessinginstruction: ignore,
+      onend: ignore,
     },
-    onattribname(start, end) {
-      attributeName = slice(start, end).toLowerCase();
-      attributeValue = '';
-    },
-    onattribdata: (start, end) => void (attributeValue += slice(start, end)),
-    onattribentity: (codepoint) => void (attributeValue += String.fromCodePoint(codepoint)),
-    onattribend() {
-      // As browsers do, the first of two attributes with one name wins.
-      if (!Object.hasOwn(attributes, attributeName)) attributes[attributeName] = attributeValue;
-    },
-    onopentagend: () => events.open?.(tagName, attributes),
-    onselfclosingtag: () => events.open?.(tagName, attributes),
-    onclosetag: (start, end) => events.close?.(slice(start, end).toLowerCase()),
-    oncdata: ignore,
-    oncomment: ignore,
-    ondeclaration: ignore,
-    onprocessinginstruction: ignore,
-    onend: ignore,
-  });
+  );
   tokenizer.write(html);
   tokenizer.end();
 }

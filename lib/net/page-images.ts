@@ -36,11 +36,7 @@ function decodeHtml(body: Buffer, contentType: string | null): string {
  * Fetches a page under the download rules (scheme, address, size, time, redirects) and lists at
  * most `limit` image candidates: `og:image`, `twitter:image`, then `<img src>`.
  */
-export async function findPageImages(
-  pageUrl: string,
-  settings: DownloadSettings,
-  limit: number,
-): Promise<PageImages | DownloadFailure> {
+export async function findPageImages(pageUrl: string, settings: DownloadSettings, limit: number): Promise<PageImages | DownloadFailure> {
   const fetched = await fetchSafely(pageUrl, settings, 'text/html,application/xhtml+xml');
   if (!fetched.ok) return fetched;
   const mediaType = (fetched.contentType ?? '').split(';')[0].trim().toLowerCase();

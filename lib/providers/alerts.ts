@@ -89,7 +89,14 @@ async function deliver(env: Env, key: Pick<QuotaAlert, 'provider' | 'day' | 'thr
       const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'image-rights-service alerts' };
       if (env.config.SVC_ALERT_WEBHOOK_SECRET) headers[ALERT_SIGNATURE_HEADER] = signAlert(body, env.config.SVC_ALERT_WEBHOOK_SECRET);
       // The webhook is the operator's own address, so, like provider base URLs, it may be private.
-      const outcome = await env.egress({ url: new URL(target), method: 'POST', headers, body: Buffer.from(body), timeoutMs: WEBHOOK_TIMEOUT_MS, maxBytes: 64 * 1024 });
+      const outcome = await env.egress({
+        url: new URL(target),
+        method: 'POST',
+        headers,
+        body: Buffer.from(body),
+        timeoutMs: WEBHOOK_TIMEOUT_MS,
+        maxBytes: 64 * 1024,
+      });
       const delivered = outcome.ok && outcome.status >= 200 && outcome.status < 300;
       const error = delivered ? null : outcome.ok ? `the webhook answered HTTP ${outcome.status}` : outcome.error.message;
       const now = env.clock.now().toISOString();

@@ -6,13 +6,7 @@ import type { Egress } from '../ports.js';
  * way it can go wrong turned into a failure value whose message is safe to store and show.
  */
 
-export type ProviderErrorCode =
-  | 'invalid_input'
-  | 'unreachable'
-  | 'timeout'
-  | 'http_error'
-  | 'malformed_response'
-  | 'provider_error';
+export type ProviderErrorCode = 'invalid_input' | 'unreachable' | 'timeout' | 'http_error' | 'malformed_response' | 'provider_error';
 
 export interface ProviderFailure {
   ok: false;
@@ -77,15 +71,10 @@ function errorDetail(body: Buffer): string | null {
   return oneLine.length > DETAIL_MAX_CHARS ? `${oneLine.slice(0, DETAIL_MAX_CHARS)}...` : oneLine;
 }
 
-const looksLikeHtml = (contentType: string, text: string) =>
-  /html/i.test(contentType) || /^\s*</.test(text);
+const looksLikeHtml = (contentType: string, text: string) => /html/i.test(contentType) || /^\s*</.test(text);
 
-export async function callProvider<S extends z.ZodType>(
-  egress: Egress,
-  call: ProviderCall<S>,
-): Promise<{ ok: true; data: z.infer<S> } | ProviderFailure> {
-  const fail = (code: ProviderErrorCode, message: string) =>
-    providerFailure(code, `${call.provider}: ${message}`, call.secrets);
+export async function callProvider<S extends z.ZodType>(egress: Egress, call: ProviderCall<S>): Promise<{ ok: true; data: z.infer<S> } | ProviderFailure> {
+  const fail = (code: ProviderErrorCode, message: string) => providerFailure(code, `${call.provider}: ${message}`, call.secrets);
   const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
   let body: Buffer | undefined;
   if (call.json !== undefined) {

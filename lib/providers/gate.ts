@@ -21,11 +21,7 @@ export async function providerBlock(env: Env, id: ProviderId): Promise<string | 
   return null;
 }
 
-export async function gatedCall<T extends object>(
-  env: Env,
-  id: ProviderId,
-  call: () => Promise<ProviderResult<T>>,
-): Promise<ProviderResult<T> | GateRefusal> {
+export async function gatedCall<T extends object>(env: Env, id: ProviderId, call: () => Promise<ProviderResult<T>>): Promise<ProviderResult<T> | GateRefusal> {
   const blocked = await providerBlock(env, id);
   if (blocked) return { ok: false, refused: 'provider_disabled', error: { code: 'provider_disabled', message: blocked } };
   const day = dayIn(env.clock.now(), env.config.SVC_TIMEZONE);

@@ -63,10 +63,7 @@ const itemSchema = z.object({
   title: z.string().nullish(),
   link: z.string(),
   snippet: z.string().nullish(),
-  image: z
-    .object({ contextLink: z.string().nullish(), thumbnailLink: z.string().nullish() })
-    .loose()
-    .nullish(),
+  image: z.object({ contextLink: z.string().nullish(), thumbnailLink: z.string().nullish() }).loose().nullish(),
   pagemap: z
     .object({
       cse_image: srcList,
@@ -85,10 +82,7 @@ const answerSchema = z.object({
 type RawItem = z.infer<typeof itemSchema>;
 
 function pageImages(item: RawItem): string[] {
-  const found = [
-    ...(item.pagemap?.cse_image ?? []).map((image) => image.src),
-    ...(item.pagemap?.metatags ?? []).map((tags) => tags['og:image']),
-  ];
+  const found = [...(item.pagemap?.cse_image ?? []).map((image) => image.src), ...(item.pagemap?.metatags ?? []).map((tags) => tags['og:image'])];
   const out: string[] = [];
   for (const raw of found) {
     const url = typeof raw === 'string' ? httpUrlOrNull(raw) : null;

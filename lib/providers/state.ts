@@ -56,10 +56,7 @@ function toRecord(env: Env, row: ProviderSwitchRow, used: number): ProviderHealt
 }
 
 export async function providerHealthRecords(env: Env): Promise<ProviderHealthRecord[]> {
-  const [rows, used] = await Promise.all([
-    listProviderSwitches(env.db),
-    usedToday(env.db, dayIn(env.clock.now(), env.config.SVC_TIMEZONE)),
-  ]);
+  const [rows, used] = await Promise.all([listProviderSwitches(env.db), usedToday(env.db, dayIn(env.clock.now(), env.config.SVC_TIMEZONE))]);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return PROVIDER_IDS.flatMap((id) => {
     const row = byId.get(id);

@@ -67,14 +67,27 @@ export async function recordLoginSuccess(db: Database, id: string, now: string):
   await db.prepare('UPDATE accounts SET failed_logins = 0, locked_until = NULL, updated_at = ? WHERE id = ?').bind(now, id).run();
 }
 
-export async function updateAccount(db: Database, id: string, change: { role?: Role; disabled?: boolean; passwordHash?: string }, now: string): Promise<Account | null> {
+export async function updateAccount(
+  db: Database,
+  id: string,
+  change: { role?: Role; disabled?: boolean; passwordHash?: string },
+  now: string,
+): Promise<Account | null> {
   const row = await db
     .prepare(
       `UPDATE accounts SET role = COALESCE(?, role), disabled = COALESCE(?, disabled), password_hash = COALESCE(?, password_hash),
          failed_logins = CASE WHEN ? IS NULL THEN failed_logins ELSE 0 END, locked_until = CASE WHEN ? IS NULL THEN locked_until ELSE NULL END,
          updated_at = ? WHERE id = ? RETURNING *`,
     )
-    .bind(change.role ?? null, change.disabled === undefined ? null : change.disabled ? 1 : 0, change.passwordHash ?? null, change.passwordHash ?? null, change.passwordHash ?? null, now, id)
+    .bind(
+      change.role ?? null,
+      change.disabled === undefined ? null : change.disabled ? 1 : 0,
+      change.passwordHash ?? null,
+      change.passwordHash ?? null,
+      change.passwordHash ?? null,
+      now,
+      id,
+    )
     .first<AccountRow>();
   return row ? toAccount(row) : null;
 }
@@ -107,7 +120,10 @@ export async function revokeSession(db: Database, tokenHash: string, now: string
 
 /** Signs an account out everywhere; returns how many sessions ended. */
 export async function revokeAccountSessions(db: Database, accountId: string, now: string): Promise<number> {
-  const result = await db.prepare('UPDATE sessions SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL AND expires_at > ?').bind(now, accountId, now).run();
+  const result = await db
+    .prepare('UPDATE sessions SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL AND expires_at > ?')
+    .bind(now, accountId, now)
+    .run();
   return result.meta.changes;
 }
 
@@ -121,7 +137,11 @@ export interface ApiToken {
   revoked_at: string | null;
 }
 
-export async function createApiToken(db: Database, token: { name: string; role: Role; tokenHash: string; createdBy: string | null }, now: string): Promise<ApiToken> {
+export async function createApiToken(
+  db: Database,
+  token: { name: string; role: Role; tokenHash: string; createdBy: string | null },
+  now: string,
+): Promise<ApiToken> {
   return (await db
     .prepare(
       `INSERT INTO api_tokens (id, name, role, token_hash, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -132,12 +152,16 @@ export async function createApiToken(db: Database, token: { name: string; role: 
 }
 
 export async function listApiTokens(db: Database): Promise<ApiToken[]> {
-  return (await db.prepare('SELECT id, name, role, created_by, created_at, last_used_at, revoked_at FROM api_tokens ORDER BY created_at DESC, id').all<ApiToken>()).results;
+  return (
+    await db.prepare('SELECT id, name, role, created_by, created_at, last_used_at, revoked_at FROM api_tokens ORDER BY created_at DESC, id').all<ApiToken>()
+  ).results;
 }
 
 export async function revokeApiToken(db: Database, id: string, now: string): Promise<ApiToken | null> {
   return db
-    .prepare('UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING id, name, role, created_by, created_at, last_used_at, revoked_at')
+    .prepare(
+      'UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING id, name, role, created_by, created_at, last_used_at, revoked_at',
+    )
     .bind(now, id)
     .first<ApiToken>();
 }
@@ -145,7 +169,9 @@ export async function revokeApiToken(db: Database, id: string, now: string): Pro
 /** A token that is not revoked; its last use is recorded. */
 export async function useApiToken(db: Database, tokenHash: string, now: string): Promise<ApiToken | null> {
   return db
-    .prepare('UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ? AND revoked_at IS NULL RETURNING id, name, role, created_by, created_at, last_used_at, revoked_at')
+    .prepare(
+      'UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ? AND revoked_at IS NULL RETURNING id, name, role, created_by, created_at, last_used_at, revoked_at',
+    )
     .bind(now, tokenHash)
     .first<ApiToken>();
 }

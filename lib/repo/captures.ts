@@ -72,8 +72,22 @@ export async function addPageCapture(db: Database, capture: NewPageCapture): Pro
       `INSERT INTO page_captures (id, evidence_id, submission_id, page_url, final_url, http_status, content_type, date_header,
          last_modified, bytes, sha256, media_path, image_sha256, fetched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(row.id, row.evidence_id, row.submission_id, row.page_url, row.final_url, row.http_status, row.content_type, row.date_header,
-      row.last_modified, row.bytes, row.sha256, row.media_path, row.image_sha256, row.fetched_at)
+    .bind(
+      row.id,
+      row.evidence_id,
+      row.submission_id,
+      row.page_url,
+      row.final_url,
+      row.http_status,
+      row.content_type,
+      row.date_header,
+      row.last_modified,
+      row.bytes,
+      row.sha256,
+      row.media_path,
+      row.image_sha256,
+      row.fetched_at,
+    )
     .run();
   return row;
 }

@@ -132,8 +132,7 @@ export interface NewEvidence {
   error?: { code: string; message: string } | null;
 }
 
-const clamp01 = (n: number | null | undefined) =>
-  n === null || n === undefined || !Number.isFinite(n) ? null : Math.min(1, Math.max(0, n));
+const clamp01 = (n: number | null | undefined) => (n === null || n === undefined || !Number.isFinite(n) ? null : Math.min(1, Math.max(0, n)));
 
 /** Unmarked and `판단에 사용` evidence counts; supporting and failure evidence never does. */
 export function countsTowardScore(e: { group: GroupKey; supporting: boolean; face_crop: boolean; status: EvidenceStatus | null }): boolean {
@@ -252,10 +251,7 @@ export async function getEvidence(db: Database, id: string): Promise<Evidence | 
 export async function getEvidenceByIds(db: Database, ids: string[]): Promise<Evidence[]> {
   if (ids.length === 0) return [];
   // One JSON parameter, not one per id: D1 refuses statements with more than 100 bound parameters.
-  const rows = await db
-    .prepare('SELECT * FROM evidence WHERE id IN (SELECT value FROM json_each(?))')
-    .bind(toJson(ids))
-    .all<EvidenceRow>();
+  const rows = await db.prepare('SELECT * FROM evidence WHERE id IN (SELECT value FROM json_each(?))').bind(toJson(ids)).all<EvidenceRow>();
   const byId = new Map(rows.results.map((r) => [r.id, toEvidence(r)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
@@ -269,12 +265,7 @@ export function setEvidenceStatusStatement(db: Database, id: string, status: Evi
  * (same group, same other submission or entry) keeps its id, its operator mark and its first-seen
  * time, so decisions and knowledge entries that cite it stay valid; a match no longer found goes.
  */
-export async function replaceSimilarityEvidence(
-  db: Database,
-  submissionId: string,
-  items: NewEvidence[],
-  now: string,
-): Promise<void> {
+export async function replaceSimilarityEvidence(db: Database, submissionId: string, items: NewEvidence[], now: string): Promise<void> {
   const old = await db
     .prepare(
       `SELECT id, group_key, matched_submission_id, knowledge_entry_id FROM evidence

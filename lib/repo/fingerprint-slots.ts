@@ -47,7 +47,9 @@ export async function submissionsFound(db: Database, probe: SlotProbe | null, ex
     // at 100,000 submissions reads thousands of rows.
     if (at > 0) await nextTurn();
     const hits = await db
-      .prepare('SELECT f.slot, f.submission_id AS id, f.key FROM json_each(?) probe JOIN fingerprint_slots f ON f.slot = probe.value WHERE f.submission_id <> ?')
+      .prepare(
+        'SELECT f.slot, f.submission_id AS id, f.key FROM json_each(?) probe JOIN fingerprint_slots f ON f.slot = probe.value WHERE f.submission_id <> ?',
+      )
       .bind(JSON.stringify(probe.slots.slice(at, at + SLOTS_PER_STATEMENT)), except)
       .all<{ slot: number; id: string; key: string }>();
     for (const hit of hits.results) if (probe.accepts(hit.slot, hit.key)) ids.add(hit.id);
@@ -55,7 +57,9 @@ export async function submissionsFound(db: Database, probe: SlotProbe | null, ex
   if (ids.size === 0) return [];
   const rows = await db
     // "+" keeps the planner off the analysis-status index, which holds nearly every row.
-    .prepare(`SELECT s.id, s.phash, s.fingerprints FROM json_each(?) j JOIN submissions s ON s.id = j.value WHERE +s.analysis_status = 'done' AND s.phash IS NOT NULL`)
+    .prepare(
+      `SELECT s.id, s.phash, s.fingerprints FROM json_each(?) j JOIN submissions s ON s.id = j.value WHERE +s.analysis_status = 'done' AND s.phash IS NOT NULL`,
+    )
     .bind(JSON.stringify([...ids]))
     .all<FingerprintRow>();
   return rows.results;
@@ -93,7 +97,9 @@ export async function backfillFingerprintSlots(
         .all<FingerprintRow>()
     ).results;
     const done = rows.length < page;
-    const moveCursor = done ? db.prepare('DELETE FROM fingerprint_slots_backfill') : db.prepare('UPDATE fingerprint_slots_backfill SET after = ?').bind(rows[rows.length - 1].id);
+    const moveCursor = done
+      ? db.prepare('DELETE FROM fingerprint_slots_backfill')
+      : db.prepare('UPDATE fingerprint_slots_backfill SET after = ?').bind(rows[rows.length - 1].id);
     const indexed = rows.map((row): [string, Fingerprints] => [row.id, fingerprintsOf(row)]);
     await db.batch(rows.length > 0 ? [insertSlotsStatement(db, indexed), moveCursor] : [moveCursor]);
     if (done) return true;

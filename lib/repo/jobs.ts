@@ -183,7 +183,9 @@ export async function jobProgress(db: Database, now: Date): Promise<JobProgress>
     const from = Math.min(oldest?.id ?? Number.MAX_SAFE_INTEGER, recent?.id ?? Number.MAX_SAFE_INTEGER);
     firstPending = Math.min(firstPending, from);
     const counts = await db
-      .prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'done', 'failed', 'skipped') AND id >= ? GROUP BY status`)
+      .prepare(
+        `SELECT status, COUNT(*) AS n FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'done', 'failed', 'skipped') AND id >= ? GROUP BY status`,
+      )
       .bind(type, from)
       .all<{ status: JobStatus; n: number }>();
     const by = Object.fromEntries(counts.results.map((r) => [r.status, Number(r.n)])) as Partial<Record<JobStatus, number>>;

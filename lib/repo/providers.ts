@@ -20,9 +20,7 @@ export async function getProviderSwitch(db: Database, id: ProviderId): Promise<P
 }
 
 export function setProviderSwitchStatement(db: Database, id: ProviderId, on: boolean, by: 'operator' | 'emergency', now: string) {
-  return db
-    .prepare('UPDATE providers SET switched_on = ?, switched_off_by = ?, updated_at = ? WHERE id = ?')
-    .bind(on ? 1 : 0, on ? null : by, now, id);
+  return db.prepare('UPDATE providers SET switched_on = ?, switched_off_by = ?, updated_at = ? WHERE id = ?').bind(on ? 1 : 0, on ? null : by, now, id);
 }
 
 /** What a provider last did, for the health view; `error` is already free of secrets. */

@@ -100,9 +100,31 @@ export interface SubmissionRow {
 const SELECT = 'SELECT s.* FROM submissions s';
 /** What a submission record shows; lists read these and not the wide internal columns (fingerprints). */
 const SHOWN_COLUMNS = [
-  'id', 'title', 'file', 'thumb_path', 'width', 'height', 'submitted_at', 'submitted_at_epoch', 'format', 'bytes', 'sha256',
-  'phash', 'faces', 'people', 'analysis_status', 'analysis_error', 'enrichment_status', 'risk_score', 'risk_level', 'risk_signals',
-  'decision', 'decision_note', 'decided_at', 'evidence_count', 'attention_match',
+  'id',
+  'title',
+  'file',
+  'thumb_path',
+  'width',
+  'height',
+  'submitted_at',
+  'submitted_at_epoch',
+  'format',
+  'bytes',
+  'sha256',
+  'phash',
+  'faces',
+  'people',
+  'analysis_status',
+  'analysis_error',
+  'enrichment_status',
+  'risk_score',
+  'risk_level',
+  'risk_signals',
+  'decision',
+  'decision_note',
+  'decided_at',
+  'evidence_count',
+  'attention_match',
 ] as const;
 type ShownRow = Pick<SubmissionRow, (typeof SHOWN_COLUMNS)[number]>;
 /**
@@ -116,14 +138,60 @@ const SELECT_SHOWN_CELLS = `SELECT json_array(${SHOWN_COLUMNS.map((c) => `s.${c}
 /** The cells in SHOWN_COLUMNS' order, named by one object literal (one shape, unlike keys set in a loop). */
 function shownRow(cells: string): ShownRow & { queue_rank: string } {
   const [
-    id, title, file, thumb_path, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256,
-    phash, faces, people, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
-    decision, decision_note, decided_at, evidence_count, attention_match, queue_rank,
+    id,
+    title,
+    file,
+    thumb_path,
+    width,
+    height,
+    submitted_at,
+    submitted_at_epoch,
+    format,
+    bytes,
+    sha256,
+    phash,
+    faces,
+    people,
+    analysis_status,
+    analysis_error,
+    enrichment_status,
+    risk_score,
+    risk_level,
+    risk_signals,
+    decision,
+    decision_note,
+    decided_at,
+    evidence_count,
+    attention_match,
+    queue_rank,
   ] = JSON.parse(cells);
   return {
-    id, title, file, thumb_path, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256,
-    phash, faces, people, analysis_status, analysis_error, enrichment_status, risk_score, risk_level, risk_signals,
-    decision, decision_note, decided_at, evidence_count, attention_match, queue_rank,
+    id,
+    title,
+    file,
+    thumb_path,
+    width,
+    height,
+    submitted_at,
+    submitted_at_epoch,
+    format,
+    bytes,
+    sha256,
+    phash,
+    faces,
+    people,
+    analysis_status,
+    analysis_error,
+    enrichment_status,
+    risk_score,
+    risk_level,
+    risk_signals,
+    decision,
+    decision_note,
+    decided_at,
+    evidence_count,
+    attention_match,
+    queue_rank,
   };
 }
 
@@ -216,7 +284,7 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
     where.push(condition);
     params.push(...values);
   };
-  if (filter.decision === 'undecided') add("s.decision IS NULL");
+  if (filter.decision === 'undecided') add('s.decision IS NULL');
   else if (filter.decision) add('s.decision = ?', filter.decision);
   if (filter.level) add('s.risk_level = ?', filter.level);
   if (filter.enrichment) add('s.enrichment_status = ?', filter.enrichment);
@@ -236,7 +304,11 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
   } else if ([...filter.q].length < TRIGRAM) {
     const gram = lowerAscii(filter.q);
     total = where.length
-      ? await countInSpans(db, `SELECT COUNT(*) AS n FROM submission_grams g JOIN submissions s ON s.rowid = g.submission_rowid WHERE g.gram = ? AND ${where.join(' AND ')}`, [gram, ...params])
+      ? await countInSpans(
+          db,
+          `SELECT COUNT(*) AS n FROM submission_grams g JOIN submissions s ON s.rowid = g.submission_rowid WHERE g.gram = ? AND ${where.join(' AND ')}`,
+          [gram, ...params],
+        )
       : Number((await db.prepare('SELECT COUNT(*) AS n FROM submission_grams WHERE gram = ?').bind(gram).first<{ n: number }>())?.n ?? 0);
     matching = ['s.rowid IN (SELECT submission_rowid FROM submission_grams WHERE gram = ?)', gram];
   } else {
@@ -246,7 +318,10 @@ export async function listQueue(db: Database, filter: QueueFilter): Promise<Queu
     const few = (rowid: string) => `CASE WHEN COUNT(*) <= ${COMMON_TERM} THEN json_group_array(${rowid}) END AS rowids`;
     const counted = where.length
       ? await countMatchesFiltered(db, match, where, params)
-      : await db.prepare(`SELECT COUNT(*) AS n, ${few('rowid')} FROM submissions_search WHERE submissions_search MATCH ?`).bind(match).first<{ n: number; rowids: string | null }>();
+      : await db
+          .prepare(`SELECT COUNT(*) AS n, ${few('rowid')} FROM submissions_search WHERE submissions_search MATCH ?`)
+          .bind(match)
+          .first<{ n: number; rowids: string | null }>();
     total = Number(counted?.n ?? 0);
     matching = ['s.rowid IN (SELECT value FROM json_each(?))', counted?.rowids ?? '[]'];
   }
@@ -282,7 +357,10 @@ async function countInSpans(db: Database, sql: string, params: SqlValue[]): Prom
   let n = 0;
   for (let from = 0; from <= last; from += ROWID_SPAN) {
     if (from > 0) await nextTurn();
-    const span = await db.prepare(`${sql} AND g.submission_rowid >= ? AND g.submission_rowid < ?`).bind(...params, from, from + ROWID_SPAN).first<{ n: number }>();
+    const span = await db
+      .prepare(`${sql} AND g.submission_rowid >= ? AND g.submission_rowid < ?`)
+      .bind(...params, from, from + ROWID_SPAN)
+      .first<{ n: number }>();
     n += Number(span?.n ?? 0);
   }
   return n;
@@ -295,7 +373,10 @@ async function countInSpans(db: Database, sql: string, params: SqlValue[]): Prom
  * without running the phrase match again: 39 -> 96 ms for a common term in spans of 20,000 rowids).
  */
 async function countMatchesFiltered(db: Database, match: string, where: string[], params: SqlValue[]): Promise<{ n: number; rowids: string | null }> {
-  const matched = await db.prepare('SELECT json_group_array(rowid) AS rowids FROM submissions_search WHERE submissions_search MATCH ?').bind(match).first<{ rowids: string }>();
+  const matched = await db
+    .prepare('SELECT json_group_array(rowid) AS rowids FROM submissions_search WHERE submissions_search MATCH ?')
+    .bind(match)
+    .first<{ rowids: string }>();
   const all = JSON.parse(matched?.rowids ?? '[]') as number[];
   const kept: number[] = [];
   for (let at = 0; at < all.length; at += COMMON_TERM) {
@@ -349,9 +430,29 @@ export interface SubmissionInput {
  * per page. Ids must be distinct.
  */
 export function upsertSubmissionStatement(db: Database, rows: SubmissionInput | SubmissionInput[], now: string) {
-  const list = (Array.isArray(rows) ? rows : [rows]).map((s) => ({ ...s, submitter: s.submitter ?? null, file_mtime_ms: s.file_mtime_ms ?? null, file_version: s.file_version ?? null }));
+  const list = (Array.isArray(rows) ? rows : [rows]).map((s) => ({
+    ...s,
+    submitter: s.submitter ?? null,
+    file_mtime_ms: s.file_mtime_ms ?? null,
+    file_version: s.file_version ?? null,
+  }));
   const field = (name: keyof SubmissionInput) => `json_extract(value, '$.${name}')`;
-  const columns = ['id', 'title', 'file', 'origin', 'submitter', 'width', 'height', 'submitted_at', 'submitted_at_epoch', 'format', 'bytes', 'sha256', 'file_mtime_ms', 'file_version'] as const;
+  const columns = [
+    'id',
+    'title',
+    'file',
+    'origin',
+    'submitter',
+    'width',
+    'height',
+    'submitted_at',
+    'submitted_at_epoch',
+    'format',
+    'bytes',
+    'sha256',
+    'file_mtime_ms',
+    'file_version',
+  ] as const;
   return db
     .prepare(
       `INSERT INTO submissions (${columns.join(', ')}, analysis_status, enrichment_status, created_at, updated_at)
@@ -375,7 +476,9 @@ export function updateSubmissionMetaStatement(
   now: string,
 ) {
   return db
-    .prepare('UPDATE submissions SET title = ?, submitter = ?, submitted_at = ?, submitted_at_epoch = ?, bytes = ?, file_mtime_ms = ?, file_version = ?, updated_at = ? WHERE id = ?')
+    .prepare(
+      'UPDATE submissions SET title = ?, submitter = ?, submitted_at = ?, submitted_at_epoch = ?, bytes = ?, file_mtime_ms = ?, file_version = ?, updated_at = ? WHERE id = ?',
+    )
     .bind(meta.title, meta.submitter, meta.submitted_at, meta.submitted_at_epoch, file.size, file.mtimeMs, file.version, now, id);
 }
 
@@ -400,8 +503,16 @@ export async function saveAnalysis(db: Database, id: string, analysedSha256: str
          analysis_status = 'done', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ?`,
     )
     .bind(
-      result.phash, toJson(result.fingerprints), toJson(result.faces), toJson(result.people), result.faces.length + result.people.length > 0 ? 1 : 0,
-      result.thumb_path, result.analysis_error ?? null, now, id, analysedSha256,
+      result.phash,
+      toJson(result.fingerprints),
+      toJson(result.faces),
+      toJson(result.people),
+      result.faces.length + result.people.length > 0 ? 1 : 0,
+      result.thumb_path,
+      result.analysis_error ?? null,
+      now,
+      id,
+      analysedSha256,
     )
     .run();
   return outcome.meta.changes > 0;
@@ -431,9 +542,7 @@ export function saveRiskStatement(db: Database, id: string, risk: Risk, now: str
 }
 
 export function saveDecisionStatement(db: Database, id: string, decision: Decision, note: string | null, now: string) {
-  return db
-    .prepare('UPDATE submissions SET decision = ?, decision_note = ?, decided_at = ?, updated_at = ? WHERE id = ?')
-    .bind(decision, note, now, now, id);
+  return db.prepare('UPDATE submissions SET decision = ?, decision_note = ?, decided_at = ?, updated_at = ? WHERE id = ?').bind(decision, note, now, now, id);
 }
 
 export async function clearDerivedPath(db: Database, id: string) {

@@ -59,9 +59,6 @@ export async function decideSubmission(
     saveDecisionStatement(db, submissionId, input.decision, note, now),
   );
   await db.batch(statements);
-  const [submission, entry] = await Promise.all([
-    getSubmission(db, submissionId),
-    createsEntry ? getKnowledgeEntryForSubmission(db, submissionId) : null,
-  ]);
+  const [submission, entry] = await Promise.all([getSubmission(db, submissionId), createsEntry ? getKnowledgeEntryForSubmission(db, submissionId) : null]);
   return { submission: submission!, knowledge_entry: entry };
 }

@@ -10,11 +10,7 @@ import type { Env } from '../ports.js';
  * Records an operator's status on one evidence item and, in the same transaction, the risk it
  * leads to. It never touches the knowledge store: only a hold or reject decision creates a candidate.
  */
-export async function setEvidenceStatus(
-  env: Env,
-  evidenceId: string,
-  status: EvidenceStatus,
-): Promise<{ evidence: Evidence; submission: Submission }> {
+export async function setEvidenceStatus(env: Env, evidenceId: string, status: EvidenceStatus): Promise<{ evidence: Evidence; submission: Submission }> {
   const { db } = env;
   const target = await getEvidence(db, evidenceId);
   if (!target) throw notFound(`unknown evidence: ${evidenceId}`);

@@ -41,9 +41,7 @@ export function exportResponse(name: string, format: ExportFormat, columns: read
         controller.close();
         return;
       }
-      const lines = next.value.map((row) =>
-        format === 'csv' ? `${columns.map((c) => csvCell(row[c] ?? null)).join(',')}\r\n` : `${JSON.stringify(row)}\n`,
-      );
+      const lines = next.value.map((row) => (format === 'csv' ? `${columns.map((c) => csvCell(row[c] ?? null)).join(',')}\r\n` : `${JSON.stringify(row)}\n`));
       controller.enqueue(encoder.encode(lines.join('')));
     },
     async cancel() {
@@ -62,8 +60,19 @@ export function exportResponse(name: string, format: ExportFormat, columns: read
 }
 
 export const QUEUE_COLUMNS = [
-  'id', 'title', 'submitted_at', 'risk_score', 'risk_level', 'decision', 'decided_at', 'analysis_status', 'enrichment_status',
-  'evidence_count', 'attention_match', 'phash', 'sha256',
+  'id',
+  'title',
+  'submitted_at',
+  'risk_score',
+  'risk_level',
+  'decision',
+  'decided_at',
+  'analysis_status',
+  'enrichment_status',
+  'evidence_count',
+  'attention_match',
+  'phash',
+  'sha256',
 ] as const;
 
 /** The queue in its order with its filters, through the same cursor the API gives out. */
@@ -72,17 +81,36 @@ export async function* queuePages(db: Database, filter: Omit<QueueFilter, 'limit
   do {
     const page = await listQueue(db, { ...filter, limit: PAGE, offset: 0, cursor });
     yield page.items.map((s) => ({
-      id: s.id, title: s.title, submitted_at: s.submitted_at, risk_score: s.risk.score, risk_level: s.risk.level,
-      decision: s.decision?.value ?? null, decided_at: s.decision?.decided_at ?? null, analysis_status: s.analysis_status,
-      enrichment_status: s.enrichment_status, evidence_count: s.evidence_count, attention_match: s.attention_match,
-      phash: s.phash, sha256: s.sha256,
+      id: s.id,
+      title: s.title,
+      submitted_at: s.submitted_at,
+      risk_score: s.risk.score,
+      risk_level: s.risk.level,
+      decision: s.decision?.value ?? null,
+      decided_at: s.decision?.decided_at ?? null,
+      analysis_status: s.analysis_status,
+      enrichment_status: s.enrichment_status,
+      evidence_count: s.evidence_count,
+      attention_match: s.attention_match,
+      phash: s.phash,
+      sha256: s.sha256,
     }));
     cursor = page.next_cursor ?? undefined;
   } while (cursor);
 }
 
 export const DECISION_COLUMNS = [
-  'id', 'title', 'decision', 'note', 'decided_at', 'risk_score', 'risk_level', 'evidence_count', 'evidence_used', 'web_matches', 'attention_match',
+  'id',
+  'title',
+  'decision',
+  'note',
+  'decided_at',
+  'risk_score',
+  'risk_level',
+  'evidence_count',
+  'evidence_used',
+  'web_matches',
+  'attention_match',
 ] as const;
 
 /** Every decided submission, the latest decision first, with what its evidence counts. */

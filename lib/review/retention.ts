@@ -78,7 +78,11 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
     [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db)), ...(await listPageCaptureMediaPaths(db))].flatMap((p) => retainedKey(p) ?? []),
   );
   const failed: string[] = [];
-  for (const stored of [...clearedEvidence.map((e) => e.local_media_path), ...clearedDerived.map((s) => s.derived_path), ...clearedCaptures.map((c) => c.media_path)]) {
+  for (const stored of [
+    ...clearedEvidence.map((e) => e.local_media_path),
+    ...clearedDerived.map((s) => s.derived_path),
+    ...clearedCaptures.map((c) => c.media_path),
+  ]) {
     const key = retainedKey(stored);
     if (key && !referenced.has(key) && !(await removeObject(env, key))) failed.push(stored);
   }
@@ -101,6 +105,11 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
     unreferenced_files: unreferenced,
     failed_files: failed.length,
   };
-  await auditStatement(db, { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report, page_captures: clearedCaptures.length } }, now, env.actor).run();
+  await auditStatement(
+    db,
+    { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report, page_captures: clearedCaptures.length } },
+    now,
+    env.actor,
+  ).run();
   return report;
 }

@@ -1,6 +1,14 @@
 import type { Evidence } from '../repo/evidence.js';
 import { listEvidence } from '../repo/evidence.js';
-import { getSubmissionRow, saveRiskStatement, type FaceRecord, type PersonRecord, type Risk, type RiskSignal, type SubmissionRow } from '../repo/submissions.js';
+import {
+  getSubmissionRow,
+  saveRiskStatement,
+  type FaceRecord,
+  type PersonRecord,
+  type Risk,
+  type RiskSignal,
+  type SubmissionRow,
+} from '../repo/submissions.js';
 import { fromJson } from '../repo/json.js';
 import { serialized } from '../db/serial.js';
 import type { GroupKey, RiskLevel } from '../vocabulary.js';
@@ -62,7 +70,10 @@ export function computeRisk(evidence: Evidence[], shows: PictureShows): Risk {
     if (ids.length) signals.push({ code: s.code, label: s.label, weight: s.weight, evidence_ids: ids });
   }
   for (const s of PICTURE_SIGNALS) if (s.applies(shows)) signals.push({ code: s.code, label: s.label, weight: s.weight, evidence_ids: [] });
-  const score = Math.min(100, signals.reduce((sum, s) => sum + s.weight, 0));
+  const score = Math.min(
+    100,
+    signals.reduce((sum, s) => sum + s.weight, 0),
+  );
   const high = counting.some((e) => HIGH_GROUPS.includes(e.group) && e.matched);
   const level: RiskLevel = high || score >= 60 ? 'high' : score >= 30 ? 'medium' : 'low';
   return { score, level, signals };

@@ -1,6 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ALERT_SIGNATURE_HEADER, signAlert } from '../../lib/providers/alerts.js';
-import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeServer, startFakeVision, type FakeServer } from '../fakes/index.js';
+import {
+  fakeProviderSettings,
+  startFakeGlobalSearch,
+  startFakeLocalLlm,
+  startFakeRegional,
+  startFakeServer,
+  startFakeVision,
+  type FakeServer,
+} from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 
 /** A webhook receiver on 127.0.0.1 that checks the signature of what it receives. */
@@ -9,7 +17,12 @@ let fakes: Awaited<ReturnType<typeof startAll>>;
 let webhook: FakeServer;
 let env: TestEnv | undefined;
 
-const startAll = async () => ({ regional: await startFakeRegional(), vision: await startFakeVision(), search: await startFakeGlobalSearch(), llm: await startFakeLocalLlm() });
+const startAll = async () => ({
+  regional: await startFakeRegional(),
+  vision: await startFakeVision(),
+  search: await startFakeGlobalSearch(),
+  llm: await startFakeLocalLlm(),
+});
 
 beforeAll(async () => {
   fakes = await startAll();
@@ -32,7 +45,14 @@ async function searchTimes(n: number) {
 }
 
 async function alerts() {
-  return (await (await env!.call('GET', '/api/alerts')).json()).alerts as { provider: string; threshold: number; used: number; attempts: number; delivered_at: string | null; last_error: string | null }[];
+  return (await (await env!.call('GET', '/api/alerts')).json()).alerts as {
+    provider: string;
+    threshold: number;
+    used: number;
+    attempts: number;
+    delivered_at: string | null;
+    last_error: string | null;
+  }[];
 }
 
 async function until(check: () => Promise<boolean>) {
@@ -45,7 +65,12 @@ async function until(check: () => Promise<boolean>) {
 
 describe('quota alerts', () => {
   it('alerts at 80 % and at the limit, once each per day, signed, to the webhook and in the console', async () => {
-    env = await createTestEnv({ ...fakeProviderSettings(fakes), SVC_REGIONAL_DAILY_LIMIT: '5', SVC_ALERT_WEBHOOK_URL: webhook.url, SVC_ALERT_WEBHOOK_SECRET: WEBHOOK_SECRET });
+    env = await createTestEnv({
+      ...fakeProviderSettings(fakes),
+      SVC_REGIONAL_DAILY_LIMIT: '5',
+      SVC_ALERT_WEBHOOK_URL: webhook.url,
+      SVC_ALERT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    });
     expect(await searchTimes(3)).toEqual([200, 200, 200]);
     expect(await alerts()).toEqual([]);
     expect(await searchTimes(1)).toEqual([200]);
@@ -58,7 +83,10 @@ describe('quota alerts', () => {
       { type: 'quota', provider: 'regional', threshold_percent: 100, used: 5, daily_limit: 5, day: '2026-11-21', at: expect.any(String) },
     ]);
     await until(async () => (await alerts()).every((a) => a.delivered_at !== null));
-    expect((await alerts()).map((a) => [a.threshold, a.attempts, a.last_error])).toEqual([[80, 1, null], [100, 1, null]]);
+    expect((await alerts()).map((a) => [a.threshold, a.attempts, a.last_error])).toEqual([
+      [80, 1, null],
+      [100, 1, null],
+    ]);
     // The secret never travels: only the signature does.
     expect(webhook.requests.every((r) => !JSON.stringify(r).includes(WEBHOOK_SECRET))).toBe(true);
     // Next day, a new count and new alerts.
@@ -67,7 +95,12 @@ describe('quota alerts', () => {
   });
 
   it('retries a failed delivery with back-off and never holds up the search that crossed the line', async () => {
-    env = await createTestEnv({ ...fakeProviderSettings(fakes), SVC_REGIONAL_DAILY_LIMIT: '10', SVC_ALERT_WEBHOOK_URL: webhook.url, SVC_ALERT_WEBHOOK_SECRET: WEBHOOK_SECRET });
+    env = await createTestEnv({
+      ...fakeProviderSettings(fakes),
+      SVC_REGIONAL_DAILY_LIMIT: '10',
+      SVC_ALERT_WEBHOOK_URL: webhook.url,
+      SVC_ALERT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    });
     await searchTimes(7);
     webhook.respondOnce({ status: 503, json: { error: 'busy' } });
     webhook.respondOnce({ delayMs: 400, status: 204 });
@@ -86,7 +119,10 @@ describe('quota alerts', () => {
   it('keeps alerts in the console when no webhook is set, and only admins may read them', async () => {
     env = await createTestEnv({ ...fakeProviderSettings(fakes), SVC_REGIONAL_DAILY_LIMIT: '1' });
     await searchTimes(1);
-    expect((await alerts()).map((a) => [a.threshold, a.attempts, a.delivered_at])).toEqual([[80, 0, null], [100, 0, null]]);
+    expect((await alerts()).map((a) => [a.threshold, a.attempts, a.delivered_at])).toEqual([
+      [80, 0, null],
+      [100, 0, null],
+    ]);
     const { secret } = (await (await env.call('POST', '/api/tokens', { name: 'reader', role: 'operator' })).json()) as { secret: string };
     expect((await env.call('GET', '/api/alerts', undefined, { authorization: `Bearer ${secret}` })).status).toBe(403);
     expect(webhook.requests).toHaveLength(0);

@@ -64,7 +64,9 @@ describe('every route and its role', () => {
   it('lets an admin call every route', async () => {
     const { secret } = await tokenFor('admin');
     for (const route of ROUTES.filter((r) => r.path !== '/api/auth/logout')) {
-      const res = await env.call(route.method.toUpperCase(), sample(route.path), route.method === 'get' ? undefined : {}, { authorization: `Bearer ${secret}` });
+      const res = await env.call(route.method.toUpperCase(), sample(route.path), route.method === 'get' ? undefined : {}, {
+        authorization: `Bearer ${secret}`,
+      });
       expect([401, 403], `${route.method} ${route.path}`).not.toContain(res.status);
     }
   });
@@ -153,11 +155,24 @@ describe('sessions', () => {
     expect((await signIn(OPERATOR)).res.status).toBe(200);
     const events = (await (await env.call('GET', '/api/audit-events')).json()).events as { action: string; details: Record<string, unknown> }[];
     expect(events.map((e) => e.action).filter((a) => a.startsWith('auth.'))).toEqual([
-      'auth.login', 'auth.login_failed', 'auth.login_failed', 'auth.locked',
-      'auth.login_failed', 'auth.login_failed', 'auth.login_failed', 'auth.login_failed', 'auth.login_failed',
+      'auth.login',
+      'auth.login_failed',
+      'auth.login_failed',
+      'auth.locked',
+      'auth.login_failed',
+      'auth.login_failed',
+      'auth.login_failed',
+      'auth.login_failed',
+      'auth.login_failed',
     ]);
     expect(events.filter((e) => e.action === 'auth.login_failed').map((e) => e.details.reason)).toEqual([
-      'locked', 'unknown username', 'wrong password', 'wrong password', 'wrong password', 'wrong password', 'wrong password',
+      'locked',
+      'unknown username',
+      'wrong password',
+      'wrong password',
+      'wrong password',
+      'wrong password',
+      'wrong password',
     ]);
     expect(JSON.stringify(events)).not.toMatch(/wrong-\d|staple battery|nobody-here/);
   });
@@ -179,7 +194,11 @@ describe('first run and tokens', () => {
   const fromAddress = (address: string) => ({ req: { socket: { remoteAddress: address } } });
   const setup = (address: string, account = ADMIN) =>
     createRouter().fetch(
-      new Request('http://127.0.0.1/api/auth/setup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: account.username, password: account.password }) }),
+      new Request('http://127.0.0.1/api/auth/setup', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: account.username, password: account.password }),
+      }),
       env,
       fromAddress(address),
     );
@@ -225,7 +244,8 @@ describe('first run and tokens', () => {
     ]);
     expect(events.map((e) => e.action)).toEqual(expect.arrayContaining(['account.create', 'token.create', 'auth.login']));
     const everything = JSON.stringify(events) + JSON.stringify(await (await env.call('GET', '/api/bootstrap')).json());
-    for (const hidden of [OPERATOR.password, secret, cookie!.split(';')[0].split('=')[1], body.csrf_token, TEST_ADMIN_TOKEN]) expect(everything).not.toContain(hidden);
+    for (const hidden of [OPERATOR.password, secret, cookie!.split(';')[0].split('=')[1], body.csrf_token, TEST_ADMIN_TOKEN])
+      expect(everything).not.toContain(hidden);
   });
 
   it('the audit log cannot be changed, not even by a direct statement', async () => {

@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startImageService, type RunningImageService } from '../../image-service.js';
 import { buildConfig } from '../../lib/config.js';
 import { startLocalWorker } from '../../scripts/local-worker.js';
-import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb, type FakeWeb } from '../fakes/index.js';
+import {
+  fakeProviderSettings,
+  startFakeGlobalSearch,
+  startFakeLocalLlm,
+  startFakeRegional,
+  startFakeVision,
+  startFakeWeb,
+  type FakeWeb,
+} from '../fakes/index.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
 import { ACCOUNTS, launchBrowser, openConsole, type Service } from './harness.js';
 
@@ -29,8 +37,13 @@ beforeAll(async () => {
   web = await startFakeWeb();
   fakes = [regional, vision, search, llm, web];
   web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
-  web.route('/article', { headers: { 'content-type': 'text/html' }, body: '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg"></body></html>' });
-  vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }] };
+  web.route('/article', {
+    headers: { 'content-type': 'text/html' },
+    body: '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg"></body></html>',
+  });
+  vision.detection = {
+    pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }],
+  };
   images = await startImageService(buildConfig({}).config, 0);
   mf = await startLocalWorker({
     imageServiceUrl: images.url,
@@ -78,11 +91,15 @@ describe('the console on the Worker', () => {
     await expect(report.textContent()).resolves.not.toContain('남은 파일');
     // Two reloads ran: the first read 494 of the 522 files.
     const events = await service.api('GET', '/api/audit-events?limit=5');
-    const reloads = events.events.filter((e: { action: string }) => e.action === 'submission.reload').map((e: { details: { remaining: number } }) => e.details.remaining);
+    const reloads = events.events
+      .filter((e: { action: string }) => e.action === 'submission.reload')
+      .map((e: { details: { remaining: number } }) => e.details.remaining);
     expect(reloads).toEqual([0, 28]);
 
     await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 2);
-    await page.waitForFunction(() => /^2 \/ 2\b/.test(document.querySelector('[data-job-type="analyse"] .progress-figures')?.textContent ?? ''), undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => /^2 \/ 2\b/.test(document.querySelector('[data-job-type="analyse"] .progress-figures')?.textContent ?? ''), undefined, {
+      timeout: 60_000,
+    });
     expect(errors).toEqual([]);
     await page.context().close();
   }, 180_000);

@@ -1,6 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { ACCOUNTS, launchBrowser, openConsole, startService, waitForAnalysis, waitForEnrichment, type ConsolePage, type Service, type Seed } from './harness.js';
+import {
+  ACCOUNTS,
+  launchBrowser,
+  openConsole,
+  startService,
+  waitForAnalysis,
+  waitForEnrichment,
+  type ConsolePage,
+  type Service,
+  type Seed,
+} from './harness.js';
 import { startWebWorld, type WebWorld } from './web-world.js';
 
 /** The same photo twice, so the two submissions match each other internally. */
@@ -39,10 +49,14 @@ describe('operator console in a real browser', () => {
   }
 
   it('imports submissions with the reload button, reports rejections and lists the queue', async () => {
-    const { page } = await open({
-      images: { 'astronaut.png': 'astronaut.png', 'astronaut-copy.png': 'astronaut.png', 'chelsea.png': 'chelsea.png' },
-      registry: [{ id: 'outside', title: 'Outside', file: '../secret.png', width: 10, height: 10, submitted_at: '2026-11-20 09:30' }],
-    }, '#/queue', false);
+    const { page } = await open(
+      {
+        images: { 'astronaut.png': 'astronaut.png', 'astronaut-copy.png': 'astronaut.png', 'chelsea.png': 'chelsea.png' },
+        registry: [{ id: 'outside', title: 'Outside', file: '../secret.png', width: 10, height: 10, submitted_at: '2026-11-20 09:30' }],
+      },
+      '#/queue',
+      false,
+    );
     await expect(page.locator('.empty').textContent()).resolves.toContain('제출물이 없습니다');
 
     await page.locator('#reload-submissions').click();
@@ -65,9 +79,15 @@ describe('operator console in a real browser', () => {
     await expect(astronaut.locator('.decision').textContent()).resolves.toBe('미결정');
     // The progress panel counts the analyses through, and the rows then show their small thumbnails.
     await page.waitForFunction(() => /^3 \/ 3\b/.test(document.querySelector('[data-job-type="analyse"] .progress-figures')?.textContent ?? ''));
-    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.queue-row img.thumb')].every((img) => img.getAttribute('src')?.startsWith('/media/thumbs/') && img.complete && img.naturalWidth > 0));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll<HTMLImageElement>('.queue-row img.thumb')].every(
+        (img) => img.getAttribute('src')?.startsWith('/media/thumbs/') && img.complete && img.naturalWidth > 0,
+      ),
+    );
     await expect(page.locator('.queue-row img.thumb').evaluateAll((imgs) => imgs.map((img) => img.getAttribute('src')).sort())).resolves.toEqual([
-      '/media/thumbs/astronaut-copy.jpg', '/media/thumbs/astronaut.jpg', '/media/thumbs/chelsea.jpg',
+      '/media/thumbs/astronaut-copy.jpg',
+      '/media/thumbs/astronaut.jpg',
+      '/media/thumbs/chelsea.jpg',
     ]);
 
     await page.locator('#filter-decision').selectOption('반려');
@@ -89,7 +109,10 @@ describe('operator console in a real browser', () => {
     await waitForEnrichment(service!, ['astronaut', 'astronaut-copy', 'chelsea']);
     const settled = (await service!.api('GET', '/api/review-queue')).items as { id: string; enrichment_status: string }[];
     const status = settled.find((s) => s.id === 'chelsea')!.enrichment_status;
-    const sameStatus = settled.filter((s) => s.enrichment_status === status).map((s) => s.id).sort();
+    const sameStatus = settled
+      .filter((s) => s.enrichment_status === status)
+      .map((s) => s.id)
+      .sort();
     await page.locator('#filter-enrichment').selectOption(status);
     await page.waitForFunction((n) => location.hash.includes('enrichment=') && document.querySelectorAll('.queue-row').length === n, sameStatus.length);
     await expect(page.locator('.queue-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-submission-id')).sort())).resolves.toEqual(sameStatus);
@@ -111,7 +134,13 @@ describe('operator console in a real browser', () => {
         stream.on('error', reject);
       }, reject);
     });
-    expect(csv.split('\r\n').filter(Boolean).map((line) => line.replace(/^\ufeff/, '').split(',')[0]).sort()).toEqual(['astronaut', 'astronaut-copy', 'id']);
+    expect(
+      csv
+        .split('\r\n')
+        .filter(Boolean)
+        .map((line) => line.replace(/^\ufeff/, '').split(',')[0])
+        .sort(),
+    ).toEqual(['astronaut', 'astronaut-copy', 'id']);
   });
 
   it('opens a review with the face box over the image, the fingerprint and the evidence', async () => {
@@ -388,12 +417,20 @@ describe('operator console in a real browser', () => {
     // The rerun sends the whole image first, then the one face crop; the crop is found on another page.
     const full = world.vision.detection;
     let visionCalls = 0;
-    world.vision.detection = (image) => (++visionCalls === 2
-      ? { webEntities: [{ description: 'Astronaut face close-up', score: 0.7 }], pagesWithMatchingImages: [{ url: world!.web.urlFor('/crew'), pageTitle: '우주비행사 얼굴 사진' }] }
-      : typeof full === 'function' ? full(image) : full);
+    world.vision.detection = (image) =>
+      ++visionCalls === 2
+        ? {
+            webEntities: [{ description: 'Astronaut face close-up', score: 0.7 }],
+            pagesWithMatchingImages: [{ url: world!.web.urlFor('/crew'), pageTitle: '우주비행사 얼굴 사진' }],
+          }
+        : typeof full === 'function'
+          ? full(image)
+          : full;
     // The language model answers only when the test says so, so the running state can be seen.
     let answer!: () => void;
-    const held = new Promise<void>((resolve) => { answer = resolve; });
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
     world.llm.respondOnce(async (request) => {
       await held;
       const prompt = String((request.json as { prompt: string }).prompt);
@@ -435,7 +472,9 @@ describe('operator console in a real browser', () => {
     expect(world.regional.searches('image').map((r) => r.query.query)).toContain('로켓 발사');
 
     await page.locator('.search-results a[href="#/review/rocket"]').click();
-    const stored = page.locator('.group-web_match .evidence', { hasText: 'manual_image_result' }).filter({ has: page.locator('.evidence-title', { hasText: /^로켓 발사$/ }) });
+    const stored = page
+      .locator('.group-web_match .evidence', { hasText: 'manual_image_result' })
+      .filter({ has: page.locator('.evidence-title', { hasText: /^로켓 발사$/ }) });
     await stored.waitFor();
     await expect(stored.locator('.query').textContent()).resolves.toBe('로켓 발사');
     await expect(stored.locator('.similarity').textContent()).resolves.toBe('100.0%');

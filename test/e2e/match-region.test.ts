@@ -10,18 +10,64 @@ const SEED = { images: { 'chelsea.png': 'chelsea.png', 'astronaut.png': 'astrona
 
 /** A collage: all of the submission shows in 30 % of the evidence image; one corner lies outside it and is clamped. */
 const COLLAGE: MatchRegion = {
-  submission: { quad: [[0.05, 0.1], [0.95, 0.1], [0.95, 0.9], [0.05, 0.9]], coverage: 0.72 },
-  candidate: { quad: [[0.5, -0.2], [1.3, 0.5], [0.8, 1], [0.2, 0.6], [0.3, 0.2]], coverage: 0.3 },
+  submission: {
+    quad: [
+      [0.05, 0.1],
+      [0.95, 0.1],
+      [0.95, 0.9],
+      [0.05, 0.9],
+    ],
+    coverage: 0.72,
+  },
+  candidate: {
+    quad: [
+      [0.5, -0.2],
+      [1.3, 0.5],
+      [0.8, 1],
+      [0.2, 0.6],
+      [0.3, 0.2],
+    ],
+    coverage: 0.3,
+  },
 };
 /** A crop: the other submission shows 41 % of this one. */
 const CROP: MatchRegion = {
-  submission: { quad: [[0.1, 0.1], [0.6, 0.1], [0.6, 0.7], [0.1, 0.7]], coverage: 0.41 },
-  candidate: { quad: [[0, 0], [1, 0], [1, 1], [0, 1]], coverage: 0.95 },
+  submission: {
+    quad: [
+      [0.1, 0.1],
+      [0.6, 0.1],
+      [0.6, 0.7],
+      [0.1, 0.7],
+    ],
+    coverage: 0.41,
+  },
+  candidate: {
+    quad: [
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [0, 1],
+    ],
+    coverage: 0.95,
+  },
 };
 /** Stored data gone wrong: a corner that is not a number, a side without its coverage. */
 const MALFORMED = {
-  submission: { quad: [[0.1, 'x'], [0.6, 0.1], [0.6, 0.7]], coverage: 0.4 },
-  candidate: { quad: [[0, 0], [1, 0], [1, 1]] },
+  submission: {
+    quad: [
+      [0.1, 'x'],
+      [0.6, 0.1],
+      [0.6, 0.7],
+    ],
+    coverage: 0.4,
+  },
+  candidate: {
+    quad: [
+      [0, 0],
+      [1, 0],
+      [1, 1],
+    ],
+  },
 } as unknown as MatchRegion;
 
 describe('matched regions on the review desk', () => {
@@ -83,8 +129,17 @@ describe('matched regions on the review desk', () => {
       { ...web, title: '반전된 사본', similarity: 0.62, match_transform: 'hflip', match_similarity: 0.96 },
       { ...web, title: '영역이 깨진 사본', similarity: 0.58, match_transform: 'crop', match_similarity: 0.93, match_inliers: 40, match_region: MALFORMED },
       {
-        source: 'internal', kind: 'submission_match', group: 'internal', ...shown, title: 'astronaut', similarity: 0.52,
-        match_transform: 'hflip+geometric', match_similarity: 0.81, match_inliers: 57, match_region: CROP, matched_submission_id: 'astronaut',
+        source: 'internal',
+        kind: 'submission_match',
+        group: 'internal',
+        ...shown,
+        title: 'astronaut',
+        similarity: 0.52,
+        match_transform: 'hflip+geometric',
+        match_similarity: 0.81,
+        match_inliers: 57,
+        match_region: CROP,
+        matched_submission_id: 'astronaut',
       },
     ];
     await addEvidence(service.server.env.db, 'chelsea', items, new Date().toISOString());
@@ -109,7 +164,9 @@ describe('matched regions on the review desk', () => {
     await crop.scrollIntoViewIfNeeded();
     await expectOutline(figures(crop).nth(0), CROP.submission.quad);
     await expectOutline(figures(crop).nth(1), CROP.candidate.quad);
-    await expect(crop.locator('.deciding').textContent()).resolves.toBe('좌우 반전 후 영역 일치 · 제출 이미지 면적의 41.0% · 특징점 57개 일치 · 영역 화소 일치도 81.0%');
+    await expect(crop.locator('.deciding').textContent()).resolves.toBe(
+      '좌우 반전 후 영역 일치 · 제출 이미지 면적의 41.0% · 특징점 57개 일치 · 영역 화소 일치도 81.0%',
+    );
     await expect(crop.locator('.badge.matched').textContent()).resolves.toBe('일치 · 좌우 반전 · 영역 일치');
 
     // A mirrored copy: its similarity after the flip, and the plain pHash beside it; no region, no outline.

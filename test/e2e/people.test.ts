@@ -8,9 +8,24 @@ import { launchBrowser, openConsole, startService, waitForAnalysis, type Console
  */
 const SEED = { images: { 'astronaut.png': 'astronaut.png', 'coffee.png': 'coffee.png' } };
 
-interface Box { x: number; y: number; width: number; height: number }
-interface Detected { box: Box; score: number; face?: number | null }
-interface Submission { id: string; width: number; height: number; faces: Detected[]; people: Detected[] }
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+interface Detected {
+  box: Box;
+  score: number;
+  face?: number | null;
+}
+interface Submission {
+  id: string;
+  width: number;
+  height: number;
+  faces: Detected[];
+  people: Detected[];
+}
 
 describe('people on the review desk and in the queue', () => {
   let browser: Browser;
@@ -63,8 +78,12 @@ describe('people on the review desk and in the queue', () => {
 
     // In percent of the picture, as the API's box in pixels of the stored picture says.
     const person = astronaut.people[0].box;
-    const style = await people.first().evaluate((el: HTMLElement) => [el.style.left, el.style.top, el.style.width, el.style.height].map((v) => (v.endsWith('%') ? Number.parseFloat(v) : NaN)));
-    const expected = [person.x / astronaut.width, person.y / astronaut.height, person.width / astronaut.width, person.height / astronaut.height].map((v) => v * 100);
+    const style = await people
+      .first()
+      .evaluate((el: HTMLElement) => [el.style.left, el.style.top, el.style.width, el.style.height].map((v) => (v.endsWith('%') ? Number.parseFloat(v) : NaN)));
+    const expected = [person.x / astronaut.width, person.y / astronaut.height, person.width / astronaut.width, person.height / astronaut.height].map(
+      (v) => v * 100,
+    );
     style.forEach((value, i) => expect(Math.abs(value - expected[i])).toBeLessThan(0.5));
     // And on the screen: over the person's part of the image.
     const image = (await page.locator('.review-image').boundingBox())!;
@@ -82,10 +101,14 @@ describe('people on the review desk and in the queue', () => {
     expect(face.y + face.height).toBeLessThanOrEqual(drawn.y + drawn.height + 1);
 
     // A colour (and line) of their own, named in the caption beside the face boxes'.
-    const look = (selector: string) => page.locator(selector).first().evaluate((el) => {
-      const css = getComputedStyle(el);
-      return `${css.borderTopColor} ${css.borderTopStyle}`;
-    });
+    const look = (selector: string) =>
+      page
+        .locator(selector)
+        .first()
+        .evaluate((el) => {
+          const css = getComputedStyle(el);
+          return `${css.borderTopColor} ${css.borderTopStyle}`;
+        });
     expect(await look('.person-box')).not.toBe(await look('.face-box'));
     expect(await look('.legend-swatch.swatch-person')).toBe(await look('.person-box'));
     await expect(page.locator('label[for="toggle-people"]').textContent()).resolves.toContain('인물 영역 1개 표시 (person boxes)');
@@ -136,7 +159,9 @@ describe('people on the review desk and in the queue', () => {
     await expect(shown()).resolves.toEqual(['astronaut']);
 
     await page.locator('#filter-people').selectOption('false');
-    await page.waitForFunction(() => location.hash.includes('people=false') && document.querySelector('.queue-row')?.getAttribute('data-submission-id') === 'coffee');
+    await page.waitForFunction(
+      () => location.hash.includes('people=false') && document.querySelector('.queue-row')?.getAttribute('data-submission-id') === 'coffee',
+    );
     await expect(shown()).resolves.toEqual(['coffee']);
 
     await page.locator('#filter-people').selectOption('');

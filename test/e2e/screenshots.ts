@@ -15,13 +15,22 @@ const OUT = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
 async function main() {
   mkdirSync(OUT, { recursive: true });
   const world = await startWebWorld();
-  const service = await startService({
-    images: {
-      'astronaut.png': 'astronaut.png', 'astronaut-copy.png': 'astronaut.png', 'chelsea.png': 'chelsea.png',
-      'camera.png': 'camera.png', 'rocket.jpg': 'rocket.jpg', 'coffee.png': 'coffee.png',
+  const service = await startService(
+    {
+      images: {
+        'astronaut.png': 'astronaut.png',
+        'astronaut-copy.png': 'astronaut.png',
+        'chelsea.png': 'chelsea.png',
+        'camera.png': 'camera.png',
+        'rocket.jpg': 'rocket.jpg',
+        'coffee.png': 'coffee.png',
+      },
+      registry: [
+        { id: 'xss-title', title: '<img src=x onerror=alert(1)>', file: 'images/coffee.png', width: 400, height: 400, submitted_at: '2026-11-20 09:30' },
+      ],
     },
-    registry: [{ id: 'xss-title', title: '<img src=x onerror=alert(1)>', file: 'images/coffee.png', width: 400, height: 400, submitted_at: '2026-11-20 09:30' }],
-  }, world.settings);
+    world.settings,
+  );
   const browser = await launchBrowser();
   try {
     const ids = (await service.api('POST', '/api/submissions/reload')).imported as string[];

@@ -1,8 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import {
-  fakeProviderSettings, imageSearchItem, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb, webSearchItem,
-  type FakeGlobalSearch, type FakeLocalLlm, type FakeRegional, type FakeVision, type FakeWeb,
+  fakeProviderSettings,
+  imageSearchItem,
+  startFakeGlobalSearch,
+  startFakeLocalLlm,
+  startFakeRegional,
+  startFakeVision,
+  startFakeWeb,
+  webSearchItem,
+  type FakeGlobalSearch,
+  type FakeLocalLlm,
+  type FakeRegional,
+  type FakeVision,
+  type FakeWeb,
 } from '../fakes/index.js';
 import { fixturePath } from '../helpers/fixtures.js';
 
@@ -25,12 +36,19 @@ export interface WebWorld {
 
 export async function startWebWorld(): Promise<WebWorld> {
   const [web, vision, regional, globalSearch, llm] = await Promise.all([
-    startFakeWeb(), startFakeVision(), startFakeRegional(), startFakeGlobalSearch(), startFakeLocalLlm(),
+    startFakeWeb(),
+    startFakeVision(),
+    startFakeRegional(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
   ]);
   const copy = web.addImage('/photos/astronaut.jpg', await sharp(fixturePath('astronaut.png')).jpeg({ quality: 80 }).toBuffer(), 'image/jpeg');
   const mirrored = web.addImage('/photos/astronaut-mirrored.png', await sharp(fixturePath('astronaut.png')).flop().png().toBuffer());
   const rocket = web.addImage('/photos/rocket.jpg', await readFile(fixturePath('rocket.jpg')), 'image/jpeg');
-  const gallery = web.addPage('/gallery', `<!doctype html><html><head><title>Gallery</title><meta property="og:image" content="${copy}"></head><body><img src="${copy}"></body></html>`);
+  const gallery = web.addPage(
+    '/gallery',
+    `<!doctype html><html><head><title>Gallery</title><meta property="og:image" content="${copy}"></head><body><img src="${copy}"></body></html>`,
+  );
 
   vision.detection = {
     webEntities: [{ entityId: '/m/shuttle', description: 'Space Shuttle mission crew', score: 0.8 }],
@@ -58,7 +76,12 @@ export async function startWebWorld(): Promise<WebWorld> {
     SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
   };
   return {
-    web, vision, regional, globalSearch, llm, settings,
+    web,
+    vision,
+    regional,
+    globalSearch,
+    llm,
+    settings,
     async close() {
       await Promise.all([web.close(), vision.close(), regional.close(), globalSearch.close(), llm.close()]);
     },

@@ -38,7 +38,13 @@ const PAGE_HEADERS = { 'content-type': 'text/html; charset=utf-8', date: 'Tue, 0
 const allFakes = () => [regional, vision, search, llm, web];
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  [regional, vision, search, llm, web] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeWeb(),
+  ]);
   copy = await reencoded('camera.png', 60);
 });
 afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
@@ -59,7 +65,11 @@ beforeEach(() => {
 });
 afterEach(async () => env?.dispose());
 
-const settings = (overrides: Record<string, string> = {}) => ({ ...fakeProviderSettings({ regional, vision, search, llm }), SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', ...overrides });
+const settings = (overrides: Record<string, string> = {}) => ({
+  ...fakeProviderSettings({ regional, vision, search, llm }),
+  SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
+  ...overrides,
+});
 
 async function enrichCamera() {
   env = await createTestEnv(settings());
@@ -105,7 +115,13 @@ describe('page capture in enrichment', () => {
     const review = await enrichCamera();
     const gone = review.evidence.find((e) => e.group === 'web_match' && e.url === web.urlFor('/gone'))!;
     const failure = review.evidence.find((e) => e.kind === 'page_capture_failed')!;
-    expect(failure).toMatchObject({ group: 'failures', source: 'global_vision', url: web.urlFor('/gone'), source_evidence_ids: [gone.id], counts_toward_score: false });
+    expect(failure).toMatchObject({
+      group: 'failures',
+      source: 'global_vision',
+      url: web.urlFor('/gone'),
+      source_evidence_ids: [gone.id],
+      counts_toward_score: false,
+    });
     expect(failure.error).toEqual({ code: 'http_error', message: 'the server answered HTTP 404' });
     expect(review.submission.enrichment_status).toBe('done');
     // The other page was kept and the summary was still written after the failure.
@@ -143,9 +159,20 @@ describe('page capture on request', () => {
     expect(response.status).toBe(200);
     const answer = await response.json();
     expect(answer.evidence_added).toEqual([]);
-    expect(answer.capture).toMatchObject({ evidence_id: related.id, final_url: web.urlFor('/article-final'), http_status: 200, sha256: sha256(ARTICLE), media_url: `/api/captures/${answer.capture.id}` });
+    expect(answer.capture).toMatchObject({
+      evidence_id: related.id,
+      final_url: web.urlFor('/article-final'),
+      http_status: 200,
+      sha256: sha256(ARTICLE),
+      media_url: `/api/captures/${answer.capture.id}`,
+    });
     const [event] = (await (await env.call('GET', '/api/audit-events?limit=1')).json()).events;
-    expect(event).toMatchObject({ action: 'evidence.capture', target_type: 'evidence', target_id: related.id, details: { submission_id: 'camera', capture_id: answer.capture.id, sha256: sha256(ARTICLE) } });
+    expect(event).toMatchObject({
+      action: 'evidence.capture',
+      target_type: 'evidence',
+      target_id: related.id,
+      details: { submission_id: 'camera', capture_id: answer.capture.id, sha256: sha256(ARTICLE) },
+    });
     expect(event.actor.type).toBe('admin_token');
 
     const summary = review.evidence.find((e) => e.kind === 'summary')!;
@@ -165,7 +192,12 @@ describe('page capture on request', () => {
     const answer = await (await env.call('POST', `/api/evidence/${related.id}/capture`)).json();
     expect(answer.capture).toBeNull();
     expect(answer.evidence_added).toHaveLength(1);
-    expect(answer.evidence_added[0]).toMatchObject({ kind: 'page_capture_failed', group: 'failures', source_evidence_ids: [related.id], error: { code: 'http_error' } });
+    expect(answer.evidence_added[0]).toMatchObject({
+      kind: 'page_capture_failed',
+      group: 'failures',
+      source_evidence_ids: [related.id],
+      error: { code: 'http_error' },
+    });
     expect(await captures()).toEqual(before);
     expect(readFileSync(join(env.dataDir, before[0].media_path!), 'utf8')).toBe(ARTICLE);
     const after = (await (await env.call('GET', '/api/submissions/camera/review')).json()) as { evidence: Evidence[] };
@@ -175,8 +207,13 @@ describe('page capture on request', () => {
   it('captures the page of a match an operator found by manual search, and records a failed one', async () => {
     await enrichCamera();
     const before = (await captures()).length;
-    search.results.image = [imageSearchItem('hand found', web.urlFor('/copy.jpg'), web.urlFor('/article')), imageSearchItem('gone', web.urlFor('/copy.jpg?gone'), web.urlFor('/gone'))];
-    const body = await (await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'cameraman', type: 'image', submission_id: 'camera' })).json();
+    search.results.image = [
+      imageSearchItem('hand found', web.urlFor('/copy.jpg'), web.urlFor('/article')),
+      imageSearchItem('gone', web.urlFor('/copy.jpg?gone'), web.urlFor('/gone')),
+    ];
+    const body = await (
+      await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'cameraman', type: 'image', submission_id: 'camera' })
+    ).json();
     const found = body.evidence.find((e: Evidence) => e.title === 'hand found');
     expect(found).toMatchObject({ group: 'web_match', url: web.urlFor('/article') });
     const kept = (await captures()).filter((c) => c.evidence_id === found.id);
@@ -185,14 +222,19 @@ describe('page capture on request', () => {
     expect(await captures()).toHaveLength(before + 1);
     const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
     expect(review.captures.map((c: { id: string }) => c.id)).toEqual((await captures()).map((c) => c.id));
-    expect(review.captures.find((c: { evidence_id: string }) => c.evidence_id === found.id)).toMatchObject({ sha256: sha256(ARTICLE), media_url: `/api/captures/${kept[0].id}` });
+    expect(review.captures.find((c: { evidence_id: string }) => c.evidence_id === found.id)).toMatchObject({
+      sha256: sha256(ARTICLE),
+      media_url: `/api/captures/${kept[0].id}`,
+    });
     const gone = body.evidence.find((e: Evidence) => e.title === 'gone');
     expect(body.evidence).toContainEqual(expect.objectContaining({ kind: 'page_capture_failed', group: 'failures', source_evidence_ids: [gone.id] }));
   });
 
   it('keeps the download rules: private addresses refused, the size cap enforced', async () => {
     env = await createTestEnv(settings({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'false' }));
-    const [local] = await seedSubmission(env, 'seeded', { evidence: [{ source: 'global_search', kind: 'web_result', group: 'web_related', title: 'inside', url: web.urlFor('/article') }] });
+    const [local] = await seedSubmission(env, 'seeded', {
+      evidence: [{ source: 'global_search', kind: 'web_result', group: 'web_related', title: 'inside', url: web.urlFor('/article') }],
+    });
     const blocked = await (await env.call('POST', `/api/evidence/${local.id}/capture`)).json();
     expect(blocked.capture).toBeNull();
     expect(blocked.evidence_added[0].error.code).toBe('blocked_address');
@@ -201,7 +243,9 @@ describe('page capture on request', () => {
 
     env = await createTestEnv(settings({ SVC_DOWNLOAD_MAX_BYTES: '2048' }));
     web.route('/big', { headers: { 'content-type': 'text/html' }, body: `<p>${'x'.repeat(10_000)}</p>` });
-    const [big] = await seedSubmission(env, 'seeded', { evidence: [{ source: 'regional', kind: 'blog_result', group: 'web_related', title: 'big', url: web.urlFor('/big') }] });
+    const [big] = await seedSubmission(env, 'seeded', {
+      evidence: [{ source: 'regional', kind: 'blog_result', group: 'web_related', title: 'big', url: web.urlFor('/big') }],
+    });
     const tooLarge = await (await env.call('POST', `/api/evidence/${big.id}/capture`)).json();
     expect(tooLarge.evidence_added[0].error.code).toBe('too_large');
     expect(await captures()).toEqual([]);

@@ -48,7 +48,13 @@ const bounds = (quad: [number, number][]) => ({
 });
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  [regional, vision, search, llm, web] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeWeb(),
+  ]);
 });
 afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
 beforeEach(() => {
@@ -59,7 +65,11 @@ afterEach(async () => env?.dispose());
 async function enrichChelsea(candidates: Record<string, Buffer>) {
   for (const [path, bytes] of Object.entries(candidates)) web.addImage(path, bytes, 'image/jpeg');
   vision.detection = { partialMatchingImages: Object.keys(candidates).map((path) => ({ url: web.urlFor(path) })) };
-  env = await createTestEnv({ ...fakeProviderSettings({ regional, vision, search, llm }), SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', SVC_SEARCH_RESULT_COMPARE_LIMIT: '5' });
+  env = await createTestEnv({
+    ...fakeProviderSettings({ regional, vision, search, llm }),
+    SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
+    SVC_SEARCH_RESULT_COMPARE_LIMIT: '5',
+  });
   copyFixture('chelsea.png', env.paths.imagesDir);
   await env.call('POST', '/api/submissions/reload');
   await env.jobs.drain();
@@ -88,14 +98,24 @@ describe('geometric verification of web candidates', () => {
     expect(onPage.right - onPage.left).toBeLessThan(0.9);
 
     const other = evidence('/other-page.jpg');
-    expect(other).toMatchObject({ group: 'web_related', matched: false, match_transform: null, match_similarity: null, match_inliers: null, match_region: null });
+    expect(other).toMatchObject({
+      group: 'web_related',
+      matched: false,
+      match_transform: null,
+      match_similarity: null,
+      match_inliers: null,
+      match_region: null,
+    });
   });
 
   it('confirms a rotated copy and keeps the hash name of a copy the hashes already matched', async () => {
     const rotated = await chelsea().rotate(20, { background: '#ffffff' }).jpeg({ quality: 85 }).toBuffer();
     const mirrored = await chelsea().flop().jpeg({ quality: 85 }).toBuffer();
     const same = await chelsea().jpeg({ quality: 80 }).toBuffer();
-    const mirroredRotated = await sharp(await chelsea().flop().png().toBuffer()).rotate(-15, { background: '#000000' }).jpeg({ quality: 85 }).toBuffer();
+    const mirroredRotated = await sharp(await chelsea().flop().png().toBuffer())
+      .rotate(-15, { background: '#000000' })
+      .jpeg({ quality: 85 })
+      .toBuffer();
     const evidence = await enrichChelsea({ '/rotated.jpg': rotated, '/mirrored.jpg': mirrored, '/same.jpg': same, '/mirrored-rotated.jpg': mirroredRotated });
 
     expect(evidence('/rotated.jpg')).toMatchObject({ group: 'web_match', match_transform: 'geometric' });
@@ -125,14 +145,18 @@ describe('geometric verification of internal candidates near the threshold', () 
 
     const internal = async (id: string) =>
       ((await (await env.call('GET', `/api/submissions/${id}/review`)).json()) as { evidence: Evidence[] }).evidence.filter((e) => e.group === 'internal');
-    for (const [id, other] of [['coffee', 'coffee-turned'], ['coffee-turned', 'coffee']]) {
+    for (const [id, other] of [
+      ['coffee', 'coffee-turned'],
+      ['coffee-turned', 'coffee'],
+    ]) {
       const [match] = await internal(id);
       expect(match).toMatchObject({ matched: true, matched_submission_id: other, match_transform: 'geometric' });
       expect(match.similarity!).toBeGreaterThanOrEqual(0.8);
       expect(match.similarity!).toBeLessThan(0.9);
       expect(match.match_inliers!).toBeGreaterThanOrEqual(20);
       // The turned copy is cut: it shows most of the original, and all of it shows in the original.
-      const [mine, theirs] = id === 'coffee' ? [match.match_region!.submission, match.match_region!.candidate] : [match.match_region!.candidate, match.match_region!.submission];
+      const [mine, theirs] =
+        id === 'coffee' ? [match.match_region!.submission, match.match_region!.candidate] : [match.match_region!.candidate, match.match_region!.submission];
       expect(mine.coverage).toBeGreaterThan(0.6);
       expect(mine.coverage).toBeLessThan(0.9);
       expect(theirs.coverage).toBeGreaterThan(0.95);

@@ -7,8 +7,17 @@ import { createLogger } from '../../lib/log.js';
 import { MAX_LABEL_CHARS, MAX_TITLE_CHARS } from '../../lib/providers/fields.js';
 import { startServer, type RunningServer } from '../../server.js';
 import {
-  fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision, startFakeWeb,
-  type FakeGlobalSearch, type FakeLocalLlm, type FakeRegional, type FakeVision, type FakeWeb,
+  fakeProviderSettings,
+  startFakeGlobalSearch,
+  startFakeLocalLlm,
+  startFakeRegional,
+  startFakeVision,
+  startFakeWeb,
+  type FakeGlobalSearch,
+  type FakeLocalLlm,
+  type FakeRegional,
+  type FakeVision,
+  type FakeWeb,
 } from '../fakes/index.js';
 import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
 import { copyFixture } from '../helpers/fixtures.js';
@@ -27,7 +36,13 @@ const PADDING = 200;
 const ASKED = 20;
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  [regional, vision, search, llm, web] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeWeb(),
+  ]);
   // Every text of the answer is a megabyte of what once made the service quadratic.
   vision.detection = {
     pagesWithMatchingImages: [
@@ -47,7 +62,10 @@ beforeAll(async () => {
   llm.answer = () => `${'['.repeat(HOSTILE)} no citation`;
   dataDir = mkdtempSync(join(tmpdir(), 'svc-hostile-pipeline-'));
   const { config } = buildConfig({
-    SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
+    SVC_DATA_DIR: dataDir,
+    SVC_PORT: '0',
+    SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
     ...fakeProviderSettings({ regional, vision, search, llm }),
   });
   running = await startServer(config, { log: createLogger(config, { silent: true }) });

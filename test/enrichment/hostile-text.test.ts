@@ -11,8 +11,16 @@ import { capText, cleanTitle, httpUrlOrNull, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS,
 import { createGlobalSearchClient } from '../../lib/providers/global-search.js';
 import { createRegionalClient } from '../../lib/providers/regional.js';
 import {
-  FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET,
-  startFakeGlobalSearch, startFakeRegional, startFakeWeb, type FakeGlobalSearch, type FakeRegional, type FakeWeb,
+  FAKE_GLOBAL_SEARCH_API_KEY,
+  FAKE_GLOBAL_SEARCH_CX,
+  FAKE_REGIONAL_CLIENT_ID,
+  FAKE_REGIONAL_CLIENT_SECRET,
+  startFakeGlobalSearch,
+  startFakeRegional,
+  startFakeWeb,
+  type FakeGlobalSearch,
+  type FakeRegional,
+  type FakeWeb,
 } from '../fakes/index.js';
 import { seededRandom } from '../helpers/random.js';
 
@@ -68,7 +76,10 @@ describe('template placeholders in text from the web', () => {
     ];
     for (const [text, expected] of cases) {
       expect(text.length).toBeGreaterThanOrEqual(MB);
-      expect(timed(() => hasTemplatePlaceholder(text)), JSON.stringify(text.slice(0, 12))).toBe(expected);
+      expect(
+        timed(() => hasTemplatePlaceholder(text)),
+        JSON.stringify(text.slice(0, 12)),
+      ).toBe(expected);
     }
   });
 });
@@ -82,12 +93,19 @@ describe('every other step that reads outside text, on a megabyte of its worst c
     expect(timed(() => cleanQueryText(fill('{{ ', '}}')))).toBeNull();
     expect(timed(() => isSpecific(fill('- ')))).toBe(false);
     const hostile = fill('{{');
-    const candidates = timed(() => deriveQueryCandidates({
-      webEntities: [{ entityId: null, score: 1, description: hostile }, { entityId: null, score: 0.5, description: 'Namsan Tower' }],
-      fullMatchingImages: [], partialMatchingImages: [], visuallySimilarImages: [],
-      pagesWithMatchingImages: [{ url: 'https://pages.example/a', pageTitle: fill('${'), score: 1, fullMatchingImages: [], partialMatchingImages: [] }],
-      bestGuessLabels: [{ label: fill('<%'), languageCode: 'en' }],
-    }));
+    const candidates = timed(() =>
+      deriveQueryCandidates({
+        webEntities: [
+          { entityId: null, score: 1, description: hostile },
+          { entityId: null, score: 0.5, description: 'Namsan Tower' },
+        ],
+        fullMatchingImages: [],
+        partialMatchingImages: [],
+        visuallySimilarImages: [],
+        pagesWithMatchingImages: [{ url: 'https://pages.example/a', pageTitle: fill('${'), score: 1, fullMatchingImages: [], partialMatchingImages: [] }],
+        bestGuessLabels: [{ label: fill('<%'), languageCode: 'en' }],
+      }),
+    );
     expect(candidates.map((c) => c.text)).toEqual(['Namsan Tower']);
   });
 
@@ -140,10 +158,18 @@ describe('search answers padded beyond what was asked', () => {
   const snippet = '${'.repeat(1500);
 
   it('keep only the `display` asked for from the regional provider, each title and description cut', async () => {
-    const client = createRegionalClient({
-      baseUrl: regional.url, clientId: FAKE_REGIONAL_CLIENT_ID, clientSecret: FAKE_REGIONAL_CLIENT_SECRET, timeoutMs: 10_000,
-      image: { display: 10, pages: 1, sort: 'sim' }, blog: { display: 7, pages: 1, sort: 'sim' }, web: { display: 5, pages: 1 },
-    }, nodeEgress);
+    const client = createRegionalClient(
+      {
+        baseUrl: regional.url,
+        clientId: FAKE_REGIONAL_CLIENT_ID,
+        clientSecret: FAKE_REGIONAL_CLIENT_SECRET,
+        timeoutMs: 10_000,
+        image: { display: 10, pages: 1, sort: 'sim' },
+        blog: { display: 7, pages: 1, sort: 'sim' },
+        web: { display: 5, pages: 1 },
+      },
+      nodeEgress,
+    );
     const items = Array.from({ length: PADDED }, (_, i) => ({ title, link: `https://pages.example/${i}`, description: snippet }));
     regional.respondOnce({ json: { total: PADDED, start: 1, display: 7, items } });
     const answer = await client.searchBlogs('namsan');
@@ -158,10 +184,17 @@ describe('search answers padded beyond what was asked', () => {
   });
 
   it('keep only the `num` asked for from the custom search, each title and snippet cut', async () => {
-    const client = createGlobalSearchClient({
-      url: search.endpoint, apiKey: FAKE_GLOBAL_SEARCH_API_KEY, cx: FAKE_GLOBAL_SEARCH_CX, timeoutMs: 10_000,
-      image: { results: 10, pages: 1 }, web: { results: 4, pages: 1 },
-    }, nodeEgress);
+    const client = createGlobalSearchClient(
+      {
+        url: search.endpoint,
+        apiKey: FAKE_GLOBAL_SEARCH_API_KEY,
+        cx: FAKE_GLOBAL_SEARCH_CX,
+        timeoutMs: 10_000,
+        image: { results: 10, pages: 1 },
+        web: { results: 4, pages: 1 },
+      },
+      nodeEgress,
+    );
     const items = Array.from({ length: PADDED }, (_, i) => ({ title, link: `https://pages.example/${i}`, snippet }));
     search.respondOnce({ json: { searchInformation: { totalResults: String(PADDED) }, items } });
     const answer = await client.searchWeb('namsan');

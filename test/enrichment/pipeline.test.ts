@@ -35,7 +35,13 @@ const providerEnv = () => ({
 const allFakes = () => [regional, vision, search, llm, web];
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  [regional, vision, search, llm, web] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeWeb(),
+  ]);
   web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
   web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
   web.addImage('/rocket.jpg', await sharp(fixturePath('rocket.jpg')).jpeg().toBuffer(), 'image/jpeg');
@@ -50,7 +56,8 @@ beforeEach(() => {
   for (const f of allFakes()) f.requests.length = 0;
   vision.detection = {};
   // The fakes read these lists in place: empty them, do not replace them.
-  for (const list of [regional.results.image, regional.results.blog, regional.results.webkr, search.results.image, search.results.web] as unknown[][]) list.length = 0;
+  for (const list of [regional.results.image, regional.results.blog, regional.results.webkr, search.results.image, search.results.web] as unknown[][])
+    list.length = 0;
   for (const f of allFakes()) f.reset();
   // The model cites the first evidence id it was given, and adds a claim with no source.
   llm.answer = (prompt) => {
@@ -75,12 +82,20 @@ const byGroup = (review: { evidence: Evidence[] }, group: string) => review.evid
 describe('the whole flow with all four providers', () => {
   beforeEach(() => {
     vision.detection = {
-      pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman on the lawn - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }],
+      pagesWithMatchingImages: [
+        { url: web.urlFor('/article'), pageTitle: 'Cameraman on the lawn - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] },
+      ],
       webEntities: [{ description: 'Cameraman', score: 0.8 }],
       bestGuessLabels: [{ label: 'gentleman' }],
       partialMatchingImages: [{ url: web.urlFor('/coffee.png') }],
     };
-    (regional.results.image as unknown[]).push({ title: '<b>Cameraman</b> photo', link: web.urlFor('/rocket.jpg'), thumbnail: web.urlFor('/rocket.jpg'), sizewidth: '512', sizeheight: '512' });
+    (regional.results.image as unknown[]).push({
+      title: '<b>Cameraman</b> photo',
+      link: web.urlFor('/rocket.jpg'),
+      thumbnail: web.urlFor('/rocket.jpg'),
+      sizewidth: '512',
+      sizeheight: '512',
+    });
     (search.results.image as unknown[]).push(imageSearchItem('Cameraman', web.urlFor('/copy.jpg'), web.urlFor('/article')));
   });
 
@@ -153,7 +168,13 @@ describe('the whole flow with all four providers', () => {
 describe('helper searches', () => {
   beforeEach(() => {
     vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
-    (regional.results.image as unknown[]).push({ title: 'unrelated', link: web.urlFor('/rocket.jpg'), thumbnail: web.urlFor('/rocket.jpg'), sizewidth: '1', sizeheight: '1' });
+    (regional.results.image as unknown[]).push({
+      title: 'unrelated',
+      link: web.urlFor('/rocket.jpg'),
+      thumbnail: web.urlFor('/rocket.jpg'),
+      sizewidth: '1',
+      sizeheight: '1',
+    });
   });
 
   it('runs blog and custom web search, then web documents, with 이미지 appended, and finds page images', async () => {
@@ -172,7 +193,9 @@ describe('helper searches', () => {
   it('stops before web documents when a blog page holds the image', async () => {
     (regional.results.blog as unknown[]).push({ title: 'copied here', link: web.urlFor('/blog-with-copy'), description: 'a post' });
     const review = await reloadAndRun();
-    expect(byGroup(review, 'web_match')).toEqual([expect.objectContaining({ kind: 'blog_result', image_url: web.urlFor('/copy.jpg'), url: web.urlFor('/blog-with-copy') })]);
+    expect(byGroup(review, 'web_match')).toEqual([
+      expect.objectContaining({ kind: 'blog_result', image_url: web.urlFor('/copy.jpg'), url: web.urlFor('/blog-with-copy') }),
+    ]);
     expect(regional.searches('webkr')).toHaveLength(0);
   });
 });
@@ -210,7 +233,14 @@ describe('failures and limits', () => {
 
   it('compares at most the compare limit per search and the page-image limit per page', async () => {
     vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
-    for (let i = 0; i < 5; i++) (regional.results.image as unknown[]).push({ title: `r${i}`, link: web.urlFor(`/rocket.jpg?n=${i}`), thumbnail: web.urlFor('/rocket.jpg'), sizewidth: '1', sizeheight: '1' });
+    for (let i = 0; i < 5; i++)
+      (regional.results.image as unknown[]).push({
+        title: `r${i}`,
+        link: web.urlFor(`/rocket.jpg?n=${i}`),
+        thumbnail: web.urlFor('/rocket.jpg'),
+        sizewidth: '1',
+        sizeheight: '1',
+      });
     web.addPage('/many-images', `<html><body>${[1, 2, 3, 4, 5].map((i) => `<img src="/coffee.png?n=${i}">`).join('')}</body></html>`);
     (regional.results.blog as unknown[]).push({ title: 'many', link: web.urlFor('/many-images'), description: 'a post' });
     await reloadAndRun({ SVC_SEARCH_RESULT_COMPARE_LIMIT: '2', SVC_SEARCH_RESULT_PAGE_IMAGE_LIMIT: '1' });
@@ -240,7 +270,10 @@ describe('failures and limits', () => {
   });
 
   it('never exceeds a daily limit, even with concurrent jobs', async () => {
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }], webEntities: [{ description: 'Lawn mower' }, { description: 'Tripod camera' }] };
+    vision.detection = {
+      pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }],
+      webEntities: [{ description: 'Lawn mower' }, { description: 'Tripod camera' }],
+    };
     env = await createTestEnv({ ...providerEnv(), SVC_REGIONAL_DAILY_LIMIT: '3', SVC_ENRICH_CONCURRENCY: '4' });
     for (const name of ['camera.png', 'astronaut.png', 'coffee.png', 'rocket.jpg']) copyFixture(name, env.paths.imagesDir);
     await env.call('POST', '/api/submissions/reload');
@@ -260,15 +293,17 @@ describe('failures and limits', () => {
     await env.jobs.drain();
     for (const f of allFakes()) expect(f.requests).toHaveLength(0);
     const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
-    expect(byGroup(review, 'failures').map((f) => f.error)).toEqual([
-      { code: 'provider_disabled', message: 'global_vision is disabled: emergency disable' },
-    ]);
+    expect(byGroup(review, 'failures').map((f) => f.error)).toEqual([{ code: 'provider_disabled', message: 'global_vision is disabled: emergency disable' }]);
   });
 });
 
 describe('secrets', () => {
   it('never appear in evidence, provider diagnostics or audit events, even when a provider echoes them', async () => {
-    const secrets = { GLOBAL_VISION_API_KEY: 'wrong-vision-key-Zq81', REGIONAL_CLIENT_SECRET: 'wrong-regional-secret-Pz90', GLOBAL_CUSTOM_SEARCH_API_KEY: 'wrong-search-key-Lk72' };
+    const secrets = {
+      GLOBAL_VISION_API_KEY: 'wrong-vision-key-Zq81',
+      REGIONAL_CLIENT_SECRET: 'wrong-regional-secret-Pz90',
+      GLOBAL_CUSTOM_SEARCH_API_KEY: 'wrong-search-key-Lk72',
+    };
     vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
     search.respondWith((request) => ({ status: 400, json: { error: { message: `API key not valid: ${request.query.key}` } } }));
     env = await createTestEnv({ ...providerEnv(), ...secrets });
@@ -276,11 +311,17 @@ describe('secrets', () => {
     await env.call('POST', '/api/submissions/reload');
     await env.jobs.drain();
     await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'camera' });
-    const shown = await Promise.all(['/api/submissions/camera/review', '/api/providers', '/api/providers/health', '/api/audit-events', '/api/bootstrap', '/api/jobs'].map(async (path) => (await env.call('GET', path)).text()));
+    const shown = await Promise.all(
+      ['/api/submissions/camera/review', '/api/providers', '/api/providers/health', '/api/audit-events', '/api/bootstrap', '/api/jobs'].map(async (path) =>
+        (await env.call('GET', path)).text(),
+      ),
+    );
     const failures = JSON.parse(shown[0]).evidence.filter((e: Evidence) => e.group === 'failures');
     expect(failures.length).toBeGreaterThanOrEqual(1);
     for (const text of shown) for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
-    const stored = JSON.stringify((await env.db.prepare('SELECT * FROM evidence').all()).results) + JSON.stringify((await env.db.prepare('SELECT * FROM providers').all()).results);
+    const stored =
+      JSON.stringify((await env.db.prepare('SELECT * FROM evidence').all()).results) +
+      JSON.stringify((await env.db.prepare('SELECT * FROM providers').all()).results);
     for (const secret of Object.values(secrets)) expect(stored).not.toContain(secret);
     expect(search.requests.some((r) => r.query.key === secrets.GLOBAL_CUSTOM_SEARCH_API_KEY)).toBe(true);
   });
@@ -288,7 +329,10 @@ describe('secrets', () => {
 
 describe('re-analysis', () => {
   it('adds face-crop web evidence, marked and never scored, and a new summary', async () => {
-    vision.detection = (image) => (image.length < 40000 ? { pagesWithMatchingImages: [{ url: web.urlFor('/face'), pageTitle: 'Face page Cameraman portrait' }] } : { webEntities: [{ description: 'Cameraman' }] });
+    vision.detection = (image) =>
+      image.length < 40000
+        ? { pagesWithMatchingImages: [{ url: web.urlFor('/face'), pageTitle: 'Face page Cameraman portrait' }] }
+        : { webEntities: [{ description: 'Cameraman' }] };
     await reloadAndRun();
     const before = (await (await env.call('GET', '/api/submissions/camera/review')).json()).submission.risk;
     vision.requests.length = 0;
@@ -322,13 +366,21 @@ describe('re-analysis', () => {
 
 describe('manual search', () => {
   it('sends only the text query and attaches verified results to a submission', async () => {
-    (regional.results.image as unknown[]).push({ title: 'found <b>it</b>', link: web.urlFor('/copy.jpg'), thumbnail: web.urlFor('/copy.jpg'), sizewidth: '1', sizeheight: '1' });
+    (regional.results.image as unknown[]).push({
+      title: 'found <b>it</b>',
+      link: web.urlFor('/copy.jpg'),
+      thumbnail: web.urlFor('/copy.jpg'),
+      sizewidth: '1',
+      sizeheight: '1',
+    });
     await reloadAndRun();
     regional.requests.length = 0;
     const res = await env.call('POST', '/api/search/manual', { provider: 'regional', query: '카메라 사진', type: 'image', submission_id: 'camera' });
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body.results).toEqual([{ title: 'found it', url: web.urlFor('/copy.jpg'), image_url: web.urlFor('/copy.jpg'), thumbnail_url: web.urlFor('/copy.jpg') }]);
+    expect(body.results).toEqual([
+      { title: 'found it', url: web.urlFor('/copy.jpg'), image_url: web.urlFor('/copy.jpg'), thumbnail_url: web.urlFor('/copy.jpg') },
+    ]);
     expect(body.evidence).toEqual([expect.objectContaining({ group: 'web_match', query: '카메라 사진', matched: true })]);
     expect(regional.requests).toHaveLength(1);
     expect(regional.requests[0].query.query).toBe('카메라 사진');
@@ -336,12 +388,21 @@ describe('manual search', () => {
   });
 
   it('answers 409 when the submitted file is gone and a result has an image to verify, storing nothing', async () => {
-    (regional.results.image as unknown[]).push({ title: 'found', link: web.urlFor('/copy.jpg'), thumbnail: web.urlFor('/copy.jpg'), sizewidth: '1', sizeheight: '1' });
+    (regional.results.image as unknown[]).push({
+      title: 'found',
+      link: web.urlFor('/copy.jpg'),
+      thumbnail: web.urlFor('/copy.jpg'),
+      sizewidth: '1',
+      sizeheight: '1',
+    });
     const before = await reloadAndRun();
     rmSync(join(env.paths.imagesDir, 'camera.png'));
     const res = await env.call('POST', '/api/search/manual', { provider: 'regional', query: '카메라 사진', type: 'image', submission_id: 'camera' });
     expect(res.status).toBe(409);
-    expect((await res.json()).error).toEqual({ code: 'conflict', message: 'the submitted file images/camera.png is gone: the results cannot be verified against it' });
+    expect((await res.json()).error).toEqual({
+      code: 'conflict',
+      message: 'the submitted file images/camera.png is gone: the results cannot be verified against it',
+    });
     const after = await (await env.call('GET', '/api/submissions/camera/review')).json();
     expect(after.evidence).toEqual(before.evidence);
   });
@@ -373,7 +434,8 @@ describe('a provider answer of every bad kind', () => {
       const res = await env.call('POST', '/api/submissions/camera/rerun-enrichment');
       expect(res.status).toBe(200);
     }
-    const failures = (await env.db.prepare("SELECT COUNT(*) AS n FROM evidence WHERE group_key = 'failures' AND source = 'regional'").first<{ n: number }>())!.n;
+    const failures = (await env.db.prepare("SELECT COUNT(*) AS n FROM evidence WHERE group_key = 'failures' AND source = 'regional'").first<{ n: number }>())!
+      .n;
     expect(failures).toBeGreaterThanOrEqual(1);
     expect((await env.call('GET', '/health')).status).toBe(200);
   });

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  cleanQueryText,
-  deriveQueryCandidates,
-  hasBrokenEncoding,
-  helperSearchQueries,
-  imageSearchQueries,
-} from '../../lib/enrichment/queries.js';
+import { cleanQueryText, deriveQueryCandidates, hasBrokenEncoding, helperSearchQueries, imageSearchQueries } from '../../lib/enrichment/queries.js';
 import type { WebDetection } from '../../lib/providers/global-vision.js';
 
 function detection(parts: { titles?: string[]; entities?: [string, number][]; labels?: string[] } = {}): WebDetection {
@@ -30,7 +24,14 @@ const texts = (d: WebDetection, faces: WebDetection[] = []) => deriveQueryCandid
 describe('query derivation', () => {
   it('puts page titles and entities first, taken in turn, entities by score, ahead of the best-guess label', () => {
     const candidates = deriveQueryCandidates(
-      detection({ titles: ['Saturn V launch', 'Apollo 11 mission'], entities: [['Kennedy Space Center', 0.3], ['Saturn V', 0.9]], labels: ['saturn v rocket'] }),
+      detection({
+        titles: ['Saturn V launch', 'Apollo 11 mission'],
+        entities: [
+          ['Kennedy Space Center', 0.3],
+          ['Saturn V', 0.9],
+        ],
+        labels: ['saturn v rocket'],
+      }),
     );
     expect(candidates.map((c) => [c.text, c.origin, c.priority])).toEqual([
       ['Saturn V launch', 'page_title', 'high'],
@@ -53,11 +54,28 @@ describe('query derivation', () => {
   });
 
   it('drops titles and entities that are only generic words', () => {
-    expect(texts(detection({ titles: ['Photo', 'Image'], entities: [['Person', 0.9], ['Stock photography', 0.8], ['Gentleman', 0.7]] }))).toEqual([]);
+    expect(
+      texts(
+        detection({
+          titles: ['Photo', 'Image'],
+          entities: [
+            ['Person', 0.9],
+            ['Stock photography', 0.8],
+            ['Gentleman', 0.7],
+          ],
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it('reuses face-region evidence at low priority, after everything else, and only when specific', () => {
-    const face = detection({ titles: ['Portrait', 'Neil Armstrong interview'], entities: [['Man', 0.9], ['Neil Armstrong', 0.8]] });
+    const face = detection({
+      titles: ['Portrait', 'Neil Armstrong interview'],
+      entities: [
+        ['Man', 0.9],
+        ['Neil Armstrong', 0.8],
+      ],
+    });
     const candidates = deriveQueryCandidates(detection({ titles: ['Moon landing'], labels: ['astronaut suit'] }), [face]);
     expect(candidates.map((c) => [c.text, c.origin, c.priority])).toEqual([
       ['Moon landing', 'page_title', 'high'],

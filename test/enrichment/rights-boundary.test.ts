@@ -60,7 +60,11 @@ async function imageWithRights(): Promise<Buffer> {
     `photoshop:Credit="${MARKERS.credit}"><dc:creator><rdf:Seq><rdf:li>${MARKERS.xmpCreator}</rdf:li></rdf:Seq></dc:creator>` +
     `<dc:rights><rdf:Alt><rdf:li xml:lang="x-default">${MARKERS.xmpRights}</rdf:li></rdf:Alt></dc:rights>` +
     `<xmpRights:WebStatement>${MARKERS.webStatement}</xmpRights:WebStatement></rdf:Description></rdf:RDF></x:xmpmeta>`;
-  const jpeg = await sharp(fixturePath('rocket.jpg')).withExif({ IFD0: { Artist: MARKERS.artist, Copyright: MARKERS.copyright } }).withXmp(xmp).jpeg().toBuffer();
+  const jpeg = await sharp(fixturePath('rocket.jpg'))
+    .withExif({ IFD0: { Artist: MARKERS.artist, Copyright: MARKERS.copyright } })
+    .withXmp(xmp)
+    .jpeg()
+    .toBuffer();
   return Buffer.concat([jpeg.subarray(0, 2), app13([[80, MARKERS.byline]]), jpeg.subarray(2)]);
 }
 
@@ -72,9 +76,18 @@ let web: FakeWeb;
 let env: TestEnv;
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  [regional, vision, search, llm, web] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeWeb(),
+  ]);
   web.addPage('/article', '<html><body>article</body></html>');
-  vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Rocket launch gallery' }], webEntities: [{ description: 'Rocket', score: 0.7 }] };
+  vision.detection = {
+    pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Rocket launch gallery' }],
+    webEntities: [{ description: 'Rocket', score: 0.7 }],
+  };
   // The model cites every id it was given.
   llm.answer = (prompt) => [...prompt.matchAll(/"id":"(ev_[a-z0-9]+)"/g)].map((m) => `근거가 있습니다 [${m[1]}].`).join(' ');
 });
@@ -87,14 +100,29 @@ async function run(entries: { id: string; file: string; submitter?: string }[], 
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(env.paths.imagesDir, name), bytes);
   writeFileSync(
     env.paths.registryFile,
-    JSON.stringify(entries.map((e) => ({ id: e.id, title: `Title ${e.id}`, file: e.file, width: 1, height: 1, submitted_at: '2026-11-20 10:00', ...(e.submitter ? { submitter: e.submitter } : {}) }))),
+    JSON.stringify(
+      entries.map((e) => ({
+        id: e.id,
+        title: `Title ${e.id}`,
+        file: e.file,
+        width: 1,
+        height: 1,
+        submitted_at: '2026-11-20 10:00',
+        ...(e.submitter ? { submitter: e.submitter } : {}),
+      })),
+    ),
   );
   const report = await (await env.call('POST', '/api/submissions/reload')).json();
   expect(report.rejected).toEqual([]);
   await env.jobs.drain();
 }
 
-const review = async (id: string) => (await env.call('GET', `/api/submissions/${id}/review`)).json() as Promise<{ submission: { risk: { score: number; level: string; signals: { code: string; label: string; weight: number; evidence_ids: string[] }[] } }; evidence: Evidence[]; groups: { key: string; label: string; evidence_ids: string[] }[] }>;
+const review = async (id: string) =>
+  (await env.call('GET', `/api/submissions/${id}/review`)).json() as Promise<{
+    submission: { risk: { score: number; level: string; signals: { code: string; label: string; weight: number; evidence_ids: string[] }[] } };
+    evidence: Evidence[];
+    groups: { key: string; label: string; evidence_ids: string[] }[];
+  }>;
 
 describe('rights metadata of the submitted file', () => {
   it('is stored as local evidence in its own group, with a medium-risk signal when the submitter is someone else', async () => {
@@ -159,7 +187,9 @@ describe('rights metadata of the submitted file', () => {
   });
 
   it('follows a new submitter in the registry without a new analysis, and refuses one over 200 characters', async () => {
-    const entry = (submitter: string) => [{ id: 'SUB-1', title: 'Title SUB-1', file: 'images/rights.jpg', width: 1, height: 1, submitted_at: '2026-11-20 10:00', submitter }];
+    const entry = (submitter: string) => [
+      { id: 'SUB-1', title: 'Title SUB-1', file: 'images/rights.jpg', width: 1, height: 1, submitted_at: '2026-11-20 10:00', submitter },
+    ];
     await run([{ id: 'SUB-1', file: 'images/rights.jpg', submitter: 'Some Other Person' }], { 'rights.jpg': await imageWithRights() });
     const before = (await review('SUB-1')).evidence.find((e) => e.group === 'rights')!;
     expect(before.kind).toBe('rights_metadata_mismatch');

@@ -57,9 +57,7 @@ export function webSearchItem(title: string, pageUrl: string, pageImage?: string
   };
 }
 
-export async function startFakeGlobalSearch(
-  credentials: { apiKey?: string; cx?: string } = {},
-): Promise<FakeGlobalSearch> {
+export async function startFakeGlobalSearch(credentials: { apiKey?: string; cx?: string } = {}): Promise<FakeGlobalSearch> {
   const apiKey = credentials.apiKey ?? FAKE_GLOBAL_SEARCH_API_KEY;
   const cx = credentials.cx ?? FAKE_GLOBAL_SEARCH_CX;
   const results: FakeGlobalSearch['results'] = { image: [], web: [] };
@@ -96,7 +94,6 @@ export async function startFakeGlobalSearch(
   return Object.assign(server, {
     endpoint: `${server.url}${PATH}`,
     results,
-    searches: (type: 'image' | 'web') =>
-      server.requests.filter((r) => r.path === PATH && (r.query.searchType === 'image') === (type === 'image')),
+    searches: (type: 'image' | 'web') => server.requests.filter((r) => r.path === PATH && (r.query.searchType === 'image') === (type === 'image')),
   });
 }

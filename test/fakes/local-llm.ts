@@ -37,9 +37,7 @@ export async function startFakeLocalLlm(): Promise<FakeLocalLlm> {
   fake = Object.assign(server, {
     answer: FAKE_LLM_ANSWER as FakeLocalLlm['answer'],
     prompts: () =>
-      server.requests
-        .map((r) => (r.json as { prompt?: unknown } | undefined)?.prompt)
-        .filter((prompt): prompt is string => typeof prompt === 'string'),
+      server.requests.map((r) => (r.json as { prompt?: unknown } | undefined)?.prompt).filter((prompt): prompt is string => typeof prompt === 'string'),
   });
   return fake;
 }

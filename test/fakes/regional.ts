@@ -35,9 +35,7 @@ const error = (status: number, errorCode: string, errorMessage: string): FakeRes
   json: { errorMessage, errorCode },
 });
 
-export async function startFakeRegional(
-  credentials: { clientId?: string; clientSecret?: string } = {},
-): Promise<FakeRegional> {
+export async function startFakeRegional(credentials: { clientId?: string; clientSecret?: string } = {}): Promise<FakeRegional> {
   const clientId = credentials.clientId ?? FAKE_REGIONAL_CLIENT_ID;
   const clientSecret = credentials.clientSecret ?? FAKE_REGIONAL_CLIENT_SECRET;
   const results: FakeRegional['results'] = { image: [], blog: [], webkr: [] };

@@ -4,7 +4,12 @@ import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, type FakeRegional
 import { FAKE_VISION_API_KEY, type FakeVision } from './vision.js';
 
 /** The service's provider settings pointed at the four fakes, with the keys they accept. */
-export function fakeProviderSettings(fakes: { regional: FakeRegional; vision: FakeVision; search: FakeGlobalSearch; llm: FakeLocalLlm }): Record<string, string> {
+export function fakeProviderSettings(fakes: {
+  regional: FakeRegional;
+  vision: FakeVision;
+  search: FakeGlobalSearch;
+  llm: FakeLocalLlm;
+}): Record<string, string> {
   return {
     REGIONAL_API_URL: fakes.regional.url,
     REGIONAL_CLIENT_ID: FAKE_REGIONAL_CLIENT_ID,

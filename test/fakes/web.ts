@@ -31,8 +31,7 @@ export async function startFakeWeb(): Promise<FakeWeb> {
     urlFor,
     route: (path: string, responder: Responder) => void route(path, responder),
     addImage: (path: string, bytes: Buffer, contentType = 'image/png') => route(path, { headers: { 'content-type': contentType }, body: bytes }),
-    addPage: (path: string, html: string, contentType = 'text/html; charset=utf-8') =>
-      route(path, { headers: { 'content-type': contentType }, body: html }),
+    addPage: (path: string, html: string, contentType = 'text/html; charset=utf-8') => route(path, { headers: { 'content-type': contentType }, body: html }),
     addRedirect: (path: string, location: string, status = 302) => route(path, { status, headers: { location } }),
   });
 }

@@ -56,7 +56,8 @@ describe('config', () => {
   });
 
   it('accepts booleans in every documented spelling, in any case', () => {
-    for (const yes of ['true', 'TRUE', '1', 'yes', 'On']) expect(buildConfig({ SVC_GLOBAL_FACE_CROP_SEARCH: yes }).config.SVC_GLOBAL_FACE_CROP_SEARCH).toBe(true);
+    for (const yes of ['true', 'TRUE', '1', 'yes', 'On'])
+      expect(buildConfig({ SVC_GLOBAL_FACE_CROP_SEARCH: yes }).config.SVC_GLOBAL_FACE_CROP_SEARCH).toBe(true);
     for (const no of ['false', '0', 'NO', 'off']) expect(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: no }).config.SVC_ALLOW_PRIVATE_DOWNLOADS).toBe(false);
   });
 

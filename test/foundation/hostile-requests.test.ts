@@ -36,7 +36,11 @@ function rawRequest(text: string): Promise<{ status: number; headers: string; bo
       const [head, ...rest] = answer.split('\r\n\r\n');
       let body = rest.join('\r\n\r\n');
       // A chunked answer: keep only the chunk data.
-      if (/transfer-encoding: chunked/i.test(head)) body = body.split('\r\n').filter((_, i) => i % 2 === 1).join('');
+      if (/transfer-encoding: chunked/i.test(head))
+        body = body
+          .split('\r\n')
+          .filter((_, i) => i % 2 === 1)
+          .join('');
       resolve({ status: Number(head.split(' ')[1]), headers: head, body });
     });
   });
@@ -51,10 +55,13 @@ function expectContractError(answer: { status: number; headers: string; body: st
 }
 
 describe('requests the router never sees in a usable form', () => {
-  it.each(['[::1', 'a b', '127.0.0.1:99999', '%00', 'exa mple.com:80'])('a malformed Host header %j gets a 400 with the error shape, no stack', async (host) => {
-    const answer = await rawRequest(`GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-    expectContractError(answer, 400, 'invalid_request');
-  });
+  it.each(['[::1', 'a b', '127.0.0.1:99999', '%00', 'exa mple.com:80'])(
+    'a malformed Host header %j gets a 400 with the error shape, no stack',
+    async (host) => {
+      const answer = await rawRequest(`GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      expectContractError(answer, 400, 'invalid_request');
+    },
+  );
 
   it('the same malformed Host on an API route and on media is refused the same way', async () => {
     expectContractError(await rawRequest('POST /api/submissions/reload HTTP/1.1\r\nHost: [::1\r\nConnection: close\r\n\r\n'), 400, 'invalid_request');
@@ -78,7 +85,11 @@ describe('requests the router never sees in a usable form', () => {
 
   it('a request target that is not a path, and headers too large, get the error shape', async () => {
     expectContractError(await rawRequest('GET http://[::1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'), 404, 'not_found');
-    expectContractError(await rawRequest(`GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`), 413, 'payload_too_large');
+    expectContractError(
+      await rawRequest(`GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('keeps answering normally after all of the above', async () => {

@@ -26,7 +26,11 @@ describe('bad request bodies', () => {
   });
 
   it('refuses a wrong content type with 415', async () => {
-    await expectError(await env.call('PATCH', '/api/providers/regional', 'enabled=false', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    await expectError(
+      await env.call('PATCH', '/api/providers/regional', 'enabled=false', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported_media_type',
+    );
   });
 
   it('refuses a body over the limit with 413, declared or streamed', async () => {
@@ -40,7 +44,12 @@ describe('bad request bodies', () => {
     });
     const { createRouter } = await import('../../functions/router.js');
     const res = await createRouter().fetch(
-      new Request('http://127.0.0.1/api/providers/regional', { method: 'PATCH', body: stream, headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, duplex: 'half' } as RequestInit) as never,
+      new Request('http://127.0.0.1/api/providers/regional', {
+        method: 'PATCH',
+        body: stream,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+        duplex: 'half',
+      } as RequestInit) as never,
       env,
     );
     await expectError(res, 413, 'payload_too_large');

@@ -16,6 +16,11 @@ describe('the log', () => {
     log.error('provider failed', { url: 'https://vision.example/v1/images:annotate?key=vision-key-7y', header: 'regional-secret-9x' });
     expect(written).toHaveLength(1);
     const line = JSON.parse(written[0]);
-    expect(line).toMatchObject({ level: 'error', message: 'provider failed', url: 'https://vision.example/v1/images:annotate?key=[redacted]', header: '[redacted]' });
+    expect(line).toMatchObject({
+      level: 'error',
+      message: 'provider failed',
+      url: 'https://vision.example/v1/images:annotate?key=[redacted]',
+      header: '[redacted]',
+    });
   });
 });

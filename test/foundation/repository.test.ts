@@ -7,7 +7,13 @@ import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { openSqlite } from '../../lib/db/sqlite.js';
 import { auditStatement, listAuditEvents } from '../../lib/repo/audit.js';
-import { addPageCapture, clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths, listPageCaptureRows } from '../../lib/repo/captures.js';
+import {
+  addPageCapture,
+  clearPageCaptureMediaStatement,
+  listExpiredPageCaptures,
+  listPageCaptureMediaPaths,
+  listPageCaptureRows,
+} from '../../lib/repo/captures.js';
 import { addEvidence, listEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
 import { claimNextJob, enqueueJobStatement, finishJob, listJobs, requeueInterruptedJobs } from '../../lib/repo/jobs.js';
 import { getKnowledgeEntryForSubmission, upsertAttentionCandidateStatement } from '../../lib/repo/knowledge.js';
@@ -88,13 +94,32 @@ describe.each(backends)('repository on $name', (backend) => {
   it('keeps page captures, and lets retention pass over those of a decided case or a watched entry', async () => {
     for (const id of ['open', 'decided', 'watched']) await upsertSubmissionStatement(db, submission(id), NOW).run();
     await db.prepare("UPDATE submissions SET decision = '보류', decided_at = ? WHERE id = 'decided'").bind(NOW).run();
-    await upsertAttentionCandidateStatement(db, { submission_id: 'watched', phash: '0'.repeat(16), fingerprints: null, evidence_ids: [], decision: '반려' }, NOW).run();
+    await upsertAttentionCandidateStatement(
+      db,
+      { submission_id: 'watched', phash: '0'.repeat(16), fingerprints: null, evidence_ids: [], decision: '반려' },
+      NOW,
+    ).run();
     const capture = async (submissionId: string, fetchedAt: string) => {
-      const [e] = await addEvidence(db, submissionId, [{ source: 'global_search', kind: 'web_result', group: 'web_match', url: 'https://example.org/p', matched: true }], NOW);
+      const [e] = await addEvidence(
+        db,
+        submissionId,
+        [{ source: 'global_search', kind: 'web_result', group: 'web_match', url: 'https://example.org/p', matched: true }],
+        NOW,
+      );
       return addPageCapture(db, {
-        evidence_id: e.id, submission_id: submissionId, page_url: 'https://example.org/p', final_url: 'https://example.org/p?x', http_status: 200,
-        content_type: 'text/html', date_header: null, last_modified: null, bytes: 10, sha256: 'cd'.repeat(32), media_path: `evidence/${submissionId}/pages/a.html`,
-        image_sha256: null, fetched_at: fetchedAt,
+        evidence_id: e.id,
+        submission_id: submissionId,
+        page_url: 'https://example.org/p',
+        final_url: 'https://example.org/p?x',
+        http_status: 200,
+        content_type: 'text/html',
+        date_header: null,
+        last_modified: null,
+        bytes: 10,
+        sha256: 'cd'.repeat(32),
+        media_path: `evidence/${submissionId}/pages/a.html`,
+        image_sha256: null,
+        fetched_at: fetchedAt,
       });
     };
     const old = await capture('open', '2026-01-01T00:00:00.000Z');
@@ -105,7 +130,11 @@ describe.each(backends)('repository on $name', (backend) => {
     expect(await listExpiredPageCaptures(db, '2026-06-01T00:00:00.000Z')).toEqual([{ id: old.id, media_path: 'evidence/open/pages/a.html' }]);
     await clearPageCaptureMediaStatement(db, old.id).run();
     expect(await listExpiredPageCaptures(db, '2026-06-01T00:00:00.000Z')).toEqual([]);
-    expect((await listPageCaptureMediaPaths(db)).sort()).toEqual(['evidence/decided/pages/a.html', 'evidence/open/pages/a.html', 'evidence/watched/pages/a.html']);
+    expect((await listPageCaptureMediaPaths(db)).sort()).toEqual([
+      'evidence/decided/pages/a.html',
+      'evidence/open/pages/a.html',
+      'evidence/watched/pages/a.html',
+    ]);
     // A capture belongs to its evidence: deleting the case takes both.
     await db.prepare("DELETE FROM submissions WHERE id = 'open'").run();
     expect(await listPageCaptureRows(db, 'open')).toEqual([]);
@@ -171,24 +200,49 @@ describe.each(backends)('repository on $name', (backend) => {
     await db.batch([
       upsertSubmissionStatement(db, { ...submission('plain'), file: 'images/plain.png' }, NOW),
       upsertSubmissionStatement(db, { ...submission('odd'), file: 'images/사진 #1.png' }, NOW),
-      db.prepare(
-        `UPDATE submissions SET thumb_path = 'thumbs/odd.jpg', faces = '[{"box":{"x":1,"y":2,"width":3,"height":4},"score":0.9}]', risk_score = 45, risk_level = 'medium',
+      db
+        .prepare(
+          `UPDATE submissions SET thumb_path = 'thumbs/odd.jpg', faces = '[{"box":{"x":1,"y":2,"width":3,"height":4},"score":0.9}]', risk_score = 45, risk_level = 'medium',
          risk_signals = '[{"code":"internal_match","label":"내부 유사 제출물","weight":25,"evidence_ids":["ev_1"]}]', decision = '보류', decision_note = NULL, decided_at = ?,
          evidence_count = 3, attention_match = 1 WHERE id = 'odd'`,
-      ).bind(NOW),
+        )
+        .bind(NOW),
       // Cells that are not JSON: the record shows empty lists, as one bad cell never breaks a list.
       db.prepare(`UPDATE submissions SET faces = 'not json', risk_signals = '{broken' WHERE id = 'plain'`),
     ]);
     const odd = await getSubmission(db, 'odd');
     expect(odd).toEqual({
-      id: 'odd', title: 'Title odd', file: 'images/사진 #1.png', media_url: `/media/images/${encodeURIComponent('사진 #1.png')}`, thumb_url: '/media/thumbs/odd.jpg',
-      width: expect.any(Number), height: expect.any(Number), submitted_at: expect.any(String), submitted_at_epoch: expect.any(Number),
-      format: expect.any(String), bytes: expect.any(Number), sha256: expect.any(String), phash: null,
-      faces: [{ box: { x: 1, y: 2, width: 3, height: 4 }, score: 0.9 }], people: [], analysis_status: 'pending', analysis_error: null, enrichment_status: 'pending',
+      id: 'odd',
+      title: 'Title odd',
+      file: 'images/사진 #1.png',
+      media_url: `/media/images/${encodeURIComponent('사진 #1.png')}`,
+      thumb_url: '/media/thumbs/odd.jpg',
+      width: expect.any(Number),
+      height: expect.any(Number),
+      submitted_at: expect.any(String),
+      submitted_at_epoch: expect.any(Number),
+      format: expect.any(String),
+      bytes: expect.any(Number),
+      sha256: expect.any(String),
+      phash: null,
+      faces: [{ box: { x: 1, y: 2, width: 3, height: 4 }, score: 0.9 }],
+      people: [],
+      analysis_status: 'pending',
+      analysis_error: null,
+      enrichment_status: 'pending',
       risk: { score: 45, level: 'medium', signals: [{ code: 'internal_match', label: '내부 유사 제출물', weight: 25, evidence_ids: ['ev_1'] }] },
-      decision: { value: '보류', note: null, decided_at: NOW }, evidence_count: 3, attention_match: true,
+      decision: { value: '보류', note: null, decided_at: NOW },
+      evidence_count: 3,
+      attention_match: true,
     });
-    expect(await getSubmission(db, 'plain')).toMatchObject({ media_url: '/media/images/plain.png', thumb_url: null, faces: [], risk: { signals: [] }, decision: null, attention_match: false });
+    expect(await getSubmission(db, 'plain')).toMatchObject({
+      media_url: '/media/images/plain.png',
+      thumb_url: null,
+      faces: [],
+      risk: { signals: [] },
+      decision: null,
+      attention_match: false,
+    });
     const page = await listQueue(db, { limit: 10, offset: 0 });
     expect(page.items).toEqual([await getSubmission(db, 'plain'), odd]);
     expect(JSON.parse(JSON.stringify(page))).toEqual({ items: page.items, total: 2, next_cursor: null });
@@ -217,7 +271,11 @@ describe.each(backends)('repository on $name', (backend) => {
 
   it('claims each job once and requeues jobs interrupted by a crash', async () => {
     await db.batch([upsertSubmissionStatement(db, submission('s1'), NOW), upsertSubmissionStatement(db, submission('s2'), NOW)]);
-    await db.batch([enqueueJobStatement(db, 'enrich', 's1', {}, NOW), enqueueJobStatement(db, 'enrich', 's1', {}, NOW), enqueueJobStatement(db, 'enrich', 's2', {}, NOW)]);
+    await db.batch([
+      enqueueJobStatement(db, 'enrich', 's1', {}, NOW),
+      enqueueJobStatement(db, 'enrich', 's1', {}, NOW),
+      enqueueJobStatement(db, 'enrich', 's2', {}, NOW),
+    ]);
     expect(await listJobs(db)).toHaveLength(2);
     const first = await claimNextJob(db, 'enrich', 'a', NOW);
     const second = await claimNextJob(db, 'enrich', 'b', NOW);
@@ -247,7 +305,8 @@ describe.each(backends)('repository on $name', (backend) => {
     const [e] = await addEvidence(db, 's1', [{ source: 'internal', kind: 'phash', group: 'internal', matched: true, similarity: 0.95 }], NOW);
     await setEvidenceStatusStatement(db, e.id, '오탐').run();
     expect((await listEvidence(db, 's1'))[0]).toMatchObject({ status: '오탐', counts_toward_score: false, match_transform: 'identity' });
-    for (let i = 0; i < 3; i++) await auditStatement(db, { action: 'search.manual', target_type: 'provider', target_id: `${i}`, details: { i } }, NOW, SYSTEM_ACTOR).run();
+    for (let i = 0; i < 3; i++)
+      await auditStatement(db, { action: 'search.manual', target_type: 'provider', target_id: `${i}`, details: { i } }, NOW, SYSTEM_ACTOR).run();
     const events = await listAuditEvents(db, 2);
     expect(events.map((e) => e.target_id)).toEqual(['2', '1']);
     expect((await listAuditEvents(db, 10, events[1].id)).map((e) => e.details)).toEqual([{ i: 0 }]);
@@ -260,8 +319,20 @@ describe('the D1 limits guard (lib/db/limits.ts)', () => {
     await migrate(sqlite);
     const db = limitedDatabase(sqlite);
     const ids = Array.from({ length: 101 }, (_, i) => `s${i}`);
-    expect(() => db.prepare(`SELECT id FROM submissions WHERE id IN (${ids.map(() => '?').join(',')})`).bind(...ids)).toThrow('D1 limit: a statement binds 101 values (at most 100)');
-    expect((await db.prepare(`SELECT COUNT(*) AS n FROM submissions WHERE id IN (${ids.slice(0, 100).map(() => '?').join(',')})`).bind(...ids.slice(0, 100)).first<{ n: number }>())!.n).toBe(0);
+    expect(() => db.prepare(`SELECT id FROM submissions WHERE id IN (${ids.map(() => '?').join(',')})`).bind(...ids)).toThrow(
+      'D1 limit: a statement binds 101 values (at most 100)',
+    );
+    expect(
+      (await db
+        .prepare(
+          `SELECT COUNT(*) AS n FROM submissions WHERE id IN (${ids
+            .slice(0, 100)
+            .map(() => '?')
+            .join(',')})`,
+        )
+        .bind(...ids.slice(0, 100))
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
     const budget = limitedDatabase(sqlite, { maxBoundValues: 100, maxQueries: 5 });
     await budget.batch([budget.prepare('SELECT 1'), budget.prepare('SELECT 2'), budget.prepare('SELECT 3')]);
     await budget.prepare('SELECT 4').first();

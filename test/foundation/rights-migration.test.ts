@@ -60,24 +60,32 @@ describe.each(backends)('migration 0010 on $name', (backend) => {
     try {
       await migrate(db, earlierMigrations());
       await db.batch([
-        db.prepare(
-          `INSERT INTO submissions (id, title, file, origin, submitted_at, submitted_at_epoch, created_at, updated_at)
+        db
+          .prepare(
+            `INSERT INTO submissions (id, title, file, origin, submitted_at, submitted_at_epoch, created_at, updated_at)
            VALUES ('s1', 'Before', 'images/s1.jpg', 'registry', '2026-11-21 12:00', 1795748400, ?, ?)`,
-        ).bind(NOW, NOW),
-        db.prepare(
-          `INSERT INTO evidence (id, submission_id, source, kind, group_key, title, text, url, image_url, local_media_path, local_media_created_at,
+          )
+          .bind(NOW, NOW),
+        db
+          .prepare(
+            `INSERT INTO evidence (id, submission_id, source, kind, group_key, title, text, url, image_url, local_media_path, local_media_created_at,
              query, similarity, matched, match_transform, confidence, status, supporting, face_crop, source_evidence_ids, source_urls,
              matched_submission_id, knowledge_entry_id, error_code, error_message, created_at)
            VALUES ('ev_web', 's1', 'global_search', 'web_result', 'web_match', '웹 결과', '설명', 'https://example.org/p', 'https://example.org/i.jpg',
              'evidence/s1/a.jpg', ?, 'q', 0.97, 1, 'identity', 0.9, '판단에 사용', 0, 1, '["x"]', '["https://example.org/p"]', 's2', 'ke_1', NULL, NULL, ?)`,
-        ).bind(NOW, NOW),
-        db.prepare(
-          `INSERT INTO evidence (id, submission_id, source, kind, group_key, created_at) VALUES ('ev_att', 's1', 'watchlist', 'attention_candidate', 'attention', ?)`,
-        ).bind(NOW),
-        db.prepare(
-          `INSERT INTO page_captures (id, evidence_id, submission_id, page_url, final_url, http_status, content_type, bytes, sha256, media_path, fetched_at)
+          )
+          .bind(NOW, NOW),
+        db
+          .prepare(
+            `INSERT INTO evidence (id, submission_id, source, kind, group_key, created_at) VALUES ('ev_att', 's1', 'watchlist', 'attention_candidate', 'attention', ?)`,
+          )
+          .bind(NOW),
+        db
+          .prepare(
+            `INSERT INTO page_captures (id, evidence_id, submission_id, page_url, final_url, http_status, content_type, bytes, sha256, media_path, fetched_at)
            VALUES ('cap_1', 'ev_web', 's1', 'https://example.org/p', 'https://example.org/p?x', 200, 'text/html', 10, ?, 'evidence/s1/pages/a.html', ?)`,
-        ).bind('cd'.repeat(32), NOW),
+          )
+          .bind('cd'.repeat(32), NOW),
       ]);
       const evidenceBefore = await db.prepare('SELECT * FROM evidence ORDER BY id').all();
       const capturesBefore = await db.prepare('SELECT * FROM page_captures').all();
@@ -94,11 +102,26 @@ describe.each(backends)('migration 0010 on $name', (backend) => {
       expect((await getSubmissionRow(db, 's1'))?.submitter).toBeNull();
 
       // The new vocabulary is accepted, the counters' triggers are back, a bogus group is still refused.
-      await addEvidence(db, 's1', [{ source: 'file_metadata', kind: 'rights_metadata', group: 'rights', title: '파일 권리 표기', text: '저작자: 홍길동' }], NOW);
+      await addEvidence(
+        db,
+        's1',
+        [{ source: 'file_metadata', kind: 'rights_metadata', group: 'rights', title: '파일 권리 표기', text: '저작자: 홍길동' }],
+        NOW,
+      );
       expect((await getSubmission(db, 's1'))?.evidence_count).toBe(3);
       expect((await listEvidence(db, 's1')).map((e) => e.group)).toContain('rights');
-      await expect(db.prepare("INSERT INTO evidence (id, submission_id, source, kind, group_key, created_at) VALUES ('bad', 's1', 'file_metadata', 'k', 'nonsense', ?)").bind(NOW).run()).rejects.toThrow();
-      await expect(db.prepare("INSERT INTO evidence (id, submission_id, source, kind, group_key, created_at) VALUES ('bad', 's1', 'nowhere', 'k', 'rights', ?)").bind(NOW).run()).rejects.toThrow();
+      await expect(
+        db
+          .prepare("INSERT INTO evidence (id, submission_id, source, kind, group_key, created_at) VALUES ('bad', 's1', 'file_metadata', 'k', 'nonsense', ?)")
+          .bind(NOW)
+          .run(),
+      ).rejects.toThrow();
+      await expect(
+        db
+          .prepare("INSERT INTO evidence (id, submission_id, source, kind, group_key, created_at) VALUES ('bad', 's1', 'nowhere', 'k', 'rights', ?)")
+          .bind(NOW)
+          .run(),
+      ).rejects.toThrow();
       await db.prepare("UPDATE evidence SET status = '무관' WHERE id = 'ev_att'").run();
       expect((await getSubmission(db, 's1'))?.attention_match).toBe(false);
 
@@ -109,10 +132,20 @@ describe.each(backends)('migration 0010 on $name', (backend) => {
       await db.prepare("DELETE FROM submissions WHERE id = 's1'").run();
       expect((await db.prepare('SELECT COUNT(*) AS n FROM evidence').first<{ n: number }>())?.n).toBe(0);
 
-      const indexes = await db.prepare("SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name IN ('evidence', 'page_captures') AND sql IS NOT NULL ORDER BY name").all<{ name: string }>();
+      const indexes = await db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name IN ('evidence', 'page_captures') AND sql IS NOT NULL ORDER BY name",
+        )
+        .all<{ name: string }>();
       expect(indexes.results.map((r) => r.name)).toEqual([
-        'evidence_counted_delete', 'evidence_counted_insert', 'evidence_counted_update', 'evidence_media', 'evidence_submission',
-        'page_captures_evidence', 'page_captures_media', 'page_captures_submission',
+        'evidence_counted_delete',
+        'evidence_counted_insert',
+        'evidence_counted_update',
+        'evidence_media',
+        'evidence_submission',
+        'page_captures_evidence',
+        'page_captures_media',
+        'page_captures_submission',
       ]);
     } finally {
       close();

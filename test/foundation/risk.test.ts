@@ -9,7 +9,23 @@ const NOW = '2026-11-21T03:00:00.000Z';
 
 beforeEach(async () => {
   env = await createTestEnv();
-  await upsertSubmissionStatement(env.db, { id: 's1', title: 't', file: 'images/s1.jpg', origin: 'quick', submitted_at: '2026-11-21 12:00', submitted_at_epoch: 0, width: 1, height: 1, format: 'jpeg', bytes: 1, sha256: 'x' }, NOW).run();
+  await upsertSubmissionStatement(
+    env.db,
+    {
+      id: 's1',
+      title: 't',
+      file: 'images/s1.jpg',
+      origin: 'quick',
+      submitted_at: '2026-11-21 12:00',
+      submitted_at_epoch: 0,
+      width: 1,
+      height: 1,
+      format: 'jpeg',
+      bytes: 1,
+      sha256: 'x',
+    },
+    NOW,
+  ).run();
 });
 afterEach(async () => env.dispose());
 
@@ -54,36 +70,64 @@ describe('the risk score', () => {
 
   it('adds a signal for faces, and a smaller one for people whose face was not found, with no evidence behind them', async () => {
     const evidence = await listEvidence(env.db, 's1');
-    expect(computeRisk(evidence, { faces: 2, facelessPeople: 0 })).toEqual({ score: 10, level: 'low', signals: [{ code: 'faces', label: '얼굴 포함 (초상권)', weight: 10, evidence_ids: [] }] });
+    expect(computeRisk(evidence, { faces: 2, facelessPeople: 0 })).toEqual({
+      score: 10,
+      level: 'low',
+      signals: [{ code: 'faces', label: '얼굴 포함 (초상권)', weight: 10, evidence_ids: [] }],
+    });
     expect(computeRisk(evidence, { faces: 0, facelessPeople: 1 })).toMatchObject({ score: 5, signals: [{ code: 'people', weight: 5 }] });
     await addEvidence(env.db, 's1', [{ source: 'internal', kind: 'submission_match', group: 'internal', matched: true }], NOW);
     expect(computeRisk(await listEvidence(env.db, 's1'), { faces: 1, facelessPeople: 1 })).toMatchObject({ score: 40, level: 'medium' });
   });
 
   it('reads who the picture shows from the stored analysis when it recomputes', async () => {
-    await env.db.prepare(`UPDATE submissions SET faces = ?, people = ? WHERE id = 's1'`).bind(
-      JSON.stringify([{ box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 }]),
-      JSON.stringify([{ box: { x: 0, y: 0, width: 60, height: 120 }, score: 0.8, face: 0 }, { box: { x: 200, y: 0, width: 60, height: 120 }, score: 0.7, face: null }]),
-    ).run();
+    await env.db
+      .prepare(`UPDATE submissions SET faces = ?, people = ? WHERE id = 's1'`)
+      .bind(
+        JSON.stringify([{ box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 }]),
+        JSON.stringify([
+          { box: { x: 0, y: 0, width: 60, height: 120 }, score: 0.8, face: 0 },
+          { box: { x: 200, y: 0, width: 60, height: 120 }, score: 0.7, face: null },
+        ]),
+      )
+      .run();
     expect((await recomputeRisk(env.db, 's1', NOW)).signals.map((s) => s.code)).toEqual(['faces', 'people']);
   });
 
   it('drops evidence marked 무관, 오탐 or 보류 and keeps 판단에 사용', async () => {
-    const [a, b] = await addEvidence(env.db, 's1', [
-      { source: 'internal', kind: 'submission_match', group: 'internal', matched: true },
-      { source: 'regional', kind: 'image_result', group: 'web_match', matched: true },
-    ], NOW);
+    const [a, b] = await addEvidence(
+      env.db,
+      's1',
+      [
+        { source: 'internal', kind: 'submission_match', group: 'internal', matched: true },
+        { source: 'regional', kind: 'image_result', group: 'web_match', matched: true },
+      ],
+      NOW,
+    );
     await env.db.prepare("UPDATE evidence SET status = '오탐' WHERE id = ?").bind(b.id).run();
     await env.db.prepare("UPDATE evidence SET status = '판단에 사용' WHERE id = ?").bind(a.id).run();
-    expect(computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY)).toMatchObject({ score: 25, signals: [{ code: 'internal_match', evidence_ids: [a.id] }] });
+    expect(computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY)).toMatchObject({
+      score: 25,
+      signals: [{ code: 'internal_match', evidence_ids: [a.id] }],
+    });
   });
 
   it('stores the risk of the latest evidence when marks and new evidence race', async () => {
-    const items = await addEvidence(env.db, 's1', Array.from({ length: 6 }, (_, i): NewEvidence => ({ source: 'regional', kind: 'image_result', group: i % 2 ? 'web_match' : 'web_related', matched: i % 2 === 1, url: `u${i}` })), NOW);
+    const items = await addEvidence(
+      env.db,
+      's1',
+      Array.from(
+        { length: 6 },
+        (_, i): NewEvidence => ({ source: 'regional', kind: 'image_result', group: i % 2 ? 'web_match' : 'web_related', matched: i % 2 === 1, url: `u${i}` }),
+      ),
+      NOW,
+    );
     const statuses = ['오탐', '판단에 사용', '무관', '보류'] as const;
     await Promise.all([
       ...items.map((e: Evidence, i) => env.call('POST', `/api/evidence/${e.id}/status`, { status: statuses[i % 4] })),
-      addEvidence(env.db, 's1', [{ source: 'watchlist', kind: 'watchlist_entry', group: 'watchlist', matched: true }], NOW).then(() => recomputeRisk(env.db, 's1', NOW)),
+      addEvidence(env.db, 's1', [{ source: 'watchlist', kind: 'watchlist_entry', group: 'watchlist', matched: true }], NOW).then(() =>
+        recomputeRisk(env.db, 's1', NOW),
+      ),
       recomputeRisk(env.db, 's1', NOW),
     ]);
     const stored = (await getSubmission(env.db, 's1'))!.risk;

@@ -50,11 +50,15 @@ describe('the Node server', () => {
     copyFixture('camera.png', running.env.paths.imagesDir);
     await fetch(`${running.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
     const enrichJobs = async () =>
-      ((await (await fetch(`${running!.url}/api/jobs`, { headers: ADMIN })).json()).jobs as { type: string; status: string; attempts: number }[]).filter((j) => j.type === 'enrich');
+      ((await (await fetch(`${running!.url}/api/jobs`, { headers: ADMIN })).json()).jobs as { type: string; status: string; attempts: number }[]).filter(
+        (j) => j.type === 'enrich',
+      );
     for (let i = 0; i < 100 && (await enrichJobs()).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     await running.env.jobs.stop();
     // As if the process died mid-job: the row says running, nothing finished it.
-    await running.env.db.prepare("UPDATE jobs SET status = 'running', finished_at = NULL, run_token = 'dead' WHERE submission_id = 'camera' AND type = 'enrich'").run();
+    await running.env.db
+      .prepare("UPDATE jobs SET status = 'running', finished_at = NULL, run_token = 'dead' WHERE submission_id = 'camera' AND type = 'enrich'")
+      .run();
     await running.stop();
     running = await startServer(config, { log });
     let jobs = await enrichJobs();
@@ -123,7 +127,9 @@ describe('the Node server', () => {
       const reload = await fetch(`${url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
       expect((await reload.json()).imported).toHaveLength(2);
       const analysed = async () => {
-        const progress = (await (await fetch(`${url}/api/jobs/progress`, { headers: ADMIN })).json()) as { types: { type: string; done: number; queued: number; running: number }[] };
+        const progress = (await (await fetch(`${url}/api/jobs/progress`, { headers: ADMIN })).json()) as {
+          types: { type: string; done: number; queued: number; running: number }[];
+        };
         const analyse = progress.types.find((t) => t.type === 'analyse')!;
         return analyse.done === 2 && analyse.queued === 0 && analyse.running === 0;
       };
@@ -153,7 +159,13 @@ describe('the Node server', () => {
       await until(() => orphans.filter(alive).length === 0, 'request processes gone with the primary');
     } finally {
       // A failed step leaves no service behind.
-      for (const pid of started) for (const process_ of [...requestProcesses(pid), pid]) try { process.kill(process_, 'SIGKILL'); } catch { /* gone */ }
+      for (const pid of started)
+        for (const process_ of [...requestProcesses(pid), pid])
+          try {
+            process.kill(process_, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
     }
     // Each start compiles the service in three processes: about 10 s on a loaded 2-core machine.
   }, 120_000);
@@ -201,7 +213,10 @@ function requestProcesses(primary: number): number[] {
     .filter((name) => /^\d+$/.test(name))
     .filter((name) => {
       try {
-        return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === primary && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server.ts');
+        return (
+          Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === primary &&
+          readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server.ts')
+        );
       } catch {
         return false; // gone meanwhile
       }

@@ -13,7 +13,11 @@ afterEach(async () => env.dispose());
 
 describe('the test env keeps D1 binding rules', () => {
   it('refuses undefined as a bound value, and binds null', async () => {
-    const refused = async () => env.db.prepare('SELECT ? AS v').bind(undefined as never).first();
+    const refused = async () =>
+      env.db
+        .prepare('SELECT ? AS v')
+        .bind(undefined as never)
+        .first();
     await expect(refused).rejects.toThrow(/undefined/);
     expect(await env.db.prepare('SELECT ? AS v').bind(null).first()).toEqual({ v: null });
   });

@@ -43,7 +43,11 @@ export async function randomRotation(photo: Buffer, random: Random): Promise<Buf
  */
 export async function turnedPale(file: string, contrast: number, degrees: number): Promise<Buffer> {
   // Two pipelines: in one, sharp turns the picture before it resizes, and the cover crop cuts the canvas away.
-  const pale = await sharp(file).resize(512, 384, { fit: 'cover' }).linear(contrast, 128 * (1 - contrast) + 40).png().toBuffer();
+  const pale = await sharp(file)
+    .resize(512, 384, { fit: 'cover' })
+    .linear(contrast, 128 * (1 - contrast) + 40)
+    .png()
+    .toBuffer();
   return jpeg(sharp(pale).rotate(degrees, { background: '#000000' }));
 }
 
@@ -54,7 +58,13 @@ export async function collage(photo: Buffer, others: Buffer[], random: Random): 
   const { width, height } = await size(photo);
   const scale = Math.sqrt((share * W * H) / (width * height));
   const [w, h] = [Math.min(W, Math.round(width * scale)), Math.min(H, Math.round(height * scale))];
-  const tiles = await Promise.all(others.slice(0, 4).map((other) => sharp(other).resize(W / 2, H / 2, { fit: 'cover' }).toBuffer()));
+  const tiles = await Promise.all(
+    others.slice(0, 4).map((other) =>
+      sharp(other)
+        .resize(W / 2, H / 2, { fit: 'cover' })
+        .toBuffer(),
+    ),
+  );
   const placed = await sharp(photo).resize(w, h, { fit: 'fill' }).toBuffer();
   return jpeg(
     sharp({ create: { width: W, height: H, channels: 3, background: '#ffffff' } }).composite([
@@ -114,7 +124,12 @@ export async function screenPhoto(photo: Buffer, random: Random): Promise<Buffer
     .raw()
     .toBuffer({ resolveWithObject: true });
   const { width, height } = framed.info;
-  const corners: [number, number][] = [[0, 0], [width, 0], [width, height], [0, height]];
+  const corners: [number, number][] = [
+    [0, 0],
+    [width, 0],
+    [width, height],
+    [0, height],
+  ];
   const moved = corners.map(([x, y]): [number, number] => [
     x + (x === 0 ? 1 : -1) * between(random, 0, bezel) * width,
     y + (y === 0 ? 1 : -1) * between(random, 0, bezel) * height,
@@ -139,5 +154,11 @@ export async function screenPhoto(photo: Buffer, random: Random): Promise<Buffer
       }
     }
   }
-  return jpeg(sharp(out, { raw: { width, height, channels: 3 } }).blur(1).modulate({ brightness: 1.12 }).gamma(2.4, 2.2), 75);
+  return jpeg(
+    sharp(out, { raw: { width, height, channels: 3 } })
+      .blur(1)
+      .modulate({ brightness: 1.12 })
+      .gamma(2.4, 2.2),
+    75,
+  );
 }

@@ -24,7 +24,11 @@ const validator = (name: string) => {
 
 const matchers = ROUTES.map((route) => ({
   route,
-  pattern: new RegExp(`^${openApiPath(route.path).replace(/\{path\}$/, '.+').replace(/\{[a-z_]+\}/g, '[^/]+')}$`),
+  pattern: new RegExp(
+    `^${openApiPath(route.path)
+      .replace(/\{path\}$/, '.+')
+      .replace(/\{[a-z_]+\}/g, '[^/]+')}$`,
+  ),
 }));
 
 export async function checkAnswer(method: string, path: string, response: Response): Promise<void> {

@@ -22,16 +22,26 @@ describe('decodeForAnalysis', () => {
     ];
     for (const [width, height, rasterWidth, rasterHeight] of sizes) {
       const raster = await decodeForAnalysis(await photo(width, height));
-      expect([raster.width, raster.height, raster.originalWidth, raster.originalHeight], `${width}x${height}`).toEqual([rasterWidth, rasterHeight, width, height]);
+      expect([raster.width, raster.height, raster.originalWidth, raster.originalHeight], `${width}x${height}`).toEqual([
+        rasterWidth,
+        rasterHeight,
+        width,
+        height,
+      ]);
       expect(raster.pixels.length).toBe(rasterWidth * rasterHeight * 3);
     }
   });
 
   it('stands a photo stored sideways upright, and flattens transparency on white', async () => {
-    const sideways = await sharp(await photo(1600, 1000)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+    const sideways = await sharp(await photo(1600, 1000))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
     expect(await decodeForAnalysis(sideways)).toMatchObject({ width: 256, height: 410, originalWidth: 1000, originalHeight: 1600 });
 
-    const transparent = await sharp({ create: { width: 400, height: 300, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
+    const transparent = await sharp({ create: { width: 400, height: 300, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+      .png()
+      .toBuffer();
     const raster = await decodeForAnalysis(transparent);
     expect(raster.pixels.every((value) => value === 255)).toBe(true);
   });
@@ -48,7 +58,10 @@ describe('decodeForAnalysis', () => {
 
 describe('makeThumbnail', () => {
   it('is a JPEG of 320 px on its longer side, upright, without metadata, and never larger than the image', async () => {
-    const sideways = await sharp(await photo(1600, 1000)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+    const sideways = await sharp(await photo(1600, 1000))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
     const thumb = await sharp(await makeThumbnail(await decodeForAnalysis(sideways))).metadata();
     expect(thumb).toMatchObject({ format: 'jpeg', width: 200, height: 320 });
     expect([thumb.orientation, thumb.exif, thumb.icc, thumb.xmp]).toEqual([undefined, undefined, undefined, undefined]);
@@ -63,7 +76,9 @@ describe('makeThumbnail', () => {
       .extend({ right: 800, background: { r: 0, g: 0, b: 0, alpha: 0 } })
       .png()
       .toBuffer();
-    const { data, info } = await sharp(await makeThumbnail(await decodeForAnalysis(halfTransparent))).raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(await makeThumbnail(await decodeForAnalysis(halfTransparent)))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     expect([info.width, info.height]).toEqual([320, 80]);
     const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
     expect(at(300, 40).every((value) => value > 245)).toBe(true);
@@ -87,10 +102,13 @@ describe('analyse', () => {
       expect(analysis.detections).toEqual({ ok: true, value: await detector.detect(bytes) });
       expect(analysis.thumbnail).toEqual({ ok: true, value: await makeThumbnail(await decodeForAnalysis(bytes)) });
     }
-    expect((await service.analyse(fixture('astronaut.png'))).detections).toMatchObject({ ok: true, value: { faces: [expect.objectContaining({ score: expect.any(Number) })] } });
+    expect((await service.analyse(fixture('astronaut.png'))).detections).toMatchObject({
+      ok: true,
+      value: { faces: [expect.objectContaining({ score: expect.any(Number) })] },
+    });
   });
 
-  it('refuses an image it cannot decode with the decoder\'s reason, and analyses the next one', async () => {
+  it("refuses an image it cannot decode with the decoder's reason, and analyses the next one", async () => {
     const png = fixture('astronaut.png');
     expect((await rejectionOf(service.analyse(png.subarray(0, png.length / 2)))).reason).toMatch(/^image could not be decoded: /);
     expect((await rejectionOf(service.analyse(Buffer.from('not an image')))).reason).toBe('not an image');

@@ -89,8 +89,10 @@ describe('probeImage', () => {
 });
 
 describe('decodeFailure', () => {
-  it('gives the decoder\'s first line as the reason, and a reason still when libvips lost its text', () => {
-    expect(decodeFailure(new Error('pngload_buffer: libpng read error\nvips2png: unable to write')).reason).toBe('image could not be decoded: pngload_buffer: libpng read error');
+  it("gives the decoder's first line as the reason, and a reason still when libvips lost its text", () => {
+    expect(decodeFailure(new Error('pngload_buffer: libpng read error\nvips2png: unable to write')).reason).toBe(
+      'image could not be decoded: pngload_buffer: libpng read error',
+    );
     // What sharp says when a decode on another thread cleared libvips' error text first.
     expect(decodeFailure(new Error('Unknown error')).reason).toBe('image could not be decoded: the decoder gave no reason (a damaged or cut-short file)');
   });

@@ -55,8 +55,7 @@ describe('deriveImage', () => {
 
   it('rasterises SVG to PNG so that no markup or script leaves the service', async () => {
     const svg = Buffer.from(
-      '<svg xmlns="http://www.w3.org/2000/svg" width="90" height="60"><script>alert(1)</script>' +
-        '<rect width="90" height="30" fill="navy"/></svg>',
+      '<svg xmlns="http://www.w3.org/2000/svg" width="90" height="60"><script>alert(1)</script>' + '<rect width="90" height="30" fill="navy"/></svg>',
     );
     const derived = await deriveImage(svg);
     expect(derived).toMatchObject({ format: 'png', width: 90, height: 60 });

@@ -36,11 +36,14 @@ function boxProblems(faces: FaceBox[], ignored: FaceBox[], width: number, height
   const problems: string[] = [];
   for (const box of [...faces, ...ignored]) {
     if (!isBox(box)) problems.push(`malformed box ${JSON.stringify(box)}`);
-    else if (box.x < 0 || box.y < 0 || box.x + box.width > width || box.y + box.height > height) problems.push(`box ${JSON.stringify(box)} leaves the ${width}x${height} image`);
+    else if (box.x < 0 || box.y < 0 || box.x + box.width > width || box.y + box.height > height)
+      problems.push(`box ${JSON.stringify(box)} leaves the ${width}x${height} image`);
   }
   for (const box of faces) if (box.width < minWidth) problems.push(`face ${JSON.stringify(box)} is narrower than ${minWidth} px: it belongs in ignored`);
   const all = [...faces, ...ignored];
-  all.forEach((a, i) => all.slice(i + 1).forEach((b) => iou(a, b) >= 0.5 && problems.push(`boxes ${JSON.stringify(a)} and ${JSON.stringify(b)} label one face twice`)));
+  all.forEach((a, i) =>
+    all.slice(i + 1).forEach((b) => iou(a, b) >= 0.5 && problems.push(`boxes ${JSON.stringify(a)} and ${JSON.stringify(b)} label one face twice`)),
+  );
   return problems;
 }
 
@@ -55,10 +58,12 @@ function debianProblems(set: { install: string; images: DebianImage[] }): string
     const key = `${where} ${image.scale ?? 1}`;
     if (files.has(key)) problems.push(`${where}: listed twice`);
     files.add(key);
-    for (const key of ['package', 'version', 'licence', 'credit'] as const) if (!(typeof image[key] === 'string' && image[key].trim())) problems.push(`${where}: no ${key}`);
+    for (const key of ['package', 'version', 'licence', 'credit'] as const)
+      if (!(typeof image[key] === 'string' && image[key].trim())) problems.push(`${where}: no ${key}`);
     if (!installed.has(image.package)) problems.push(`${where}: ${image.package} is not in the install line`);
     if (!(Number.isInteger(image.width) && image.width > 0 && Number.isInteger(image.height) && image.height > 0)) problems.push(`${where}: no size`);
-    else if (image.people) problems.push(...boxProblems(image.people, image.ignored ?? [], image.width, image.height, 0).map((problem) => `${where}: ${problem}`));
+    else if (image.people)
+      problems.push(...boxProblems(image.people, image.ignored ?? [], image.width, image.height, 0).map((problem) => `${where}: ${problem}`));
     else problems.push(...boxProblems(image.faces ?? [], image.ignored ?? [], image.width, image.height).map((problem) => `${where}: ${problem}`));
   }
   return problems;

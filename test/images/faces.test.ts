@@ -4,7 +4,18 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
 import { ImageRejected } from '../../lib/images/rejected.js';
-import { cropFaces, createDetector, dedupeFaces, headRegion, iou, linkFaces, regionRaster, type Detector, type Face, type FaceBox } from '../../lib/images/faces.js';
+import {
+  cropFaces,
+  createDetector,
+  dedupeFaces,
+  headRegion,
+  iou,
+  linkFaces,
+  regionRaster,
+  type Detector,
+  type Face,
+  type FaceBox,
+} from '../../lib/images/faces.js';
 
 // Records every real worker the detector starts and how many requests each was sent, so tests
 // can see where detection runs and can kill a worker the way a crash would.
@@ -177,14 +188,20 @@ describe('face detector on the fixture photos', () => {
 /** astronaut.png shrunk to `side` and set into a plain 1600x1000 picture at (900, 500). */
 async function smallAstronaut(side: number): Promise<Buffer> {
   const small = await sharp(astronaut).resize(side, side).toBuffer();
-  return sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d8d0c0' } }).composite([{ input: small, left: 900, top: 500 }]).png().toBuffer();
+  return sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d8d0c0' } })
+    .composite([{ input: small, left: 900, top: 500 }])
+    .png()
+    .toBuffer();
 }
 
 /** Twelve copies of astronaut.png, 300 px each, in a 4x3 grid. */
 async function astronautGrid(): Promise<Buffer> {
   const tile = await sharp(astronaut).resize(300, 300).toBuffer();
   const tiles = Array.from({ length: 12 }, (_, i) => ({ input: tile, left: (i % 4) * 300, top: Math.floor(i / 4) * 300 }));
-  return sharp({ create: { width: 1200, height: 900, channels: 3, background: '#ffffff' } }).composite(tiles).png().toBuffer();
+  return sharp({ create: { width: 1200, height: 900, channels: 3, background: '#ffffff' } })
+    .composite(tiles)
+    .png()
+    .toBuffer();
 }
 
 describe('people and the faces inside them', () => {
@@ -252,11 +269,17 @@ describe('people and the faces inside them', () => {
   });
 
   it('finishes on a 1x10000 strip and on noise, with boxes inside the picture', async () => {
-    const strip = await sharp({ create: { width: 1, height: 10_000, channels: 3, background: '#808080' } }).png().toBuffer();
+    const strip = await sharp({ create: { width: 1, height: 10_000, channels: 3, background: '#808080' } })
+      .png()
+      .toBuffer();
     expect(await detector.detect(strip)).toEqual({ faces: [], people: [], notes: [] });
     const noise = Buffer.alloc(1200 * 800 * 3);
     for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
-    const found = await detector.detect(await sharp(noise, { raw: { width: 1200, height: 800, channels: 3 } }).png().toBuffer());
+    const found = await detector.detect(
+      await sharp(noise, { raw: { width: 1200, height: 800, channels: 3 } })
+        .png()
+        .toBuffer(),
+    );
     for (const { box } of [...found.faces, ...found.people]) {
       expect(box.x).toBeGreaterThanOrEqual(0);
       expect(box.y).toBeGreaterThanOrEqual(0);
@@ -469,7 +492,14 @@ describe('detection worker protocol', () => {
         });
       });
       const [upright, cameraman] = await Promise.all([detectionRaster(astronaut), detectionRaster(camera)]);
-      const coarse = (raster: BlazeFaceRaster) => ({ stage: 'coarse', faceRaster: raster, peopleRaster: raster, faceScore: 0.65, personScore: 0.3, personLimit: 10 });
+      const coarse = (raster: BlazeFaceRaster) => ({
+        stage: 'coarse',
+        faceRaster: raster,
+        peopleRaster: raster,
+        faceScore: 0.65,
+        personScore: 0.3,
+        personLimit: 10,
+      });
       worker.postMessage({ id: 1, ...coarse(upright) });
       worker.postMessage({ id: 2, ...coarse({ ...upright, pixels: upright.pixels.subarray(3) }) });
       worker.postMessage({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65 });

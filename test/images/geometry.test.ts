@@ -27,7 +27,11 @@ beforeAll(async () => {
 }, 60_000);
 
 /** The image's strongest 1,000 keypoints alone, as a check first matches them. */
-const strongest = (features: GeometryFeatures): GeometryFeatures => ({ ...features, points: features.points.subarray(0, 2000), descriptors: features.descriptors.subarray(0, 32_000) });
+const strongest = (features: GeometryFeatures): GeometryFeatures => ({
+  ...features,
+  points: features.points.subarray(0, 2000),
+  descriptors: features.descriptors.subarray(0, 32_000),
+});
 
 /** Every ordered pair of different photographs (by NAMES) that the check confirms. */
 async function confirmedPairs(features: GeometryFeatures[]): Promise<string[]> {
@@ -66,17 +70,30 @@ describe('geometric verification confirms edited copies', () => {
   it.each([
     ['random crop of 0-30 % per side', 5, (p: Buffer) => randomCrop(p, seededRandom(1))],
     ['rotation of 3-45 degrees', 5, (p: Buffer) => randomRotation(p, seededRandom(2))],
-    ['25-50 % of a collage', 4, (p: Buffer, i: number) => collage(p, photos.filter((_, k) => k !== i), seededRandom(3))],
+    [
+      '25-50 % of a collage',
+      4,
+      (p: Buffer, i: number) =>
+        collage(
+          p,
+          photos.filter((_, k) => k !== i),
+          seededRandom(3),
+        ),
+    ],
     ['25-50 % of a web page screenshot', 5, (p: Buffer) => screenshot(p, seededRandom(4))],
     ['photo of a screen', 5, (p: Buffer) => screenPhoto(p, seededRandom(5))],
-  ] as const)('%s', async (_, least, edit) => {
-    const confirmed: string[] = [];
-    for (const [i, photo] of photos.entries()) {
-      const result = await verifyGeometry(await computeGeometryFeatures(await edit(photo, i)), originals[i]);
-      if (result.confirmed) confirmed.push(NAMES[i]);
-    }
-    expect(confirmed.length, `confirmed: ${confirmed.join(', ')}`).toBeGreaterThanOrEqual(least);
-  }, 60_000);
+  ] as const)(
+    '%s',
+    async (_, least, edit) => {
+      const confirmed: string[] = [];
+      for (const [i, photo] of photos.entries()) {
+        const result = await verifyGeometry(await computeGeometryFeatures(await edit(photo, i)), originals[i]);
+        if (result.confirmed) confirmed.push(NAMES[i]);
+      }
+      expect(confirmed.length, `confirmed: ${confirmed.join(', ')}`).toBeGreaterThanOrEqual(least);
+    },
+    60_000,
+  );
 
   it('finds a mirrored copy and says it is mirrored', async () => {
     const flipped = await computeGeometryFeatures(await sharp(photos[2]).flop().jpeg().toBuffer());
@@ -104,20 +121,33 @@ describe('geometric verification of dark, low-contrast photographs', () => {
     ['rotation of 3-45 degrees', (p: Buffer) => randomRotation(p, seededRandom(2))],
     // The collage as a whole is not sparse: only its dark cells are stretched (before that rule,
     // two of five were confirmed).
-    ['collage beside the other, bright photographs', (p: Buffer, i: number) => collage(p, photos.filter((_, k) => k !== i), seededRandom(3))],
-  ] as const)('confirms a %s of a dark photograph', async (_, edit) => {
-    const confirmed: string[] = [];
-    const falseMatches: string[] = [];
-    for (const [i, photo] of darkPhotos.entries()) {
-      const copy = await computeGeometryFeatures(await edit(photo, i));
-      if ((await verifyGeometry(copy, darkOriginals[i])).confirmed) confirmed.push(NAMES[i]);
-      // And not the other dark photographs: the stretched keypoints are of this one.
-      for (const [j, other] of darkOriginals.entries()) if (j !== i && (await verifyGeometry(copy, other)).confirmed) falseMatches.push(`${NAMES[i]}~${NAMES[j]}`);
-    }
-    // rocket.jpg, mostly night sky, keeps too little texture for the pixel check at this contrast.
-    expect(confirmed.length, `confirmed: ${confirmed.join(', ')}`).toBeGreaterThanOrEqual(4);
-    expect(falseMatches).toEqual([]);
-  }, 60_000);
+    [
+      'collage beside the other, bright photographs',
+      (p: Buffer, i: number) =>
+        collage(
+          p,
+          photos.filter((_, k) => k !== i),
+          seededRandom(3),
+        ),
+    ],
+  ] as const)(
+    'confirms a %s of a dark photograph',
+    async (_, edit) => {
+      const confirmed: string[] = [];
+      const falseMatches: string[] = [];
+      for (const [i, photo] of darkPhotos.entries()) {
+        const copy = await computeGeometryFeatures(await edit(photo, i));
+        if ((await verifyGeometry(copy, darkOriginals[i])).confirmed) confirmed.push(NAMES[i]);
+        // And not the other dark photographs: the stretched keypoints are of this one.
+        for (const [j, other] of darkOriginals.entries())
+          if (j !== i && (await verifyGeometry(copy, other)).confirmed) falseMatches.push(`${NAMES[i]}~${NAMES[j]}`);
+      }
+      // rocket.jpg, mostly night sky, keeps too little texture for the pixel check at this contrast.
+      expect(confirmed.length, `confirmed: ${confirmed.join(', ')}`).toBeGreaterThanOrEqual(4);
+      expect(falseMatches).toEqual([]);
+    },
+    60_000,
+  );
 
   it('refuses every pair of different dark photographs', async () => {
     expect(await confirmedPairs(darkOriginals)).toEqual([]);
@@ -169,7 +199,10 @@ async function logoAndCaption(photo: Buffer): Promise<Buffer> {
   const overlay = Buffer.from(
     `<svg width="${width}" height="${height}"><circle cx="${width! - 70}" cy="70" r="54" fill="#e02020"/><text x="${width! - 70}" y="82" font-size="36" text-anchor="middle" fill="white">TV</text><rect y="${height! - 64}" width="${width}" height="64" fill="#101830"/><text x="16" y="${height! - 22}" font-size="30" fill="white">BREAKING · 속보 · news</text></svg>`,
   );
-  return sharp(photo).composite([{ input: overlay }]).jpeg().toBuffer();
+  return sharp(photo)
+    .composite([{ input: overlay }])
+    .jpeg()
+    .toBuffer();
 }
 
 describe('geometric verification refuses different pictures', () => {
@@ -191,25 +224,33 @@ describe('geometric verification refuses different pictures', () => {
   }, 60_000);
 
   it.each([
-    ['the same 20 % white frame', (p: Buffer) => sharp(p).extend({ top: 120, bottom: 120, left: 120, right: 120, background: '#ffffff' }).jpeg().toBuffer(), true],
+    [
+      'the same 20 % white frame',
+      (p: Buffer) => sharp(p).extend({ top: 120, bottom: 120, left: 120, right: 120, background: '#ffffff' }).jpeg().toBuffer(),
+      true,
+    ],
     ['the same web page around them', (p: Buffer) => screenshot(p, seededRandom(9)), true],
     // The caption bar covers a quarter of the bottom cells of the pixel check: the copy itself is
     // refused too (0 and 14 % of such copies in bench/geometry.ts), so it is no control here.
     ['the same logo and caption bar', logoAndCaption, false],
-  ] as const)('refuses different photographs given %s', async (_, share, ownCopyFound) => {
-    const shared = await Promise.all(photos.map(async (photo) => computeGeometryFeatures(await share(photo))));
-    const confirmed: string[] = [];
-    for (let i = 0; i < shared.length; i++) {
-      for (let j = 0; j < shared.length; j++) {
-        if (i === j) continue;
-        const result = await verifyGeometry(shared[i], shared[j]);
-        if (result.confirmed) confirmed.push(`${NAMES[i]}~${NAMES[j]} (${result.inliers} inliers)`);
+  ] as const)(
+    'refuses different photographs given %s',
+    async (_, share, ownCopyFound) => {
+      const shared = await Promise.all(photos.map(async (photo) => computeGeometryFeatures(await share(photo))));
+      const confirmed: string[] = [];
+      for (let i = 0; i < shared.length; i++) {
+        for (let j = 0; j < shared.length; j++) {
+          if (i === j) continue;
+          const result = await verifyGeometry(shared[i], shared[j]);
+          if (result.confirmed) confirmed.push(`${NAMES[i]}~${NAMES[j]} (${result.inliers} inliers)`);
+        }
       }
-    }
-    expect(confirmed).toEqual([]);
-    // The shared content does not hide the photograph's own copy.
-    if (ownCopyFound) expect((await verifyGeometry(shared[0], originals[0])).confirmed).toBe(true);
-  }, 60_000);
+      expect(confirmed).toEqual([]);
+      // The shared content does not hide the photograph's own copy.
+      if (ownCopyFound) expect((await verifyGeometry(shared[0], originals[0])).confirmed).toBe(true);
+    },
+    60_000,
+  );
 });
 
 describe('geometric verification refuses near-plain pictures inside the same page', () => {
@@ -222,15 +263,25 @@ describe('geometric verification refuses near-plain pictures inside the same pag
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
         const level = 255 * (0.5 + (0.2 * (lightToLeft ? width - 1 - x : x)) / (width - 1));
-        data.set([0.95, 0.95, 1].map((tint) => Math.round(level * tint)), (y * width + x) * 3);
+        data.set(
+          [0.95, 0.95, 1].map((tint) => Math.round(level * tint)),
+          (y * width + x) * 3,
+        );
       }
     }
-    return sharp(data, { raw: { width, height, channels: 3 } }).png().toBuffer();
+    return sharp(data, { raw: { width, height, channels: 3 } })
+      .png()
+      .toBuffer();
   };
 
   it('refuses two gradients running opposite ways in the same web page, and says why', async () => {
-    const [one, other] = await Promise.all([false, true].map(async (lightToLeft) => computeGeometryFeatures(await screenshot(await gradient(lightToLeft), seededRandom(9)))));
-    for (const [a, b] of [[one, other], [other, one]]) {
+    const [one, other] = await Promise.all(
+      [false, true].map(async (lightToLeft) => computeGeometryFeatures(await screenshot(await gradient(lightToLeft), seededRandom(9)))),
+    );
+    for (const [a, b] of [
+      [one, other],
+      [other, one],
+    ]) {
       const result = await verifyGeometry(a, b);
       expect(result.confirmed).toBe(false);
       if (!result.confirmed) expect(result.reason).toMatch(/grey levels off the brightness/);
@@ -243,8 +294,12 @@ describe('geometric verification refuses near-plain pictures inside the same pag
 describe('geometric verification of bad input', () => {
   it('refuses a 1x1 image and a plain image with a reason, without failing', async () => {
     for (const bytes of [
-      await sharp({ create: { width: 1, height: 1, channels: 3, background: '#808080' } }).png().toBuffer(),
-      await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3070a0' } }).jpeg().toBuffer(),
+      await sharp({ create: { width: 1, height: 1, channels: 3, background: '#808080' } })
+        .png()
+        .toBuffer(),
+      await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3070a0' } })
+        .jpeg()
+        .toBuffer(),
     ]) {
       const features = await computeGeometryFeatures(bytes);
       expect(features.points.length).toBe(0);

@@ -60,7 +60,11 @@ describe('jpegLumaGrid', () => {
   for (const [layout, options] of Object.entries(layouts)) {
     it(`equals libjpeg's 1/8-scale grayscale decode: ${layout}`, async () => {
       // Odd sizes leave partly-filled blocks and MCUs at the right and bottom edges.
-      for (const [name, width, height] of [['chelsea.png', 1021, 683], ['astronaut.png', 512, 512], ['rocket.jpg', 333, 1201]] as const) {
+      for (const [name, width, height] of [
+        ['chelsea.png', 1021, 683],
+        ['astronaut.png', 512, 512],
+        ['rocket.jpg', 333, 1201],
+      ] as const) {
         const jpeg = cjpeg(await ppm(name, width, height), options);
         const grid = jpegLumaGrid(jpeg, NO_LIMIT);
         const reference = djpegEighth(jpeg);
@@ -220,7 +224,10 @@ describe('phash of a JPEG', () => {
 
 describe('the colour image of a large JPEG', () => {
   const large = (options: JpegOptions) =>
-    sharp(fixture('chelsea.png')).resize(2560, 2048, { fit: 'fill' }).jpeg({ quality: 90, ...options }).toBuffer();
+    sharp(fixture('chelsea.png'))
+      .resize(2560, 2048, { fit: 'fill' })
+      .jpeg({ quality: 90, ...options })
+      .toBuffer();
   /** djpeg's 1/8-scale colour decode, RGB. */
   const djpegColour = (jpeg: Buffer, width: number, height: number) => {
     const ppm = execFileSync('djpeg', ['-scale', '1/8', '-pnm'], { input: jpeg, maxBuffer: 1 << 26 });
@@ -247,9 +254,15 @@ describe('the colour image of a large JPEG', () => {
     expect(jpegLumaGrid(await large({}), NO_LIMIT)!.colour).toBeUndefined();
     const smaller = await sharp(fixture('chelsea.png')).resize(2560, 2040, { fit: 'fill' }).jpeg().toBuffer();
     expect(jpegLumaGrid(smaller, NO_LIMIT, true)!.colour).toBeUndefined();
-    const displayP3 = await sharp(await large({})).withIccProfile('p3').jpeg().toBuffer();
+    const displayP3 = await sharp(await large({}))
+      .withIccProfile('p3')
+      .jpeg()
+      .toBuffer();
     expect(jpegLumaGrid(displayP3, NO_LIMIT, true)!.colour).toBeUndefined();
-    const sRGB = await sharp(await large({})).withIccProfile('srgb').jpeg().toBuffer();
+    const sRGB = await sharp(await large({}))
+      .withIccProfile('srgb')
+      .jpeg()
+      .toBuffer();
     expect(jpegLumaGrid(sRGB, NO_LIMIT, true)!.colour).toBeDefined();
   });
 

@@ -49,7 +49,9 @@ describe('phash of the fixture photos', () => {
       const { width } = await sharp(original).metadata();
       const copies = {
         jpegQuality70: await sharp(original).jpeg({ quality: 70 }).toBuffer(),
-        halfSize: await sharp(original).resize(Math.round(width / 2)).toBuffer(),
+        halfSize: await sharp(original)
+          .resize(Math.round(width / 2))
+          .toBuffer(),
         brighter: await sharp(original).linear(1.1, 0).toBuffer(),
       };
       for (const [change, bytes] of Object.entries(copies)) {
@@ -76,9 +78,7 @@ describe('phash of the fixture photos', () => {
   });
 
   it('sees transparent areas on white, as a viewer does', async () => {
-    const shape = Buffer.from(
-      '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><circle cx="70" cy="90" r="50" fill="#203040"/></svg>',
-    );
+    const shape = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><circle cx="70" cy="90" r="50" fill="#203040"/></svg>');
     const transparent = await sharp(shape).png().toBuffer();
     const onWhite = await sharp(shape).flatten({ background: '#ffffff' }).png().toBuffer();
     expect((await sharp(transparent).metadata()).hasAlpha).toBe(true);

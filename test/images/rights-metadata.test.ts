@@ -95,12 +95,16 @@ const only = (rights: RightsMetadata) => Object.fromEntries(Object.entries(right
 
 let plainJpeg: Buffer;
 beforeAll(async () => {
-  plainJpeg = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#5a8' } }).jpeg().toBuffer();
+  plainJpeg = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#5a8' } })
+    .jpeg()
+    .toBuffer();
 });
 
 describe('rights metadata of the submitted file', () => {
   it('finds the EXIF and XMP blocks of JPEG, PNG and WebP exactly as sharp reports them, and reads their fields', async () => {
-    const base = sharp({ create: { width: 48, height: 32, channels: 3, background: '#5a8' } }).withExif({ IFD0: { Artist: 'Jane Roe', Copyright: 'Example Press' } }).withXmp(FULL_XMP);
+    const base = sharp({ create: { width: 48, height: 32, channels: 3, background: '#5a8' } })
+      .withExif({ IFD0: { Artist: 'Jane Roe', Copyright: 'Example Press' } })
+      .withXmp(FULL_XMP);
     for (const format of ['jpeg', 'png', 'webp'] as const) {
       const file = await base.clone()[format]().toBuffer();
       const metadata = await sharp(file).metadata();
@@ -122,22 +126,41 @@ describe('rights metadata of the submitted file', () => {
 
   it('reads EXIF Artist and Copyright in both byte orders, Korean UTF-8 intact, every holder of a two-part copyright', () => {
     for (const order of ['II', 'MM'] as const) {
-      const block = tiff([{ tag: 0x0112, type: 3, bytes: Buffer.from([0, 1, 0, 0]) }, ascii(0x013b, '홍길동'), { tag: 0x8298, type: 2, bytes: utf8('사진가 홍길동\0편집 한빛출판\0') }], order);
+      const block = tiff(
+        [
+          { tag: 0x0112, type: 3, bytes: Buffer.from([0, 1, 0, 0]) },
+          ascii(0x013b, '홍길동'),
+          { tag: 0x8298, type: 2, bytes: utf8('사진가 홍길동\0편집 한빛출판\0') },
+        ],
+        order,
+      );
       expect(only(readExif(block)), order).toEqual({ creator: ['홍길동'], copyright: ['사진가 홍길동', '편집 한빛출판'] });
       // With the APP1 prefix, as sharp gives it.
-      expect(only(readExif(Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), block]))), order).toEqual({ creator: ['홍길동'], copyright: ['사진가 홍길동', '편집 한빛출판'] });
+      expect(only(readExif(Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), block]))), order).toEqual({
+        creator: ['홍길동'],
+        copyright: ['사진가 홍길동', '편집 한빛출판'],
+      });
     }
     // Short values sit inside the entry itself.
     expect(readExif(tiff([ascii(0x013b, 'Kim')])).creator).toEqual(['Kim']);
   });
 
   it('reads IPTC with the UTF-8 declaration (1:90), without it (UTF-8 or Latin-1), and as sharp reports the APP13 block', async () => {
-    const declared = iim([[1, 90, Buffer.from([0x1b, 0x25, 0x47])], [2, 80, utf8('이서연')], [2, 116, utf8('© 이서연')], [2, 110, utf8('한빛 통신')], [2, 115, utf8('자체 촬영')]]);
+    const declared = iim([
+      [1, 90, Buffer.from([0x1b, 0x25, 0x47])],
+      [2, 80, utf8('이서연')],
+      [2, 116, utf8('© 이서연')],
+      [2, 110, utf8('한빛 통신')],
+      [2, 115, utf8('자체 촬영')],
+    ]);
     const file = withSegments(plainJpeg, segment(0xed, photoshop(declared, [Buffer.from('xyz')])));
     expect(Buffer.from(metadataBlocks(file).iptc!).equals((await sharp(file).metadata()).iptc!)).toBe(true);
     expect(only(await readRightsMetadata(file))).toEqual({ creator: ['이서연'], copyright: ['© 이서연'], credit: ['한빛 통신'], source: ['자체 촬영'] });
 
-    const undeclared = iim([[2, 80, utf8('박지훈')], [2, 116, Buffer.from([0xa9, 0x20, 0x4a, 0x6f, 0x73, 0xe9])]]);
+    const undeclared = iim([
+      [2, 80, utf8('박지훈')],
+      [2, 116, Buffer.from([0xa9, 0x20, 0x4a, 0x6f, 0x73, 0xe9])],
+    ]);
     expect(only(readIptc(undeclared))).toEqual({ creator: ['박지훈'], copyright: ['© José'] });
   });
 
@@ -147,7 +170,11 @@ describe('rights metadata of the submitted file', () => {
         `<dc:creator><rdf:Bag><rdf:li>A &lt;One&gt;</rdf:li><rdf:li>  B   Two </rdf:li></rdf:Bag></dc:creator>` +
         `<photoshop:Credit>최유나 &#xC0AC;진</photoshop:Credit>`,
     );
-    expect(only(readXmp(utf8(packet)))).toEqual({ creator: ['A <One>', 'B Two'], credit: ['최유나 사진'], web_statement: ['https://rights.example/a?x=1&y=2'] });
+    expect(only(readXmp(utf8(packet)))).toEqual({
+      creator: ['A <One>', 'B Two'],
+      credit: ['최유나 사진'],
+      web_statement: ['https://rights.example/a?x=1&y=2'],
+    });
     expect(readXmp(utf8('<x:xmpmeta/>'))).toEqual(emptyRights());
   });
 
@@ -202,7 +229,10 @@ describe('hostile metadata gives the fields that parse, never a crash or a stall
   });
 
   it('IPTC: a dataset longer than the block, an extended dataset, a resource larger than the block, garbage', () => {
-    const good = iim([[2, 80, utf8('Alpha')], [2, 116, utf8('Beta Corp')]]);
+    const good = iim([
+      [2, 80, utf8('Alpha')],
+      [2, 116, utf8('Beta Corp')],
+    ]);
     expect(only(readIptc(good.subarray(0, good.length - 2)))).toEqual({ creator: ['Alpha'] });
     const extended = Buffer.concat([iim([[2, 80, utf8('Alpha')]]), Buffer.from([0x1c, 2, 116, 0x80, 4, 0xff, 0xff, 0xff, 0xff])]);
     expect(only(readIptc(extended))).toEqual({ creator: ['Alpha'] });
@@ -244,7 +274,9 @@ describe('hostile metadata gives the fields that parse, never a crash or a stall
 
     // 16 MB of spaces deflate to 16 KB; at most 256 KiB is inflated, and the XMP after is not reached.
     const bomb = deflateSync(Buffer.concat([Buffer.alloc(16 * 1024 * 1024, 0x20), utf8('<dc:creator>Bomb</dc:creator>')]));
-    await quickly(async () => expect(await readRightsMetadata(png(chunk('zTXt', Buffer.concat([Buffer.from('XML:com.adobe.xmp\0\0', 'latin1'), bomb])))) ).toEqual(emptyRights()));
+    await quickly(async () =>
+      expect(await readRightsMetadata(png(chunk('zTXt', Buffer.concat([Buffer.from('XML:com.adobe.xmp\0\0', 'latin1'), bomb]))))).toEqual(emptyRights()),
+    );
     const broken = deflateSync(utf8('<dc:creator>Whole Name</dc:creator>')).subarray(0, 20);
     await expect(readRightsMetadata(png(chunk('zTXt', Buffer.concat([Buffer.from('XML:com.adobe.xmp\0\0', 'latin1'), broken]))))).resolves.toBeDefined();
 
@@ -253,9 +285,9 @@ describe('hostile metadata gives the fields that parse, never a crash or a stall
     const random = (n: number) => Buffer.from(Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff));
     const heads = [Buffer.from([0xff, 0xd8]), Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.from('RIFF\0\0\0\0WEBP', 'latin1')];
     for (let i = 0; i < 300; i++) {
-      const file = Buffer.concat([heads[i % 3], random(1 + (i * 37) % 4000)]);
+      const file = Buffer.concat([heads[i % 3], random(1 + ((i * 37) % 4000))]);
       await expect(readRightsMetadata(file)).resolves.toBeDefined();
-      for (const read of [readExif, readIptc, readXmp]) expect(() => read(random(1 + (i * 53) % 3000))).not.toThrow();
+      for (const read of [readExif, readIptc, readXmp]) expect(() => read(random(1 + ((i * 53) % 3000)))).not.toThrow();
     }
   });
 });
@@ -281,6 +313,8 @@ describe('the submitter against the fields', () => {
   });
 
   it('lists the fields found as labelled lines', () => {
-    expect(rightsText({ ...emptyRights(), creator: ['A', 'B'], web_statement: ['https://x.example/'] })).toBe('저작자: A; B\n권리 안내 주소: https://x.example/');
+    expect(rightsText({ ...emptyRights(), creator: ['A', 'B'], web_statement: ['https://x.example/'] })).toBe(
+      '저작자: A; B\n권리 안내 주소: https://x.example/',
+    );
   });
 });

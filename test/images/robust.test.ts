@@ -67,7 +67,8 @@ describe('computeFingerprints', () => {
   it('stores the whole image and six crop windows as 64-hex-digit hashes, in under 700 bytes of JSON', () => {
     for (const name of PHOTOS) {
       const { variants } = originals.get(name)!;
-      for (const region of ['whole', 'c90', 'c80', 'tl90', 'tr90', 'bl90', 'br90'] as const) expect(variants[region], `${name} ${region}`).toMatch(/^[0-9a-f]{64}$/);
+      for (const region of ['whole', 'c90', 'c80', 'tl90', 'tr90', 'bl90', 'br90'] as const)
+        expect(variants[region], `${name} ${region}`).toMatch(/^[0-9a-f]{64}$/);
       expect(JSON.stringify(originals.get(name)).length, name).toBeLessThan(700);
     }
   });
@@ -85,7 +86,9 @@ describe('computeFingerprints', () => {
   });
 
   it('gives a plain image no region hashes, so it cannot match photos through them', async () => {
-    const grey = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#808080' } }).png().toBuffer();
+    const grey = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#808080' } })
+      .png()
+      .toBuffer();
     const fingerprints = await computeFingerprints(grey);
     expect(fingerprints.variants).toEqual({});
     for (const name of PHOTOS) expect(matchFingerprints(fingerprints, originals.get(name)!, THRESHOLD), name).toBeNull();
@@ -131,7 +134,11 @@ describe('matchFingerprints', () => {
     for (const name of PHOTOS) {
       const copy = await computeFingerprints(await jpeg(sharp(fixture(name)).resize(256)));
       const found = matchFingerprints(copy, originals.get(name)!, THRESHOLD);
-      expect(found, name).toEqual({ similarity: found!.plainSimilarity, transform: 'identity', plainSimilarity: similarity(copy.phash, originals.get(name)!.phash) });
+      expect(found, name).toEqual({
+        similarity: found!.plainSimilarity,
+        transform: 'identity',
+        plainSimilarity: similarity(copy.phash, originals.get(name)!.phash),
+      });
       expect(found!.plainSimilarity, name).toBeGreaterThanOrEqual(THRESHOLD);
     }
   });
@@ -238,12 +245,15 @@ describe('RobustIndex', () => {
     return index;
   };
 
-  it('finds each copy\'s original, with the transform, and no other photo', () => {
+  it("finds each copy's original, with the transform, and no other photo", () => {
     const index = build();
     for (const name of PHOTOS) {
       for (const [i, { change, transform }] of COPIES.entries()) {
         const found = index.query(copies.get(name)![i], THRESHOLD);
-        expect(found.map((match) => [match.key, match.transform]), `${name} ${change}`).toEqual([[name, transform]]);
+        expect(
+          found.map((match) => [match.key, match.transform]),
+          `${name} ${change}`,
+        ).toEqual([[name, transform]]);
       }
     }
   });
@@ -252,7 +262,10 @@ describe('RobustIndex', () => {
     const index = build();
     for (const name of ['camera.png', 'coffee.png']) {
       const found = index.query(await brightened(name), THRESHOLD);
-      expect(found.map((match) => [match.key, match.transform]), name).toEqual([[name, 'identity']]);
+      expect(
+        found.map((match) => [match.key, match.transform]),
+        name,
+      ).toEqual([[name, 'identity']]);
     }
   });
 
@@ -268,7 +281,10 @@ describe('RobustIndex', () => {
     const crop5 = COPIES.findIndex((c) => c.change === 'cropped 5 % per side');
     for (const name of PHOTOS) index.add(`${name} cropped`, copies.get(name)![crop5]);
     for (const name of PHOTOS) {
-      expect(index.query(originals.get(name)!, THRESHOLD).map((match) => [match.key, match.transform]), name).toEqual([[`${name} cropped`, 'crop']]);
+      expect(
+        index.query(originals.get(name)!, THRESHOLD).map((match) => [match.key, match.transform]),
+        name,
+      ).toEqual([[`${name} cropped`, 'crop']]);
     }
   });
 
@@ -290,7 +306,9 @@ describe('SlotQuery (the index kept in a database table)', () => {
   const table = (entries: [string, Fingerprints][]) => {
     const rows = entries.flatMap(([id, fingerprints]) => indexEntries(fingerprints).map(([slot, key]) => ({ slot, id, key })));
     return (probe: SlotProbe | null) => {
-      const ids = probe ? new Set(rows.filter((row) => probe.slots.includes(row.slot) && probe.accepts(row.slot, row.key)).map((row) => row.id)) : new Set(entries.map(([id]) => id));
+      const ids = probe
+        ? new Set(rows.filter((row) => probe.slots.includes(row.slot) && probe.accepts(row.slot, row.key)).map((row) => row.id))
+        : new Set(entries.map(([id]) => id));
       return [...ids].map((key) => ({ key, fingerprints: entries.find(([id]) => id === key)![1] }));
     };
   };
@@ -308,7 +326,7 @@ describe('SlotQuery (the index kept in a database table)', () => {
     }
   });
 
-  it('reads the slots of the query\'s keys at this threshold, keeps only rows within each lookup\'s distance, and reads everything when the pHash radius is too wide to probe', () => {
+  it("reads the slots of the query's keys at this threshold, keeps only rows within each lookup's distance, and reads everything when the pHash radius is too wide to probe", () => {
     const camera = originals.get('camera.png')!;
     const probe = new SlotQuery(camera, THRESHOLD).matchProbe()!;
     // Radius 6 bits: 17 values per pHash chunk; at most 30 region keys looked up exactly, 4 chunks each.

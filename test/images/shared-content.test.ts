@@ -46,17 +46,34 @@ async function photographs(): Promise<Buffer[]> {
   return out;
 }
 
-const svg = (width: number, height: number, body: string) => Buffer.from(`<svg width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${body}</svg>`);
+const svg = (width: number, height: number, body: string) =>
+  Buffer.from(`<svg width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${body}</svg>`);
 const jpeg = (image: Sharp) => image.jpeg({ quality: 90 }).toBuffer();
 const framed = (share: number, background: string) => (photo: Buffer) => {
   const [x, y] = [Math.round(W * share), Math.round(H * share)];
   return jpeg(sharp(photo).extend({ left: x, right: x, top: y, bottom: y, background }));
 };
-const LOGO = svg(90, 90, '<circle cx="45" cy="45" r="40" fill="#e02020"/><text x="45" y="55" font-size="28" text-anchor="middle" fill="white" font-family="sans-serif">TV</text>');
-const CAPTION = svg(W, 54, `<rect width="${W}" height="54" fill="#101830"/><text x="16" y="36" font-size="26" fill="white" font-family="sans-serif">BREAKING · 속보 · news</text>`);
+const LOGO = svg(
+  90,
+  90,
+  '<circle cx="45" cy="45" r="40" fill="#e02020"/><text x="45" y="55" font-size="28" text-anchor="middle" fill="white" font-family="sans-serif">TV</text>',
+);
+const CAPTION = svg(
+  W,
+  54,
+  `<rect width="${W}" height="54" fill="#101830"/><text x="16" y="36" font-size="26" fill="white" font-family="sans-serif">BREAKING · 속보 · news</text>`,
+);
 const PHONE = { width: 360, height: 760 };
-const STATUS = svg(PHONE.width, 48, `<rect width="${PHONE.width}" height="48" fill="#ffffff"/><text x="14" y="32" font-size="20" font-family="sans-serif">9:41</text><rect x="290" y="18" width="50" height="16" rx="3" fill="#000"/><text x="70" y="32" font-size="18" font-family="sans-serif" fill="#333">@account · Follow</text>`);
-const NAV = svg(PHONE.width, 120, `<rect width="${PHONE.width}" height="120" fill="#ffffff"/><circle cx="40" cy="30" r="12" fill="#222"/><circle cx="90" cy="30" r="12" fill="#222"/><circle cx="140" cy="30" r="12" fill="#222"/><text x="14" y="80" font-size="16" font-family="sans-serif">1,024 likes · view all comments</text><rect x="130" y="100" width="100" height="6" rx="3" fill="#000"/>`);
+const STATUS = svg(
+  PHONE.width,
+  48,
+  `<rect width="${PHONE.width}" height="48" fill="#ffffff"/><text x="14" y="32" font-size="20" font-family="sans-serif">9:41</text><rect x="290" y="18" width="50" height="16" rx="3" fill="#000"/><text x="70" y="32" font-size="18" font-family="sans-serif" fill="#333">@account · Follow</text>`,
+);
+const NAV = svg(
+  PHONE.width,
+  120,
+  `<rect width="${PHONE.width}" height="120" fill="#ffffff"/><circle cx="40" cy="30" r="12" fill="#222"/><circle cx="90" cy="30" r="12" fill="#222"/><circle cx="140" cy="30" r="12" fill="#222"/><text x="14" y="80" font-size="16" font-family="sans-serif">1,024 likes · view all comments</text><rect x="130" y="100" width="100" height="6" rx="3" fill="#000"/>`,
+);
 
 /** The shared content, applied the same way to every photograph. */
 const SHARED: { name: string; apply: (photo: Buffer) => Promise<Buffer> }[] = [
@@ -102,22 +119,24 @@ beforeAll(async () => {
 describe('different photographs that share a frame, logo, caption, chrome or letterbox', () => {
   it('are at least 40 photographs that do not match each other to begin with', () => {
     expect(plain.length).toBeGreaterThanOrEqual(40);
-    for (let i = 0; i < plain.length; i++) for (let j = 0; j < plain.length; j++) {
-      if (i !== j) expect(matchFingerprints(plain[i], plain[j], THRESHOLD), `${i} vs ${j}`).toBeNull();
-    }
+    for (let i = 0; i < plain.length; i++)
+      for (let j = 0; j < plain.length; j++) {
+        if (i !== j) expect(matchFingerprints(plain[i], plain[j], THRESHOLD), `${i} vs ${j}`).toBeNull();
+      }
   });
 
   it.each(SHARED.map(({ name }) => name))('%s: no two different photographs match in pairs', (name) => {
     const set = shared.get(name)!;
     const falseMatches: string[] = [];
-    for (let i = 0; i < set.length; i++) for (let j = 0; j < set.length; j++) {
-      if (i === j) continue;
-      const found = matchFingerprints(set[i], set[j], THRESHOLD);
-      if (found) falseMatches.push(`${i}~${j} ${found.transform} ${found.similarity.toFixed(2)}`);
-      // Nor does one with the shared content match another photograph without it.
-      const acrossPlain = matchFingerprints(set[i], plain[j], THRESHOLD);
-      if (acrossPlain) falseMatches.push(`${i}~plain ${j} ${acrossPlain.transform}`);
-    }
+    for (let i = 0; i < set.length; i++)
+      for (let j = 0; j < set.length; j++) {
+        if (i === j) continue;
+        const found = matchFingerprints(set[i], set[j], THRESHOLD);
+        if (found) falseMatches.push(`${i}~${j} ${found.transform} ${found.similarity.toFixed(2)}`);
+        // Nor does one with the shared content match another photograph without it.
+        const acrossPlain = matchFingerprints(set[i], plain[j], THRESHOLD);
+        if (acrossPlain) falseMatches.push(`${i}~plain ${j} ${acrossPlain.transform}`);
+      }
     expect(falseMatches).toEqual([]);
   });
 
@@ -126,7 +145,10 @@ describe('different photographs that share a frame, logo, caption, chrome or let
     const index = new RobustIndex<number>();
     set.forEach((fingerprints, i) => index.add(i, fingerprints));
     for (let i = 0; i < set.length; i++) {
-      expect(index.query(set[i], THRESHOLD).map((m) => m.key), `photo ${i}`).toEqual([i]);
+      expect(
+        index.query(set[i], THRESHOLD).map((m) => m.key),
+        `photo ${i}`,
+      ).toEqual([i]);
     }
   });
 

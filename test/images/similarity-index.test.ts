@@ -4,7 +4,10 @@ import { SimilarityIndex } from '../../lib/images/similarity-index.js';
 import { seededRandom } from '../helpers/random.js';
 
 function randomHash(random: () => number): string {
-  const word = () => Math.floor(random() * 2 ** 32).toString(16).padStart(8, '0');
+  const word = () =>
+    Math.floor(random() * 2 ** 32)
+      .toString(16)
+      .padStart(8, '0');
   return word() + word();
 }
 
@@ -33,13 +36,10 @@ function sampleEntries(count: number, seed: number): { key: string; hash: string
 }
 
 function bruteForce(entries: { key: string; hash: string }[], query: string, maxDistance: number) {
-  return entries
-    .map(({ key, hash }) => ({ key, hash, distance: hammingDistance(query, hash) }))
-    .filter(({ distance }) => distance <= maxDistance);
+  return entries.map(({ key, hash }) => ({ key, hash, distance: hammingDistance(query, hash) })).filter(({ distance }) => distance <= maxDistance);
 }
 
-const byKeyAndHash = (a: { key: string; hash: string }, b: { key: string; hash: string }) =>
-  a.key.localeCompare(b.key) || a.hash.localeCompare(b.hash);
+const byKeyAndHash = (a: { key: string; hash: string }, b: { key: string; hash: string }) => a.key.localeCompare(b.key) || a.hash.localeCompare(b.hash);
 
 describe('SimilarityIndex', () => {
   it('returns exactly what a brute-force scan returns, for every radius from 0 to 64', () => {

@@ -30,8 +30,18 @@ async function internalMatches(id: string): Promise<string[]> {
 
 describe('analysis as queued work', () => {
   const orders: [string, (jobs: Awaited<ReturnType<typeof analyseJobOf>>[]) => Promise<unknown>][] = [
-    ['first, then second', async ([a, b, c]) => { for (const job of [a, b, c]) await runAnalyseJob(env, job); }],
-    ['second, then first', async ([a, b, c]) => { for (const job of [b, c, a]) await runAnalyseJob(env, job); }],
+    [
+      'first, then second',
+      async ([a, b, c]) => {
+        for (const job of [a, b, c]) await runAnalyseJob(env, job);
+      },
+    ],
+    [
+      'second, then first',
+      async ([a, b, c]) => {
+        for (const job of [b, c, a]) await runAnalyseJob(env, job);
+      },
+    ],
     ['all at once', async (jobs) => Promise.all(jobs.map((job) => runAnalyseJob(env, job)))],
   ];
 
@@ -79,7 +89,11 @@ describe('analysis as queued work', () => {
     // Every analysis, failed ones too, queues its enrichment (which then says it was skipped).
     expect(progress.types[1]).toMatchObject({ type: 'enrich', queued: 3, eta_s: null });
     expect(progress.failures).toEqual([
-      expect.objectContaining({ type: 'analyse', submission_id: 'broken', error: expect.stringMatching(/^image could not be decoded: (.*libpng read error|the decoder gave no reason)/) }),
+      expect.objectContaining({
+        type: 'analyse',
+        submission_id: 'broken',
+        error: expect.stringMatching(/^image could not be decoded: (.*libpng read error|the decoder gave no reason)/),
+      }),
     ]);
     const bootstrap = await (await env.call('GET', '/api/bootstrap')).json();
     expect(bootstrap.progress).toEqual(progress);
@@ -89,7 +103,11 @@ describe('analysis as queued work', () => {
     env.clock.advance(61_000);
     await env.jobs.drain('enrich');
     env.clock.advance(61_000);
-    expect((await (await env.call('GET', '/api/jobs/progress')).json())).toMatchObject({ active: false, failures: [], types: [expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 })] });
+    expect(await (await env.call('GET', '/api/jobs/progress')).json()).toMatchObject({
+      active: false,
+      failures: [],
+      types: [expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 })],
+    });
   });
 
   it('an analysis that fails for a reason outside the image (the image service out of reach) leaves the submission pending, and the next reload analyses it', async () => {
@@ -102,18 +120,29 @@ describe('analysis as queued work', () => {
     await env.call('POST', '/api/submissions/reload');
     await env.jobs.drain('analyse');
     const progress = await (await env.call('GET', '/api/jobs/progress')).json();
-    expect(progress.failures).toEqual([expect.objectContaining({ type: 'analyse', submission_id: 'camera', error: 'image service: connect ECONNREFUSED 127.0.0.1:9501' })]);
-    expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({ analysis_status: 'pending', analysis_error: null });
+    expect(progress.failures).toEqual([
+      expect.objectContaining({ type: 'analyse', submission_id: 'camera', error: 'image service: connect ECONNREFUSED 127.0.0.1:9501' }),
+    ]);
+    expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({
+      analysis_status: 'pending',
+      analysis_error: null,
+    });
 
     env.images.analyse = analyse;
     expect(await (await env.call('POST', '/api/submissions/reload')).json()).toMatchObject({ unchanged: 1, queued_jobs: 1 });
     await env.jobs.drain('analyse');
-    expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({ analysis_status: 'done', analysis_error: null });
+    expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({
+      analysis_status: 'done',
+      analysis_error: null,
+    });
   });
 
   it('makes a thumbnail of at most 320 px, served under /media/thumbs with the media rules', async () => {
     env = await createTestEnv();
-    writeFileSync(join(env.paths.imagesDir, 'wide.jpg'), await sharp(fixturePath('rocket.jpg')).resize(1600, 1000, { fit: 'fill' }).withMetadata({ orientation: 6 }).jpeg().toBuffer());
+    writeFileSync(
+      join(env.paths.imagesDir, 'wide.jpg'),
+      await sharp(fixturePath('rocket.jpg')).resize(1600, 1000, { fit: 'fill' }).withMetadata({ orientation: 6 }).jpeg().toBuffer(),
+    );
     await env.call('POST', '/api/submissions/reload');
     await env.jobs.drain('analyse');
     const { submission } = await (await env.call('GET', '/api/submissions/wide/review')).json();

@@ -21,13 +21,19 @@ let images: { name: string; bytes: Buffer }[];
 
 beforeAll(async () => {
   // Web detection takes a while, so a kill can land while enrichment runs.
-  fakes.vision.respondWith({ delayMs: 150, json: { responses: [{ webDetection: { webEntities: [{ entityId: '/m/1', description: 'Apollo lunar module', score: 0.9 }] } }] } });
+  fakes.vision.respondWith({
+    delayMs: 150,
+    json: { responses: [{ webDetection: { webEntities: [{ entityId: '/m/1', description: 'Apollo lunar module', score: 0.9 }] } }] },
+  });
   images = [];
   for (const name of FIXTURE_NAMES) images.push({ name, bytes: await sharp(fixturePath(name)).png().toBuffer() });
   // Distinct pictures made from the fixtures (a crop each), so the folder holds twelve.
   for (let i = 0; images.length < 12; i++) {
     const name = FIXTURE_NAMES[i % FIXTURE_NAMES.length];
-    const bytes = await sharp(fixturePath(name)).extract({ left: 40 + 20 * i, top: 30, width: 200, height: 160 }).jpeg().toBuffer();
+    const bytes = await sharp(fixturePath(name))
+      .extract({ left: 40 + 20 * i, top: 30, width: 200, height: 160 })
+      .jpeg()
+      .toBuffer();
     images.push({ name: `part-${i}.jpg`, bytes });
   }
 });
@@ -43,7 +49,14 @@ async function start(dataDir: string): Promise<Service> {
   const port = String(20000 + Math.floor(Math.random() * 30000));
   const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_PORT: port, SVC_ENRICH_CONCURRENCY: '2', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...fakeProviderSettings(fakes) },
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: dataDir,
+      SVC_PORT: port,
+      SVC_ENRICH_CONCURRENCY: '2',
+      SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      ...fakeProviderSettings(fakes),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -56,7 +69,10 @@ async function start(dataDir: string): Promise<Service> {
 }
 
 async function progress(service: Service) {
-  const body = (await (await fetch(`${service.url}/api/jobs/progress`, { headers: ADMIN })).json()) as { active: boolean; types: { type: string; queued: number; running: number; done: number }[] };
+  const body = (await (await fetch(`${service.url}/api/jobs/progress`, { headers: ADMIN })).json()) as {
+    active: boolean;
+    types: { type: string; queued: number; running: number; done: number }[];
+  };
   return { active: body.active, analyse: body.types.find((t) => t.type === 'analyse')!, enrich: body.types.find((t) => t.type === 'enrich')! };
 }
 
@@ -74,21 +90,33 @@ async function kill(service: Service): Promise<void> {
 }
 
 const KILL_POINTS: [string, (service: Service) => Promise<void>][] = [
-  ['while the reload request runs', async (service) => {
-    void fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN }).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 60));
-  }],
-  ['right after the reload answered', async (service) => {
-    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
-  }],
-  ['after the first analysis finished', async (service) => {
-    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
-    await until(service, (p) => p.analyse.done >= 1);
-  }],
-  ['while enrichment runs', async (service) => {
-    await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
-    await until(service, (p) => p.enrich.running >= 1);
-  }],
+  [
+    'while the reload request runs',
+    async (service) => {
+      void fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 60));
+    },
+  ],
+  [
+    'right after the reload answered',
+    async (service) => {
+      await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
+    },
+  ],
+  [
+    'after the first analysis finished',
+    async (service) => {
+      await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
+      await until(service, (p) => p.analyse.done >= 1);
+    },
+  ],
+  [
+    'while enrichment runs',
+    async (service) => {
+      await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
+      await until(service, (p) => p.enrich.running >= 1);
+    },
+  ],
 ];
 
 describe('a crash at any moment of a reload', () => {
@@ -107,23 +135,32 @@ describe('a crash at any moment of a reload', () => {
       const report = (await (await fetch(`${second.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN })).json()) as { rejected: unknown[] };
       expect(report.rejected).toEqual([]);
       await until(second, (p) => !p.active);
-      const queue = (await (await fetch(`${second.url}/api/review-queue?limit=200`, { headers: ADMIN })).json()) as { items: { id: string; analysis_status: string; enrichment_status: string }[]; total: number };
+      const queue = (await (await fetch(`${second.url}/api/review-queue?limit=200`, { headers: ADMIN })).json()) as {
+        items: { id: string; analysis_status: string; enrichment_status: string }[];
+        total: number;
+      };
       await kill(second);
 
       expect(queue.total).toBe(12);
       expect(queue.items.map((s) => [s.analysis_status, s.enrichment_status])).toEqual(Array(12).fill(['done', 'done']));
       const db = new Database(join(dataDir, 'svc.sqlite3'), { readonly: true });
       try {
-        const enrichJobs = db.prepare(`SELECT submission_id, COUNT(*) AS n, MIN(status) AS status FROM jobs WHERE type = 'enrich' GROUP BY submission_id`).all();
+        const enrichJobs = db
+          .prepare(`SELECT submission_id, COUNT(*) AS n, MIN(status) AS status FROM jobs WHERE type = 'enrich' GROUP BY submission_id`)
+          .all();
         expect(enrichJobs).toHaveLength(12);
         expect(enrichJobs.every((j) => (j as { n: number }).n === 1 && (j as { status: string }).status === 'done')).toBe(true);
         const pendingAnalyses = db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE type = 'analyse' AND status != 'done'`).get();
         expect(pendingAnalyses).toEqual({ n: 0 });
         const twice = db
-          .prepare(`SELECT submission_id, kind, group_key, IFNULL(title, ''), IFNULL(query, ''), COUNT(*) AS n FROM evidence GROUP BY 1, 2, 3, 4, 5 HAVING n > 1`)
+          .prepare(
+            `SELECT submission_id, kind, group_key, IFNULL(title, ''), IFNULL(query, ''), COUNT(*) AS n FROM evidence GROUP BY 1, 2, 3, 4, 5 HAVING n > 1`,
+          )
           .all();
         expect(twice).toEqual([]);
-        const entities = db.prepare(`SELECT COUNT(DISTINCT submission_id) AS n FROM evidence WHERE source = 'global_vision' AND title = 'Apollo lunar module'`).get();
+        const entities = db
+          .prepare(`SELECT COUNT(DISTINCT submission_id) AS n FROM evidence WHERE source = 'global_vision' AND title = 'Apollo lunar module'`)
+          .get();
         expect(entities).toEqual({ n: 12 });
       } finally {
         db.close();

@@ -28,6 +28,8 @@ describe('a file in the images folder whose name no key may be', () => {
     expect(res.status).toBe(200);
     const report = await res.json();
     expect(report.imported).toEqual(['astronaut']);
-    expect(report.rejected).toEqual([{ file: 'images/scan\\2026.png', id: null, reason: expect.stringMatching(/^file is named as no key may be \(a backslash/) }]);
+    expect(report.rejected).toEqual([
+      { file: 'images/scan\\2026.png', id: null, reason: expect.stringMatching(/^file is named as no key may be \(a backslash/) },
+    ]);
   });
 });

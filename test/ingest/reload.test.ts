@@ -95,9 +95,16 @@ describe('the registry and refusals', () => {
   });
   afterEach(async () => env.dispose());
 
-  const writeRegistry = (entries: unknown) =>
-    writeFileSync(env.paths.registryFile, typeof entries === 'string' ? entries : JSON.stringify(entries));
-  const entry = (id: string, file: string, extra: Record<string, unknown> = {}) => ({ id, title: `Title ${id}`, file, width: 512, height: 512, submitted_at: '2026-03-01 09:30', ...extra });
+  const writeRegistry = (entries: unknown) => writeFileSync(env.paths.registryFile, typeof entries === 'string' ? entries : JSON.stringify(entries));
+  const entry = (id: string, file: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    title: `Title ${id}`,
+    file,
+    width: 512,
+    height: 512,
+    submitted_at: '2026-03-01 09:30',
+    ...extra,
+  });
 
   it('imports explicit entries with the real epoch of a Seoul wall-clock time, and never the same file twice', async () => {
     copyFixture('astronaut.png', env.paths.imagesDir);
@@ -124,17 +131,34 @@ describe('the registry and refusals', () => {
     writeRegistry([entry('SUB-001', 'images/astronaut.png', { title: 'New title', submitted_at: '2026-03-02 10:00' })]);
     const report = await reload();
     expect(report).toMatchObject({ imported: [], updated: ['SUB-001'], queued_jobs: 0 });
-    expect((await review('SUB-001')).row).toMatchObject({ title: 'New title', submitted_at: '2026-03-02 10:00', submitted_at_epoch: Date.UTC(2026, 2, 2, 1, 0) / 1000 });
+    expect((await review('SUB-001')).row).toMatchObject({
+      title: 'New title',
+      submitted_at: '2026-03-02 10:00',
+      submitted_at_epoch: Date.UTC(2026, 2, 2, 1, 0) / 1000,
+    });
   });
 
   it('refuses each bad entry or file with its reason while the rest import', async () => {
     copyFixture('astronaut.png', env.paths.imagesDir);
     copyFixture('camera.png', env.paths.imagesDir);
     writeFileSync(join(env.paths.imagesDir, 'notes.jpg'), 'this is text, not a picture');
-    writeFileSync(join(env.dataDir, 'outside.png'), await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } }).png().toBuffer());
+    writeFileSync(
+      join(env.dataDir, 'outside.png'),
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+        .png()
+        .toBuffer(),
+    );
     symlinkSync(join(env.dataDir, 'outside.png'), join(env.paths.imagesDir, 'escape.png'));
-    writeFileSync(join(env.paths.imagesDir, 'huge.png'), await sharp({ create: { width: 1000, height: 1000, channels: 3, background: '#abc' } }).png().toBuffer());
-    writeFileSync(join(env.paths.imagesDir, 'drawing.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="40" fill="red"/></svg>');
+    writeFileSync(
+      join(env.paths.imagesDir, 'huge.png'),
+      await sharp({ create: { width: 1000, height: 1000, channels: 3, background: '#abc' } })
+        .png()
+        .toBuffer(),
+    );
+    writeFileSync(
+      join(env.paths.imagesDir, 'drawing.svg'),
+      '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="40" fill="red"/></svg>',
+    );
     writeRegistry([
       entry('ok', 'images/astronaut.png'),
       entry('dotdot', 'images/../outside.png'),
@@ -150,7 +174,9 @@ describe('the registry and refusals', () => {
     const report = await reload();
     // camera.png is named by entries (refused ones too), so it is not imported as a quick submission.
     expect(report.imported.sort()).toEqual(['drawing', 'ok']);
-    const reasons = Object.fromEntries(report.rejected.map((r: { id: string | null; file: string | null; reason: string }) => [r.id ?? r.file ?? 'none', r.reason]));
+    const reasons = Object.fromEntries(
+      report.rejected.map((r: { id: string | null; file: string | null; reason: string }) => [r.id ?? r.file ?? 'none', r.reason]),
+    );
     expect(reasons.dotdot).toMatch(/leaves data\/submissions\/images/);
     expect(reasons.absolute).toMatch(/relative path/);
     expect(reasons.linked).toMatch(/link that leaves/);
@@ -185,7 +211,9 @@ describe('the registry and refusals', () => {
     copyFixture('rocket.jpg', env.paths.imagesDir);
     writeRegistry([entry('photo', 'images/rocket.jpg')]);
     const report = await reload();
-    expect(report.rejected).toEqual([{ file: 'images/rocket.jpg', id: 'photo', reason: 'id photo is already used by the quick submission of images/photo.png' }]);
+    expect(report.rejected).toEqual([
+      { file: 'images/rocket.jpg', id: 'photo', reason: 'id photo is already used by the quick submission of images/photo.png' },
+    ]);
     expect(report.imported).toEqual([]);
     expect((await review('photo')).row).toMatchObject({ file: 'images/photo.png', origin: 'quick' });
   });
@@ -210,7 +238,9 @@ describe('reload as an index pass', () => {
 
   it('imports nothing twice when two reloads run at once', async () => {
     for (const name of ['astronaut.png', 'camera.png', 'coffee.png']) copyFixture(name, env.paths.imagesDir);
-    const [a, b] = await Promise.all([env.call('POST', '/api/submissions/reload'), env.call('POST', '/api/submissions/reload')].map(async (r) => (await r).json()));
+    const [a, b] = await Promise.all(
+      [env.call('POST', '/api/submissions/reload'), env.call('POST', '/api/submissions/reload')].map(async (r) => (await r).json()),
+    );
     expect([...a.imported, ...b.imported].sort()).toEqual(['astronaut', 'camera', 'coffee']);
     expect(a.unchanged + b.unchanged).toBe(3);
     expect(a.queued_jobs + b.queued_jobs).toBe(3);
@@ -276,13 +306,20 @@ describe('reload as an index pass', () => {
     const get = env.blobs.get.bind(env.blobs);
     env.blobs.get = (key) => (reads.push(key), get(key));
     const report = await reloadFiles({ ...env, maxFileBytes: camera - 1 });
-    expect(report).toMatchObject({ imported: ['rocket'], rejected: [{ file: 'images/camera.png', id: 'camera', reason: expect.stringMatching(/^file is 0\.1 MB, more than the 0\.1 MB this service reads whole$/) }] });
+    expect(report).toMatchObject({
+      imported: ['rocket'],
+      rejected: [
+        { file: 'images/camera.png', id: 'camera', reason: expect.stringMatching(/^file is 0\.1 MB, more than the 0\.1 MB this service reads whole$/) },
+      ],
+    });
     expect(reads).not.toContain('submissions/images/camera.png');
     expect((await reloadFiles(env)).imported).toEqual(['camera']);
   });
 
   it('resolves registry files from the listing, not with a store request per entry', async () => {
-    const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } }).png().toBuffer();
+    const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } })
+      .png()
+      .toBuffer();
     const entries = Array.from({ length: 40 }, (_, i) => {
       writeFileSync(join(env.paths.imagesDir, `r${i}.png`), Buffer.concat([tiny, Buffer.from([i])]));
       return { id: `R-${i}`, title: `entry ${i}`, file: `images/r${i}.png`, width: 16, height: 16, submitted_at: '2026-03-01 09:00' };
@@ -323,7 +360,9 @@ describe('reload within the Worker platform limits', () => {
   it('imports 600 new files over reloads that each stay within 1,000 D1 queries and 1,000 subrequests', async () => {
     const limited = await createTestEnv();
     try {
-      const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } }).jpeg().toBuffer();
+      const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } })
+        .jpeg()
+        .toBuffer();
       const names = Array.from({ length: 600 }, (_, i) => `n${String(i).padStart(3, '0')}.jpg`);
       names.forEach((name, i) => writeFileSync(join(limited.paths.imagesDir, name), Buffer.concat([tiny, Buffer.from([i & 0xff, i >> 8])])));
       writeFileSync(join(limited.paths.imagesDir, 'notes.jpg'), 'this is text, not a picture');

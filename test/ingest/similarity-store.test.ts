@@ -19,7 +19,11 @@ import { fixturePath, reencoded } from '../helpers/fixtures.js';
 let env: TestEnv;
 afterEach(async () => env?.dispose());
 
-const count = async (sql: string, ...values: string[]) => (await env.db.prepare(sql).bind(...values).first<{ n: number }>())!.n;
+const count = async (sql: string, ...values: string[]) =>
+  (await env.db
+    .prepare(sql)
+    .bind(...values)
+    .first<{ n: number }>())!.n;
 
 async function internalMatches(id: string): Promise<string[]> {
   const review = await (await env.call('GET', `/api/submissions/${id}/review`)).json();
@@ -80,7 +84,9 @@ describe('the similarity index in the database', () => {
     // The copy's analysis waits: compared now, it would miss the photo it copies.
     expect(await env.jobs.drain('analyse')).toBe(0);
     const progress = await (await env.call('GET', '/api/jobs/progress')).json();
-    expect(progress.types).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'index', queued: 1 }), expect.objectContaining({ type: 'analyse', queued: 1 })]));
+    expect(progress.types).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'index', queued: 1 }), expect.objectContaining({ type: 'analyse', queued: 1 })]),
+    );
 
     await env.jobs.drain();
     expect(await count("SELECT COUNT(*) AS n FROM jobs WHERE type = 'index' AND status = 'done'")).toBe(1);
@@ -111,15 +117,33 @@ describe('the similarity index in the database', () => {
 });
 
 describe('the index job', () => {
-  it('indexes as much as one Worker invocation\'s 1,000 D1 queries allow, queues its next run, and finishes there', async () => {
+  it("indexes as much as one Worker invocation's 1,000 D1 queries allow, queues its next run, and finishes there", async () => {
     env = await createTestEnv();
     const now = env.clock.now().toISOString();
     const ids = Array.from({ length: 1005 }, (_, i) => `s${String(i).padStart(4, '0')}`);
     for (let start = 0; start < ids.length; start += 100) {
       const page = ids.slice(start, start + 100);
       await env.db.batch([
-        upsertSubmissionStatement(env.db, page.map((id) => ({ id, title: id, file: `images/${id}.jpg`, origin: 'quick' as const, submitted_at: '2026-11-23 09:00', submitted_at_epoch: 0, width: 10, height: 10, format: 'jpeg', bytes: 1, sha256: id.padEnd(64, '0') })), now),
-        env.db.prepare("UPDATE submissions SET analysis_status = 'done', phash = '0123456789abcdef' WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(page)),
+        upsertSubmissionStatement(
+          env.db,
+          page.map((id) => ({
+            id,
+            title: id,
+            file: `images/${id}.jpg`,
+            origin: 'quick' as const,
+            submitted_at: '2026-11-23 09:00',
+            submitted_at_epoch: 0,
+            width: 10,
+            height: 10,
+            format: 'jpeg',
+            bytes: 1,
+            sha256: id.padEnd(64, '0'),
+          })),
+          now,
+        ),
+        env.db
+          .prepare("UPDATE submissions SET analysis_status = 'done', phash = '0123456789abcdef' WHERE id IN (SELECT value FROM json_each(?))")
+          .bind(JSON.stringify(page)),
       ]);
     }
     await env.db.batch([env.db.prepare("INSERT INTO fingerprint_slots_backfill (after) VALUES ('')"), enqueueIndexJobStatement(env.db, now)]);
@@ -180,7 +204,10 @@ describe('the comparison lease', () => {
     expect(await count('SELECT COUNT(*) AS n FROM leases')).toBe(0);
 
     // A holder that died left its lease; it is taken once expired, not before.
-    await env.db.prepare("INSERT INTO leases (name, holder, expires_at) VALUES ('similarity', 'dead', ?)").bind(new Date(env.clock.now().getTime() + 60_000).toISOString()).run();
+    await env.db
+      .prepare("INSERT INTO leases (name, holder, expires_at) VALUES ('similarity', 'dead', ?)")
+      .bind(new Date(env.clock.now().getTime() + 60_000).toISOString())
+      .run();
     let entered = false;
     const waiting = withLease(env.db, env.clock, 'similarity', async () => (entered = true));
     await new Promise((resolve) => setTimeout(resolve, 200));

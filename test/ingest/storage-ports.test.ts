@@ -62,7 +62,12 @@ describe('submissions in blob storage', () => {
     const report = await body(env.call('POST', '/api/submissions/reload'));
     expect(report.imported.sort()).toEqual(['SUB-001', 'camera', 'camera-copy']);
     expect(report).toMatchObject({ updated: [], unchanged: 0, rejected: [], queued_jobs: 3 });
-    expect((await analysesFinished()).filter((j) => j.type === 'analyse').map((j) => [j.submission_id, j.status]).sort()).toEqual([
+    expect(
+      (await analysesFinished())
+        .filter((j) => j.type === 'analyse')
+        .map((j) => [j.submission_id, j.status])
+        .sort(),
+    ).toEqual([
       ['SUB-001', 'done'],
       ['camera', 'done'],
       ['camera-copy', 'done'],
@@ -97,12 +102,20 @@ describe('submissions in blob storage', () => {
     await env.jobs.drain('analyse');
     const progress = await body(env.call('GET', '/api/jobs/progress'));
     expect(progress.types[0]).toMatchObject({ type: 'analyse', queued: 0, done: 1, failed: 1 });
-    expect(progress.failures).toEqual([expect.objectContaining({ type: 'analyse', submission_id: 'broken', error: expect.stringMatching(/^image could not be decoded: (.*libpng read error|the decoder gave no reason)/) })]);
+    expect(progress.failures).toEqual([
+      expect.objectContaining({
+        type: 'analyse',
+        submission_id: 'broken',
+        error: expect.stringMatching(/^image could not be decoded: (.*libpng read error|the decoder gave no reason)/),
+      }),
+    ]);
     expect((await body(env.call('GET', '/api/submissions/coffee/review'))).submission).toMatchObject({ analysis_status: 'done' });
   });
 
   it('a reload reads what its subrequest budget allows and leaves the rest counted; a refused file is read once', async () => {
-    const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } }).png().toBuffer();
+    const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#7a5' } })
+      .png()
+      .toBuffer();
     for (let i = 0; i < 8; i++) await env.blobs.put(`submissions/images/p${i}.png`, Buffer.concat([tiny, Buffer.from([i])]));
     await env.blobs.put('submissions/images/a-notes.png', Buffer.from('this is text, not a picture'));
     // A budget of 20 subrequests: the listing and the registry lookup, a reserve of 10, and 2 per file read.
@@ -113,7 +126,12 @@ describe('submissions in blob storage', () => {
     const first = await reload(invocation());
     expect(first).toMatchObject({ imported: ['p0', 'p1', 'p2'], rejected: [{ file: 'images/a-notes.png', reason: 'not an image' }], remaining: 5 });
     const second = await reload(invocation());
-    expect(second).toMatchObject({ imported: ['p3', 'p4', 'p5', 'p6'], unchanged: 3, rejected: [{ file: 'images/a-notes.png', reason: 'not an image' }], remaining: 1 });
+    expect(second).toMatchObject({
+      imported: ['p3', 'p4', 'p5', 'p6'],
+      unchanged: 3,
+      rejected: [{ file: 'images/a-notes.png', reason: 'not an image' }],
+      remaining: 1,
+    });
     expect(await reload(invocation())).toMatchObject({ imported: ['p7'], unchanged: 7, remaining: 0 });
     expect(await env.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'analyse'").first()).toEqual({ n: 8 });
   });

@@ -104,7 +104,11 @@ describe('different photographs turned by about the same angle on black', () => 
 
   it('are no internal match, though their region hashes agree: the geometric check finds them disjoint', async () => {
     // The region hashes alone match the two (the pHash does not): what the veto is for.
-    const hashed = matchFingerprints(await fingerprintsOf('turned-chelsea'), await fingerprintsOf('turned-rocket'), env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD);
+    const hashed = matchFingerprints(
+      await fingerprintsOf('turned-chelsea'),
+      await fingerprintsOf('turned-rocket'),
+      env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD,
+    );
     expect(hashed).not.toBeNull();
     expect(hashed!.plainSimilarity).toBeLessThan(env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD);
     for (const id of Object.keys(turned)) {

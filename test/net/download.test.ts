@@ -12,7 +12,6 @@ let web: FakeWeb;
 let png: Buffer;
 let port: string;
 
-
 beforeAll(async () => {
   web = await startFakeWeb();
   port = new URL(web.url).port;
@@ -22,7 +21,10 @@ afterAll(() => web.close());
 beforeEach(() => web.reset());
 
 /** The same rules over both egress adapters: node:http (the Node service) and fetch (the Worker). */
-const adapters: [string, Egress][] = [['node:http', nodeEgress], ['fetch', fetchEgress()]];
+const adapters: [string, Egress][] = [
+  ['node:http', nodeEgress],
+  ['fetch', fetchEgress()],
+];
 
 describe.each(adapters)('over %s', (_adapter, egress) => {
   /** The fake web listens on loopback, so reaching it at all needs private downloads allowed. */

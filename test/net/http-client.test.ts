@@ -51,7 +51,14 @@ describe('the fetch adapter of the egress port (the Worker’s)', () => {
 
   it('returns status, lower-case headers and body, and sends a POST body as given', async () => {
     server.respondOnce({ status: 201, headers: { 'X-Test': 'yes' }, body: 'made' });
-    const result = await egress({ url: new URL(`${server.url}/in`), method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}'), timeoutMs: 5000, maxBytes: 100 });
+    const result = await egress({
+      url: new URL(`${server.url}/in`),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{"a":1}'),
+      timeoutMs: 5000,
+      maxBytes: 100,
+    });
     expect(result.ok && [result.status, result.headers['x-test'], result.body.toString()]).toEqual([201, 'yes', 'made']);
     expect(server.requests.at(-1)).toMatchObject({ method: 'POST', path: '/in' });
     expect(server.requests.at(-1)!.body.toString()).toBe('{"a":1}');
@@ -80,7 +87,13 @@ describe('the fetch adapter of the egress port (the Worker’s)', () => {
 
   it('refuses local names for a URL from the open web, without a request', async () => {
     const before = server.requests.length;
-    const result = await egress({ url: new URL(`http://localhost:${new URL(server.url).port}/`), method: 'GET', timeoutMs: 5000, maxBytes: 100, publicOnly: true });
+    const result = await egress({
+      url: new URL(`http://localhost:${new URL(server.url).port}/`),
+      method: 'GET',
+      timeoutMs: 5000,
+      maxBytes: 100,
+      publicOnly: true,
+    });
     expect(result).toMatchObject({ ok: false, error: { code: 'blocked_address' } });
     expect(server.requests.length).toBe(before);
   });

@@ -49,9 +49,7 @@ describe('web detection request', () => {
     expect(request.headers['content-type']).toMatch(/^application\/json/);
     const body = request.json as { requests: unknown[]; parent?: string };
     expect(body.parent).toBeUndefined();
-    expect(body.requests).toEqual([
-      { image: { content: approved.bytes.toString('base64') }, features: [{ type: 'WEB_DETECTION', maxResults: 20 }] },
-    ]);
+    expect(body.requests).toEqual([{ image: { content: approved.bytes.toString('base64') }, features: [{ type: 'WEB_DETECTION', maxResults: 20 }] }]);
   });
 
   it('sends exactly the derived bytes, never the original with its metadata', async () => {

@@ -46,7 +46,13 @@ const VALID: Record<ProviderName, unknown> = {
   global_search: {
     kind: 'customsearch#search',
     searchInformation: { totalResults: '1' },
-    items: [{ title: 'Rocket', link: 'https://img.example.org/r.jpg', image: { contextLink: 'https://space.example.org/', thumbnailLink: 'https://img.example.org/t.jpg' } }],
+    items: [
+      {
+        title: 'Rocket',
+        link: 'https://img.example.org/r.jpg',
+        image: { contextLink: 'https://space.example.org/', thumbnailLink: 'https://img.example.org/t.jpg' },
+      },
+    ],
   },
   local_llm: { model: 'tiny-instruct', response: 'A summary [ev_1].', done: true },
 };

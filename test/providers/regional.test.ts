@@ -74,9 +74,7 @@ describe('regional image search', () => {
     const paged = createRegionalClient(regionalSettings(configFor(fake.url, { REGIONAL_SEARCH_DISPLAY: '10', REGIONAL_SEARCH_SORT: 'date' })), nodeEgress);
     const result = await paged.searchImages('astronaut', 2);
     expect(fake.requests[0].query).toMatchObject({ start: '21', display: '10', sort: 'date' });
-    expect(result.ok && result.items.map((item) => item.imageUrl)).toEqual(
-      [21, 22, 23, 24, 25].map((n) => `https://images.example.org/astronaut-${n}.jpg`),
-    );
+    expect(result.ok && result.items.map((item) => item.imageUrl)).toEqual([21, 22, 23, 24, 25].map((n) => `https://images.example.org/astronaut-${n}.jpg`));
   });
 
   it('keeps a result whose link is not http(s) but drops the link', async () => {

@@ -33,9 +33,33 @@ describe('GET /api/audit-events', () => {
     const answer = await body(env.call('GET', '/api/audit-events'));
     expect(Object.keys(answer)).toEqual(['events']);
     expect(answer.events.map((e: unknown) => AuditEventRecord.parse(e))).toEqual([
-      { id: 3, at: '2026-11-01T00:00:02.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: true, n: 3 }, actor: SERVICE },
-      { id: 2, at: '2026-11-01T00:00:01.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: false, n: 2 }, actor: SERVICE },
-      { id: 1, at: '2026-11-01T00:00:00.000Z', action: 'provider.switch', target_type: 'provider', target_id: 'regional', details: { enabled: true, n: 1 }, actor: SERVICE },
+      {
+        id: 3,
+        at: '2026-11-01T00:00:02.000Z',
+        action: 'provider.switch',
+        target_type: 'provider',
+        target_id: 'regional',
+        details: { enabled: true, n: 3 },
+        actor: SERVICE,
+      },
+      {
+        id: 2,
+        at: '2026-11-01T00:00:01.000Z',
+        action: 'provider.switch',
+        target_type: 'provider',
+        target_id: 'regional',
+        details: { enabled: false, n: 2 },
+        actor: SERVICE,
+      },
+      {
+        id: 1,
+        at: '2026-11-01T00:00:00.000Z',
+        action: 'provider.switch',
+        target_type: 'provider',
+        target_id: 'regional',
+        details: { enabled: true, n: 1 },
+        actor: SERVICE,
+      },
     ]);
   });
 
@@ -88,7 +112,13 @@ describe('GET /api/audit-events', () => {
       'evidence.status',
     ]);
     expect(all.find((e) => e.action === 'submission.decision').details).toEqual({
-      from: null, from_note: null, from_decided_at: null, to: '반려', note: 'copy', evidence_ids: [match.id], knowledge_entry_id: entry.id,
+      from: null,
+      from_note: null,
+      from_decided_at: null,
+      to: '반려',
+      note: 'copy',
+      evidence_ids: [match.id],
+      knowledge_entry_id: entry.id,
     });
     // Every event says who acted and from where.
     expect(all.every((e) => e.actor.type === 'admin_token' && e.actor.role === 'admin')).toBe(true);

@@ -69,7 +69,13 @@ let env: TestEnv;
 const allFakes = () => [regional, vision, search, llm, web];
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  [regional, vision, search, llm, web] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeWeb(),
+  ]);
   web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
   web.addImage('/copy-2.jpg', await reencoded('camera.png', 80), 'image/jpeg');
   web.route('/article', { headers: { 'content-type': 'text/html; charset=utf-8', 'last-modified': 'Mon, 31 Aug 2026 08:30:00 GMT' }, body: ARTICLE });
@@ -93,7 +99,19 @@ interface Manifest {
   submission: { id: string; sha256: string };
   decision: { value: string; note: string | null; decided_at: string; decided_by: { type: string; name: string | null; role: string | null } | null } | null;
   risk: { score: number; level: string; signals: { code: string; evidence_ids: string[] }[] };
-  files: { path: string; role: string; sha256: string; bytes: number; evidence_id: string | null; evidence_status: string | null; source_url: string | null; fetched_at: string; final_url?: string; http_status?: number; recorded_sha256?: string }[];
+  files: {
+    path: string;
+    role: string;
+    sha256: string;
+    bytes: number;
+    evidence_id: string | null;
+    evidence_status: string | null;
+    source_url: string | null;
+    fetched_at: string;
+    final_url?: string;
+    http_status?: number;
+    recorded_sha256?: string;
+  }[];
   missing: { evidence_id: string | null; what: string; reason: string }[];
   evidence: { id: string; status: string | null }[];
 }
@@ -113,7 +131,11 @@ async function decidedCase() {
   // Another case's actions must not reach this bundle.
   await seedSubmission(env, 'other');
   await body(env.call('POST', '/api/submissions/other/decision', { decision: '승인' }));
-  return { asKim, matches, review: await body<{ submission: { risk: unknown; sha256: string }; evidence: Evidence[] }>(env.call('GET', '/api/submissions/camera/review')) };
+  return {
+    asKim,
+    matches,
+    review: await body<{ submission: { risk: unknown; sha256: string }; evidence: Evidence[] }>(env.call('GET', '/api/submissions/camera/review')),
+  };
 }
 
 async function bundle(headers?: Record<string, string>) {
@@ -175,7 +197,12 @@ describe('case bundle', () => {
     expect(text).toContain(summary.text!);
     for (const id of summary.source_evidence_ids) expect(text).toContain(`- ${id}: `);
 
-    const audit = JSON.parse(files.get('audit-events.json')!.toString('utf8')) as { action: string; target_id: string; details: Record<string, unknown>; actor: { name: string | null } }[];
+    const audit = JSON.parse(files.get('audit-events.json')!.toString('utf8')) as {
+      action: string;
+      target_id: string;
+      details: Record<string, unknown>;
+      actor: { name: string | null };
+    }[];
     expect(audit.map((a) => a.action)).toEqual(['evidence.status', 'submission.decision']);
     expect(audit.every((a) => a.actor.name === 'kim desk')).toBe(true);
     expect(JSON.stringify(audit)).not.toContain('"other"');
@@ -187,13 +214,15 @@ describe('case bundle', () => {
     expect(history[2]).toMatchObject({ target_id: 'camera', actor: { name: 'kim desk' }, details: { evidence: review.evidence.length, page_captures: 2 } });
   });
 
-  it('after retention, keeps the decided case\'s page captures and lists the deleted images as missing', async () => {
+  it("after retention, keeps the decided case's page captures and lists the deleted images as missing", async () => {
     const { matches } = await decidedCase();
     env.clock.advance(91 * 24 * 60 * 60 * 1000);
     await body(env.call('POST', '/api/retention/run'));
     const { files, manifest } = await bundle();
     expect(manifest.missing.sort((a, b) => String(a.evidence_id).localeCompare(String(b.evidence_id)))).toEqual(
-      matches.map((m) => ({ evidence_id: m.id, what: 'matched_image', reason: 'deleted by the retention policy' })).sort((a, b) => a.evidence_id.localeCompare(b.evidence_id)),
+      matches
+        .map((m) => ({ evidence_id: m.id, what: 'matched_image', reason: 'deleted by the retention policy' }))
+        .sort((a, b) => a.evidence_id.localeCompare(b.evidence_id)),
     );
     expect(manifest.files.filter((f) => f.role === 'page_capture')).toHaveLength(2);
     for (const f of manifest.files) expect(sha256(files.get(f.path)!)).toBe(f.sha256);

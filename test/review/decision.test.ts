@@ -10,8 +10,7 @@ beforeEach(async () => {
 afterEach(async () => env.dispose());
 
 const decide = (id: string, sent: unknown) => env.call('POST', `/api/submissions/${encodeURIComponent(id)}/decision`, sent);
-const audit = async (...actions: string[]) =>
-  (await body(env.call('GET', '/api/audit-events'))).events.filter((e: any) => actions.includes(e.action));
+const audit = async (...actions: string[]) => (await body(env.call('GET', '/api/audit-events'))).events.filter((e: any) => actions.includes(e.action));
 
 describe('POST /api/submissions/{id}/decision', () => {
   it('승인: approved, no candidate created, answer {submission, knowledge_entry: null}', async () => {
@@ -91,8 +90,26 @@ describe('POST /api/submissions/{id}/decision', () => {
     const first = events[1].at;
     // A later decision is a correction: its own action, with the decision it replaced.
     expect(events.map((e: any) => [e.action, e.target_type, e.target_id, e.details])).toEqual([
-      ['submission.decision_change', 'submission', 's1', { from: '승인', from_note: null, from_decided_at: first, to: '보류', note: 'ask the applicant', evidence_ids: [match.id], knowledge_entry_id: held.knowledge_entry.id }],
-      ['submission.decision', 'submission', 's1', { from: null, from_note: null, from_decided_at: null, to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null }],
+      [
+        'submission.decision_change',
+        'submission',
+        's1',
+        {
+          from: '승인',
+          from_note: null,
+          from_decided_at: first,
+          to: '보류',
+          note: 'ask the applicant',
+          evidence_ids: [match.id],
+          knowledge_entry_id: held.knowledge_entry.id,
+        },
+      ],
+      [
+        'submission.decision',
+        'submission',
+        's1',
+        { from: null, from_note: null, from_decided_at: null, to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null },
+      ],
     ]);
     expect(events[0].actor).toEqual({ type: 'admin_token', id: null, name: 'SVC_ADMIN_TOKEN', role: 'admin', client: null });
   });

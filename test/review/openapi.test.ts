@@ -30,7 +30,7 @@ describe('GET /api/openapi.json', () => {
     }
   });
 
-  it('is made from the handlers\' own schemas: records, request bodies, query parameters and Korean enums', async () => {
+  it("is made from the handlers' own schemas: records, request bodies, query parameters and Korean enums", async () => {
     const served = await body(env.call('GET', '/api/openapi.json'));
     const { $schema: _, ...queue } = z.toJSONSchema(Answers.queue, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
     expect(served.components.schemas.queue).toEqual(queue);
@@ -41,7 +41,9 @@ describe('GET /api/openapi.json', () => {
     expect(status.properties.status.enum).toEqual(['판단에 사용', '무관', '오탐', '보류']);
     const queueParameters = served.paths['/api/review-queue'].get.parameters.map((p: { name: string }) => p.name);
     expect(queueParameters).toEqual(['limit', 'offset', 'cursor', 'decision', 'level', 'enrichment', 'attention', 'people', 'q']);
-    expect(served.components.schemas.Error.properties.error.properties.code.enum).toEqual(expect.arrayContaining(['invalid_request', 'unauthenticated', 'forbidden', 'not_found']));
+    expect(served.components.schemas.Error.properties.error.properties.code.enum).toEqual(
+      expect.arrayContaining(['invalid_request', 'unauthenticated', 'forbidden', 'not_found']),
+    );
     expect(served.paths['/media/{path}'].get.responses['200'].content).toHaveProperty('application/octet-stream');
   });
 });
@@ -53,7 +55,9 @@ describe('the check every test answer passes through', () => {
   it('refuses an answer its route does not describe, and an error outside the error shape', async () => {
     await expect(checkAnswer('GET', '/api/review-queue', answer(200, { items: [], total: 0, next_cursor: null }))).resolves.toBeUndefined();
     await expect(checkAnswer('GET', '/api/review-queue?limit=5', answer(200, { items: [], total: '0', next_cursor: null }))).rejects.toThrow(/total/);
-    await expect(checkAnswer('GET', '/api/review-queue', answer(200, { items: [], total: 0, next_cursor: null, extra: 1 }))).rejects.toThrow(/additional properties/);
+    await expect(checkAnswer('GET', '/api/review-queue', answer(200, { items: [], total: 0, next_cursor: null, extra: 1 }))).rejects.toThrow(
+      /additional properties/,
+    );
     await expect(checkAnswer('POST', '/api/tokens', answer(200, { token: {}, secret: 'x' }))).rejects.toThrow(/201/);
     await expect(checkAnswer('GET', '/api/submissions/x/review', answer(404, { error: { code: 'not_found', message: 'no' } }))).resolves.toBeUndefined();
     await expect(checkAnswer('GET', '/api/submissions/x/review', answer(404, { message: 'no' }))).rejects.toThrow(/Error/);

@@ -48,7 +48,12 @@ describe('GET /api/providers', () => {
     try {
       const { providers } = await body(bare.call('GET', '/api/providers'));
       const search = providers.find((p: any) => p.id === 'global_search');
-      expect(search).toMatchObject({ enabled: false, configured: false, missing_env: ['GLOBAL_CUSTOM_SEARCH_CX'], configuredEnv: expect.arrayContaining(['GLOBAL_CUSTOM_SEARCH_API_KEY']) });
+      expect(search).toMatchObject({
+        enabled: false,
+        configured: false,
+        missing_env: ['GLOBAL_CUSTOM_SEARCH_CX'],
+        configuredEnv: expect.arrayContaining(['GLOBAL_CUSTOM_SEARCH_API_KEY']),
+      });
       expect(search.reason).toContain('GLOBAL_CUSTOM_SEARCH_CX');
       expect(providers.find((p: any) => p.id === 'regional')).toMatchObject({ enabled: false, missing_env: ['REGIONAL_CLIENT_ID', 'REGIONAL_CLIENT_SECRET'] });
     } finally {
@@ -99,7 +104,11 @@ describe('POST /api/providers/emergency-disable', () => {
       expect(ProviderRecord.parse(p)).toMatchObject({ enabled: false, switched_on: false, reason: 'emergency disable' });
     }
     const rows = (await env.db.prepare('SELECT id, switched_on, switched_off_by FROM providers ORDER BY id').all()).results;
-    expect(rows).toEqual(ALL.slice().sort().map((id) => ({ id, switched_on: 0, switched_off_by: 'emergency' })));
+    expect(rows).toEqual(
+      ALL.slice()
+        .sort()
+        .map((id) => ({ id, switched_on: 0, switched_off_by: 'emergency' })),
+    );
     const { events } = await body(env.call('GET', '/api/audit-events'));
     expect(events[0]).toMatchObject({
       action: 'provider.emergency_disable',
@@ -117,7 +126,11 @@ describe('POST /api/providers/emergency-disable', () => {
       const router = createRouter();
       const call = (method: string, path: string, sent?: unknown) =>
         router.fetch(
-          new Request(`http://127.0.0.1${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body: sent === undefined ? undefined : JSON.stringify(sent) }) as never,
+          new Request(`http://127.0.0.1${path}`, {
+            method,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+            body: sent === undefined ? undefined : JSON.stringify(sent),
+          }) as never,
           restarted,
         );
       expect((await body(call('GET', '/api/providers'))).providers.every((p: any) => p.reason === 'emergency disable')).toBe(true);

@@ -102,13 +102,21 @@ describe('GET /api/review-queue', () => {
     // A submission gone from the table is gone from the short search's index too.
     await env.db.prepare("DELETE FROM submissions WHERE id = 'none'").run();
     expect(await q(`q=${encodeURIComponent('새')}`)).toMatchObject({ items: [], total: 0 });
-    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM submission_grams WHERE submission_rowid NOT IN (SELECT rowid FROM submissions)').first()).toEqual({ n: 0 });
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM submission_grams WHERE submission_rowid NOT IN (SELECT rowid FROM submissions)').first()).toEqual({
+      n: 0,
+    });
   });
 
   it('filters by who the picture shows (a person box or a face), with exact totals, kept up to date by a new analysis', async () => {
     for (const id of ['nobody', 'face', 'person']) await seedSubmission(env, id);
     const analyse = (id: string, faces: FaceRecord[], people: PersonRecord[]) =>
-      saveAnalysis(env.db, id, 'ab'.repeat(32), { phash: PHASH, fingerprints: { variants: [PHASH] }, faces, people, thumb_path: null }, env.clock.now().toISOString());
+      saveAnalysis(
+        env.db,
+        id,
+        'ab'.repeat(32),
+        { phash: PHASH, fingerprints: { variants: [PHASH] }, faces, people, thumb_path: null },
+        env.clock.now().toISOString(),
+      );
     await analyse('face', [{ box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 }], []);
     await analyse('person', [], [{ box: { x: 1, y: 1, width: 30, height: 90 }, score: 0.6, face: null }]);
     const q = async (query: string) => body(env.call('GET', `/api/review-queue?${query}`));
@@ -142,13 +150,19 @@ describe('GET /api/review-queue', () => {
     const now = env.clock.now().toISOString();
     // Cells that a JSON round trip could get wrong: quotes, a backslash, a line break, Korean and an
     // emoji in the title, a thumbnail path that needs escaping in its URL, faces, a note, an error.
-    await saveAnalysis(env.db, 'match', 'ab'.repeat(32), {
-      phash: PHASH,
-      fingerprints: { variants: [PHASH] },
-      faces: [{ box: { x: 1.5, y: 2, width: 30, height: 40 }, score: 0.875 }],
-      people: [{ box: { x: 0, y: 0, width: 40, height: 90 }, score: 0.5, face: 0 }],
-      thumb_path: 'thumbs/사진 #1%.jpg',
-    }, now);
+    await saveAnalysis(
+      env.db,
+      'match',
+      'ab'.repeat(32),
+      {
+        phash: PHASH,
+        fingerprints: { variants: [PHASH] },
+        faces: [{ box: { x: 1.5, y: 2, width: 30, height: 40 }, score: 0.875 }],
+        people: [{ box: { x: 0, y: 0, width: 40, height: 90 }, score: 0.5, face: 0 }],
+        thumb_path: 'thumbs/사진 #1%.jpg',
+      },
+      now,
+    );
     await env.db.prepare(`UPDATE submissions SET title = ?, analysis_error = ? WHERE id = 'match'`).bind('"따옴표" \\ 줄\n바꿈 📷', 'decoder: <bad>').run();
     await body(env.call('POST', '/api/submissions/decided/decision', { decision: '반려', note: '출처 "불명"' }));
     // A JSON cell that does not parse reads as empty, in the list as in the detail.
@@ -157,7 +171,11 @@ describe('GET /api/review-queue', () => {
     expect(ids(answer)).toEqual(['both', 'match', 'related', 'none', 'decided']);
     for (const item of answer.items) expect(item).toEqual(await getSubmission(env.db, item.id));
     const match = answer.items[1];
-    expect(match).toMatchObject({ title: '"따옴표" \\ 줄\n바꿈 📷', thumb_url: '/media/thumbs/%EC%82%AC%EC%A7%84%20%231%25.jpg', media_url: '/media/images/match.png' });
+    expect(match).toMatchObject({
+      title: '"따옴표" \\ 줄\n바꿈 📷',
+      thumb_url: '/media/thumbs/%EC%82%AC%EC%A7%84%20%231%25.jpg',
+      media_url: '/media/images/match.png',
+    });
     expect(match.faces).toEqual([{ box: { x: 1.5, y: 2, width: 30, height: 40 }, score: 0.875 }]);
     expect(answer.items[3].faces).toEqual([]);
     expect(answer.items[4].decision).toMatchObject({ value: '반려', note: '출처 "불명"' });
@@ -165,9 +183,22 @@ describe('GET /api/review-queue', () => {
 
   it('refuses malformed paging and filters with 400', async () => {
     for (const query of [
-      'limit=-1', 'limit=0', 'limit=abc', 'limit=1.5', 'limit=', 'offset=-3', 'offset=x', 'decision=approved', 'level=critical',
-      'enrichment=finished', 'attention=yes', 'cursor=', 'cursor=abc', `cursor=${Buffer.from('1099x').toString('base64url')}`,
-      'q=', `q=${'x'.repeat(201)}`,
+      'limit=-1',
+      'limit=0',
+      'limit=abc',
+      'limit=1.5',
+      'limit=',
+      'offset=-3',
+      'offset=x',
+      'decision=approved',
+      'level=critical',
+      'enrichment=finished',
+      'attention=yes',
+      'cursor=',
+      'cursor=abc',
+      `cursor=${Buffer.from('1099x').toString('base64url')}`,
+      'q=',
+      `q=${'x'.repeat(201)}`,
     ]) {
       await refusal(env.call('GET', `/api/review-queue?${query}`), 400, 'invalid_request');
     }

@@ -28,16 +28,34 @@ async function seedAndChurn() {
     // Half the rows far above the others: a short search's count with a filter reads spans of
     // 20,000 rowids, and must add them up.
     if (i === SUBMISSIONS / 2) {
-      statements.push(env.db.prepare(
-        `INSERT INTO submissions (rowid, id, title, file, origin, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256, analysis_status, enrichment_status, created_at, updated_at)
+      statements.push(
+        env.db
+          .prepare(
+            `INSERT INTO submissions (rowid, id, title, file, origin, width, height, submitted_at, submitted_at_epoch, format, bytes, sha256, analysis_status, enrichment_status, created_at, updated_at)
          VALUES (45000, 'sub-gap', '서울 야경 gap', 'images/sub-gap.jpg', 'quick', 10, 10, '2026-11-20 09:30', 1790000500, 'jpeg', 1, ?, 'pending', 'pending', ?, ?)`,
-      ).bind('a'.repeat(64), now, now));
+          )
+          .bind('a'.repeat(64), now, now),
+      );
     }
-    statements.push(upsertSubmissionStatement(env.db, {
-      id, title: `${pick(['서울 야경', 'festival crowd', 'Studio Portrait', '제품 사진'])} ${i}`, file: `images/${id}.jpg`, origin: 'quick',
-      submitted_at: '2026-11-20 09:30', submitted_at_epoch: 1_790_000_000 + Math.floor(random() * 1000), width: 10, height: 10,
-      format: 'jpeg', bytes: 1, sha256: 'a'.repeat(64),
-    }, now));
+    statements.push(
+      upsertSubmissionStatement(
+        env.db,
+        {
+          id,
+          title: `${pick(['서울 야경', 'festival crowd', 'Studio Portrait', '제품 사진'])} ${i}`,
+          file: `images/${id}.jpg`,
+          origin: 'quick',
+          submitted_at: '2026-11-20 09:30',
+          submitted_at_epoch: 1_790_000_000 + Math.floor(random() * 1000),
+          width: 10,
+          height: 10,
+          format: 'jpeg',
+          bytes: 1,
+          sha256: 'a'.repeat(64),
+        },
+        now,
+      ),
+    );
   }
   await env.db.batch(statements);
   const evidenceIds: string[] = [];
@@ -69,11 +87,15 @@ async function byHand(filter: Omit<QueueFilter, 'limit' | 'offset'>): Promise<st
   if (filter.level) where.push('risk_level = ?') && params.push(filter.level);
   if (filter.enrichment) where.push('enrichment_status = ?') && params.push(filter.enrichment);
   if (filter.attention !== undefined) {
-    where.push(`${filter.attention ? '' : 'NOT '}EXISTS (SELECT 1 FROM evidence e WHERE e.submission_id = s.id AND e.group_key = 'attention' AND (e.status IS NULL OR e.status = '판단에 사용'))`);
+    where.push(
+      `${filter.attention ? '' : 'NOT '}EXISTS (SELECT 1 FROM evidence e WHERE e.submission_id = s.id AND e.group_key = 'attention' AND (e.status IS NULL OR e.status = '판단에 사용'))`,
+    );
   }
   if (filter.q) where.push('(instr(lower(s.id), lower(?)) > 0 OR instr(lower(s.title), lower(?)) > 0)') && params.push(filter.q, filter.q);
   const rows = await env.db
-    .prepare(`SELECT id FROM submissions s ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY decision IS NOT NULL, risk_score DESC, submitted_at_epoch DESC, id`)
+    .prepare(
+      `SELECT id FROM submissions s ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY decision IS NOT NULL, risk_score DESC, submitted_at_epoch DESC, id`,
+    )
     .bind(...params)
     .all<{ id: string }>();
   return rows.results.map((r) => r.id);
@@ -117,9 +139,28 @@ describe('the review queue over thousands of submissions', () => {
 
   it('search: a rare term, a common one (read in queue order), one or two characters, with filters, all as a full scan finds them', async () => {
     await seedAndChurn();
-    for (const q of ['sub-1234', 'sub-12', 'sub-', 'SUB-1', '야경 1', 'festival', 'FESTIVAL CROWD', 'studio', '야경', '9', 'portrait 25', '%', '_',
+    for (const q of [
+      'sub-1234',
+      'sub-12',
+      'sub-',
+      'SUB-1',
+      '야경 1',
+      'festival',
+      'FESTIVAL CROWD',
+      'studio',
+      '야경',
+      '9',
+      'portrait 25',
+      '%',
+      '_',
       // One or two characters, from the index of characters and pairs: common (every id), rare, upper case, with a space.
-      'su', 'B-', '진', 'U', '경 ', '1%']) {
+      'su',
+      'B-',
+      '진',
+      'U',
+      '경 ',
+      '1%',
+    ]) {
       for (const extra of [{}, { decision: 'undecided' as const }, { level: 'high' as const, attention: false }]) {
         const expected = await byHand({ q, ...extra });
         const { ids, totals } = await walk({ q, ...extra }, 100);

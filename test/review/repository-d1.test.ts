@@ -11,7 +11,14 @@ import { getKnowledgeEntryForSubmission, moveKnowledgeStateStatement, upsertAtte
 import type { Actor } from '../../lib/auth/actor.js';
 
 const OPERATOR: Actor = { type: 'account', id: 'acct_1', name: 'kim', role: 'operator', client: '127.0.0.1' };
-import { clearExpiredDerivedStatement, listExpiredDerivedImages, saveAnalysis, saveDecisionStatement, saveDerivedPath, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
+import {
+  clearExpiredDerivedStatement,
+  listExpiredDerivedImages,
+  saveAnalysis,
+  saveDecisionStatement,
+  saveDerivedPath,
+  upsertSubmissionStatement,
+} from '../../lib/repo/submissions.js';
 import type { Database } from '../../lib/ports.js';
 
 /**
@@ -54,7 +61,19 @@ describe.each(backends)('review statements on $name', (backend) => {
     await migrate(db);
     await upsertSubmissionStatement(
       db,
-      { id: 's1', title: 't', file: 'images/s1.jpg', origin: 'quick', submitted_at: '2026-11-21 12:00', submitted_at_epoch: 1795748400, width: 1, height: 1, format: 'jpeg', bytes: 1, sha256: 'ab' },
+      {
+        id: 's1',
+        title: 't',
+        file: 'images/s1.jpg',
+        origin: 'quick',
+        submitted_at: '2026-11-21 12:00',
+        submitted_at_epoch: 1795748400,
+        width: 1,
+        height: 1,
+        format: 'jpeg',
+        bytes: 1,
+        sha256: 'ab',
+      },
       T1,
     ).run();
     await saveAnalysis(db, 's1', 'ab', { phash: '0123456789abcdef', fingerprints: { v: 1 }, faces: [], people: [], thumb_path: 'thumbs/s1.jpg' }, T1);
@@ -71,29 +90,58 @@ describe.each(backends)('review statements on $name', (backend) => {
       auditDecisionStatement(db, 's1', { to: '반려', note: 'n', evidence_ids: [e.id], knowledge_entry: true }, T1, OPERATOR),
       saveDecisionStatement(db, 's1', '반려', 'n', T1),
     ]);
-    await db.batch([auditDecisionStatement(db, 's1', { to: '승인', note: null, evidence_ids: [], knowledge_entry: false }, T2, OPERATOR), saveDecisionStatement(db, 's1', '승인', null, T2)]);
+    await db.batch([
+      auditDecisionStatement(db, 's1', { to: '승인', note: null, evidence_ids: [], knowledge_entry: false }, T2, OPERATOR),
+      saveDecisionStatement(db, 's1', '승인', null, T2),
+    ]);
     const entry = await getKnowledgeEntryForSubmission(db, 's1');
     const events = await listAuditEvents(db, 10);
     expect(events.map((ev) => [ev.action, ev.target_id, ev.details])).toEqual([
-      ['submission.decision_change', 's1', { from: '반려', from_note: 'n', from_decided_at: T1, to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null }],
-      ['submission.decision', 's1', { from: null, from_note: null, from_decided_at: null, to: '반려', note: 'n', evidence_ids: [e.id], knowledge_entry_id: entry!.id }],
+      [
+        'submission.decision_change',
+        's1',
+        { from: '반려', from_note: 'n', from_decided_at: T1, to: '승인', note: null, evidence_ids: [], knowledge_entry_id: null },
+      ],
+      [
+        'submission.decision',
+        's1',
+        { from: null, from_note: null, from_decided_at: null, to: '반려', note: 'n', evidence_ids: [e.id], knowledge_entry_id: entry!.id },
+      ],
       ['evidence.status', e.id, { submission_id: 's1', from: '무관', to: '오탐' }],
       ['evidence.status', e.id, { submission_id: 's1', from: null, to: '무관' }],
     ]);
-    expect(events.every((ev) => ev.actor.type === 'account' && ev.actor.id === 'acct_1' && ev.actor.name === 'kim' && ev.actor.role === 'operator' && ev.actor.client === '127.0.0.1')).toBe(true);
+    expect(
+      events.every(
+        (ev) =>
+          ev.actor.type === 'account' && ev.actor.id === 'acct_1' && ev.actor.name === 'kim' && ev.actor.role === 'operator' && ev.actor.client === '127.0.0.1',
+      ),
+    ).toBe(true);
   });
 
   it('stores and reads back 150 evidence items at once (more ids than D1 binds per statement)', async () => {
-    const items = Array.from({ length: 150 }, (_, i) => ({ source: 'regional' as const, kind: 'image_result', group: 'web_related' as const, title: `result ${i}` }));
+    const items = Array.from({ length: 150 }, (_, i) => ({
+      source: 'regional' as const,
+      kind: 'image_result',
+      group: 'web_related' as const,
+      title: `result ${i}`,
+    }));
     const stored = await addEvidence(db, 's1', items, T1);
     expect(stored).toHaveLength(150);
     expect(stored.map((e) => e.title)).toEqual(items.map((e) => e.title));
   });
 
   it('moves a knowledge state once: a repeated move changes and audits nothing', async () => {
-    await upsertAttentionCandidateStatement(db, { submission_id: 's1', phash: '0123456789abcdef', fingerprints: null, evidence_ids: [], decision: '보류' }, T1).run();
+    await upsertAttentionCandidateStatement(
+      db,
+      { submission_id: 's1', phash: '0123456789abcdef', fingerprints: null, evidence_ids: [], decision: '보류' },
+      T1,
+    ).run();
     const { id } = (await getKnowledgeEntryForSubmission(db, 's1'))!;
-    const move = (now: string) => db.batch([auditKnowledgeMoveStatement(db, id, 'knowledge.promote', '확정 DB 편입', now, OPERATOR), moveKnowledgeStateStatement(db, id, '확정 DB 편입', now)]);
+    const move = (now: string) =>
+      db.batch([
+        auditKnowledgeMoveStatement(db, id, 'knowledge.promote', '확정 DB 편입', now, OPERATOR),
+        moveKnowledgeStateStatement(db, id, '확정 DB 편입', now),
+      ]);
     await move(T1);
     await move(T2);
     expect(await getKnowledgeEntryForSubmission(db, 's1')).toMatchObject({ state: '확정 DB 편입', updated_at: T1 });

@@ -57,7 +57,10 @@ describe('retention', () => {
     expect(review.evidence).toHaveLength(1);
     expect(review.evidence[0]).toMatchObject({ id: old.evidence.id, local_media_url: null, image_url: 'https://pages.example/photo.jpg', matched: true });
     const derived = await env.db.prepare('SELECT id, derived_path FROM submissions ORDER BY id').all();
-    expect(derived.results).toEqual([{ id: 'fresh', derived_path: 'derived/fresh.jpg' }, { id: 'old', derived_path: null }]);
+    expect(derived.results).toEqual([
+      { id: 'fresh', derived_path: 'derived/fresh.jpg' },
+      { id: 'old', derived_path: null },
+    ]);
     expect((await body(env.call('GET', '/api/submissions/fresh/review'))).evidence[0].local_media_url).toBe('/media/evidence/fresh/result.jpg');
     const served = await env.call('GET', '/media/evidence/old/result.jpg');
     expect(served.status).toBe(404);

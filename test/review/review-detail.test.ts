@@ -16,7 +16,14 @@ describe('GET /api/submissions/{id}/review', () => {
     expect(Object.keys(answer).sort()).toEqual(['captures', 'evidence', 'groups', 'knowledge_entry', 'submission']);
     expect(answer.captures).toEqual([]);
     const submission = SubmissionRecord.parse(answer.submission);
-    expect(submission).toMatchObject({ id: 's1', title: 'title of s1', file: 'images/s1.png', media_url: '/media/images/s1.png', evidence_count: 2, attention_match: false });
+    expect(submission).toMatchObject({
+      id: 's1',
+      title: 'title of s1',
+      file: 'images/s1.png',
+      media_url: '/media/images/s1.png',
+      evidence_count: 2,
+      attention_match: false,
+    });
     expect(answer.evidence).toHaveLength(2);
     for (const e of answer.evidence) EvidenceRecord.parse(e);
     expect(answer.knowledge_entry).toBeNull();

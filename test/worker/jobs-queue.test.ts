@@ -24,19 +24,38 @@ describe('job notices on a queue', () => {
     env = await createTestEnv();
     for (const name of ['camera.png', 'coffee.png']) copyFixture(name, env.paths.imagesDir);
     await env.call('POST', '/api/submissions/reload');
-    const jobs = async () => ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[]).map((j) => [j.type, j.status]).sort();
+    const jobs = async () =>
+      ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[]).map((j) => [j.type, j.status]).sort();
     const [first, second, spare] = [message(), message(), message()];
     await consumeJobNotices(env, [first, second, spare]);
     expect([first, second, spare].map((m) => m.acked)).toEqual([true, true, true]);
     // Both analyses ran side by side; each queued its enrichment, which its own notice will run.
-    expect(await jobs()).toEqual([['analyse', 'done'], ['analyse', 'done'], ['enrich', 'queued'], ['enrich', 'queued']]);
+    expect(await jobs()).toEqual([
+      ['analyse', 'done'],
+      ['analyse', 'done'],
+      ['enrich', 'queued'],
+      ['enrich', 'queued'],
+    ]);
     await consumeJobNotices(env, [message(), message()]);
-    expect(await jobs()).toEqual([['analyse', 'done'], ['analyse', 'done'], ['enrich', 'skipped'], ['enrich', 'skipped']]);
+    expect(await jobs()).toEqual([
+      ['analyse', 'done'],
+      ['analyse', 'done'],
+      ['enrich', 'skipped'],
+      ['enrich', 'skipped'],
+    ]);
   });
 
   it('retries a notice when storage fails, so the queue delivers it again (and at last to the dead-letter queue)', async () => {
     env = await createTestEnv();
-    const broken = { ...env, db: { ...env.db, prepare: () => { throw new Error('D1 is unavailable'); } } } as unknown as TestEnv;
+    const broken = {
+      ...env,
+      db: {
+        ...env.db,
+        prepare: () => {
+          throw new Error('D1 is unavailable');
+        },
+      },
+    } as unknown as TestEnv;
     const notice = message();
     await consumeJobNotices(broken, [notice]);
     expect(notice).toMatchObject({ acked: false, retried: true });

@@ -38,10 +38,21 @@ let llm: FakeLocalLlm;
 let web: FakeWeb;
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm(), startFakeWeb()]);
+  [regional, vision, search, llm, web] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeWeb(),
+  ]);
   web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
-  vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }] };
-  web.route('/article', { headers: { 'content-type': 'text/html' }, body: '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg"></body></html>' });
+  vision.detection = {
+    pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }],
+  };
+  web.route('/article', {
+    headers: { 'content-type': 'text/html' },
+    body: '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg"></body></html>',
+  });
   llm.answer = (prompt) => `웹 페이지에서 같은 사진이 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
   images = await startImageService(buildConfig({}).config, 0);
   imageCalls = [];
@@ -59,7 +70,11 @@ afterAll(async () => {
 });
 
 const call = async (method: string, path: string, body?: unknown) => {
-  const response = await mf.dispatchFetch(`http://localhost${path}`, { method, headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const response = await mf.dispatchFetch(`http://localhost${path}`, {
+    method,
+    headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return response;
 };
 const json = async (method: string, path: string, body?: unknown) => {
@@ -82,14 +97,21 @@ describe('the Worker under miniflare (D1, R2, Queues, the image service)', () =>
   it('takes a submission from R2 through queued analysis and enrichment to a decision and the watchlist', async () => {
     const bucket = await mf.getR2Bucket('MEDIA');
     await bucket.put('submissions/images/camera.png', new Uint8Array(readFileSync(fixturePath('camera.png'))));
-    const withExif = await sharp(readFileSync(fixturePath('rocket.jpg'))).withExif({ IFD0: { Copyright: 'owner-in-exif-4411' } }).jpeg().toBuffer();
+    const withExif = await sharp(readFileSync(fixturePath('rocket.jpg')))
+      .withExif({ IFD0: { Copyright: 'owner-in-exif-4411' } })
+      .jpeg()
+      .toBuffer();
     await bucket.put('submissions/images/rocket.jpg', new Uint8Array(withExif));
 
     const report = await json('POST', '/api/submissions/reload');
     expect(report).toMatchObject({ imported: ['camera', 'rocket'], rejected: [], queued_jobs: 2 });
     expect((await json('POST', '/api/submissions/reload')).unchanged).toBe(2);
 
-    const progress = await until('the queued jobs', () => json('GET', '/api/jobs/progress'), (p) => p.types.every((t: { queued: number; running: number }) => t.queued === 0 && t.running === 0) && p.types[1].done + p.types[1].failed === 2);
+    const progress = await until(
+      'the queued jobs',
+      () => json('GET', '/api/jobs/progress'),
+      (p) => p.types.every((t: { queued: number; running: number }) => t.queued === 0 && t.running === 0) && p.types[1].done + p.types[1].failed === 2,
+    );
     expect(progress.types[0]).toMatchObject({ type: 'analyse', done: 2, failed: 0 });
 
     const review = await json('GET', '/api/submissions/camera/review');
@@ -128,14 +150,22 @@ describe('the Worker under miniflare (D1, R2, Queues, the image service)', () =>
   }, 120_000);
 
   it('requeues a job its consumer died in on the sweep trigger, and runs retention on the daily one', async () => {
-    const db = (await mf.getD1Database('DB')) as unknown as { prepare(sql: string): { bind(...v: unknown[]): { run(): Promise<unknown>; first<T>(): Promise<T | null> } } };
+    const db = (await mf.getD1Database('DB')) as unknown as {
+      prepare(sql: string): { bind(...v: unknown[]): { run(): Promise<unknown>; first<T>(): Promise<T | null> } };
+    };
     const long = '2026-01-01T00:00:00.000Z';
     // As if a consumer took rocket's enrichment and its invocation ended before the job did.
     await db.prepare(`UPDATE submissions SET enrichment_status = 'running' WHERE id = 'rocket'`).bind().run();
-    await db.prepare(`INSERT INTO jobs (type, submission_id, status, attempts, payload, run_token, created_at, started_at) VALUES ('enrich', 'rocket', 'running', 1, '{}', 'lost', ?, ?)`).bind(long, long).run();
+    await db
+      .prepare(
+        `INSERT INTO jobs (type, submission_id, status, attempts, payload, run_token, created_at, started_at) VALUES ('enrich', 'rocket', 'running', 1, '{}', 'lost', ?, ?)`,
+      )
+      .bind(long, long)
+      .run();
     const worker = await mf.getWorker();
     await worker.scheduled({ cron: '*/5 * * * *' });
-    const stale = () => db.prepare(`SELECT status, attempts FROM jobs WHERE run_token IS NULL AND created_at = ?`).bind(long).first<{ status: string; attempts: number }>();
+    const stale = () =>
+      db.prepare(`SELECT status, attempts FROM jobs WHERE run_token IS NULL AND created_at = ?`).bind(long).first<{ status: string; attempts: number }>();
     expect(await until('the stale job to run again', stale, (job) => job?.status === 'done')).toMatchObject({ status: 'done', attempts: 2 });
     expect((await json('GET', '/api/submissions/rocket/review')).submission.enrichment_status).toBe('done');
 
