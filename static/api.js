@@ -43,7 +43,7 @@ async function request(method, path, body) {
     // A session that expired or was revoked: the console goes back to its sign-in page.
     if (response.status === 401 && !path.startsWith('/api/auth/')) window.dispatchEvent(new CustomEvent('svc:signed-out'));
     throw new ApiError(
-      typeof error?.code === 'string' ? error.code : 'http_' + response.status,
+      typeof error?.code === 'string' ? error.code : `http_${response.status}`,
       typeof error?.message === 'string' ? error.message : `HTTP ${response.status}`,
       response.status,
     );

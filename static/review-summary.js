@@ -43,7 +43,7 @@ export function supportingCard(page, ev) {
 function summaryWithRefs(page, text) {
   const parts = [];
   let last = 0;
-  for (const match of text.matchAll(/\[([^\[\]]{1,400})\]/g)) {
+  for (const match of text.matchAll(/\[([^[\]]{1,400})\]/g)) {
     const ids = match[1].split(',').map((t) => t.trim());
     if (!ids.every((id) => page.evidence.has(id))) continue;
     parts.push(

@@ -8,7 +8,7 @@
 // Plain .mjs: used from worker threads, which vitest and tsx do not transform reliably.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const ort = require('onnxruntime-node');

@@ -280,12 +280,12 @@ describe('the colour image of a large JPEG', () => {
     };
     const utf16 = (text: string, order: 'le' | 'be') => (order === 'le' ? Buffer.from(text, 'utf16le') : Buffer.from(text, 'utf16le').swap16());
     const plain = jpegLumaGrid(jpeg, NO_LIMIT)!;
-    const foreign = await readJpeg(withProfile(utf16('s'.repeat(200) + 'Display P3', 'le')), NO_LIMIT, true);
+    const foreign = await readJpeg(withProfile(utf16(`${'s'.repeat(200)}Display P3`, 'le')), NO_LIMIT, true);
     expect(foreign).not.toBeNull();
     expect(Buffer.from(foreign!.data).equals(Buffer.from(plain.data))).toBe(true);
     expect(foreign!.colour).toBeUndefined();
     for (const order of ['le', 'be'] as const) {
-      const named = await readJpeg(withProfile(utf16('s'.repeat(200) + 'sRGB IEC61966-2.1', order)), NO_LIMIT, true);
+      const named = await readJpeg(withProfile(utf16(`${'s'.repeat(200)}sRGB IEC61966-2.1`, order)), NO_LIMIT, true);
       expect(named?.colour, order).toBeDefined();
     }
   }, 30_000);
