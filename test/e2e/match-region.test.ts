@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Locator } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Locator } from 'playwright-core';
 import { addEvidence, type MatchRegion, type NewEvidence } from '../../lib/repo/evidence.js';
-import { launchBrowser, openConsole, startService, waitForAnalysis, waitForEnrichment, type ConsolePage, type Service } from './harness.js';
+import { waitForAnalysis, waitForEnrichment } from './harness.js';
+import { consoleSession } from './session.js';
 
 type Corner = [number, number];
 
@@ -71,22 +72,7 @@ const MALFORMED = {
 } as unknown as MatchRegion;
 
 describe('matched regions on the review desk', () => {
-  let browser: Browser;
-  let service: Service | undefined;
-  let opened: ConsolePage | undefined;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await opened?.page.context().close();
-    await service?.dispose();
-    opened = undefined;
-    service = undefined;
-  });
+  const session = consoleSession();
 
   /** The box the picture fills inside its element (the compare images are `object-fit: contain`). */
   async function pictureBox(img: Locator) {
@@ -117,7 +103,7 @@ describe('matched regions on the review desk', () => {
   }
 
   it('outlines the matched region on both images and names the similarity that decided the match', async () => {
-    service = await startService(SEED);
+    const service = await session.start(SEED);
     await service.api('POST', '/api/submissions/reload');
     await waitForAnalysis(service);
     await waitForEnrichment(service, ['chelsea', 'astronaut']);
@@ -144,7 +130,7 @@ describe('matched regions on the review desk', () => {
     ];
     await addEvidence(service.server.env.db, 'chelsea', items, new Date().toISOString());
 
-    opened = await openConsole(browser, service, '#/review/chelsea');
+    const opened = await session.open(service, '#/review/chelsea');
     const { page } = opened;
     const card = (title: string) => page.locator('.evidence', { has: page.locator('.evidence-title', { hasText: new RegExp(`^${title}$`) }) });
     const figures = (c: Locator) => c.locator('.compare figure');

@@ -1,6 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openConsole, startService, waitForAnalysis, type ConsolePage, type Service } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { waitForAnalysis } from './harness.js';
+import { consoleSession } from './session.js';
 
 /**
  * Person boxes on the review desk and the queue's "has people" filter (issue 27, item 3), with the
@@ -28,32 +29,17 @@ interface Submission {
 }
 
 describe('people on the review desk and in the queue', () => {
-  let browser: Browser;
-  let service: Service | undefined;
-  let opened: ConsolePage | undefined;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await opened?.page.context().close();
-    await service?.dispose();
-    opened = undefined;
-    service = undefined;
-  });
+  const session = consoleSession();
 
   async function open(hash: string) {
-    service = await startService(SEED);
+    const service = await session.start(SEED);
     await service.api('POST', '/api/submissions/reload');
     await waitForAnalysis(service);
-    const submission = async (id: string) => (await service!.api('GET', `/api/submissions/${id}/review`)).submission as Submission;
+    const submission = async (id: string) => (await service.api('GET', `/api/submissions/${id}/review`)).submission as Submission;
     const astronaut = await submission('astronaut');
     const coffee = await submission('coffee');
-    opened = await openConsole(browser, service, hash);
-    return { page: opened.page, service, astronaut, coffee };
+    const opened = await session.open(service, hash);
+    return { page: opened.page, errors: opened.errors, service, astronaut, coffee };
   }
 
   async function imageLoaded(page: Page) {
@@ -64,7 +50,7 @@ describe('people on the review desk and in the queue', () => {
   }
 
   it('draws the person boxes in their own colour over the person, with a toggle of their own', async () => {
-    const { page, astronaut } = await open('#/review/astronaut');
+    const { page, errors, service, astronaut } = await open('#/review/astronaut');
     // What the detectors say, which the drawing below must follow.
     expect(astronaut.people).toHaveLength(1);
     expect(astronaut.faces).toHaveLength(1);
@@ -127,17 +113,17 @@ describe('people on the review desk and in the queue', () => {
     await expect(page.locator('.face-box').first().isVisible()).resolves.toBe(true);
 
     // A picture with nobody in it says so, with no toggle and no box.
-    await page.goto(`${service!.url}/#/review/coffee`);
+    await page.goto(`${service.url}/#/review/coffee`);
     await page.locator('h1.review-title', { hasText: 'coffee' }).waitFor();
     await imageLoaded(page);
     await expect(page.locator('.review-figure figcaption').textContent()).resolves.toContain('감지된 인물 없음 (no people)');
     await expect(page.locator('.review-figure figcaption').textContent()).resolves.toContain('감지된 얼굴 없음 (no faces)');
     await expect(page.locator('.person-box, .face-box, #toggle-people, #toggle-faces').count()).resolves.toBe(0);
-    expect(opened!.errors).toEqual([]);
+    expect(errors).toEqual([]);
   });
 
   it('filters the queue to the submissions that show people, or nobody, and keeps the filter in the address', async () => {
-    const { page, service, astronaut, coffee } = await open('#/queue');
+    const { page, errors, service, astronaut, coffee } = await open('#/queue');
     expect(coffee.people).toEqual([]);
     expect(coffee.faces).toEqual([]);
     expect(astronaut.people.length).toBeGreaterThan(0);
@@ -166,6 +152,6 @@ describe('people on the review desk and in the queue', () => {
 
     await page.locator('#filter-people').selectOption('');
     await page.waitForFunction(() => !location.hash.includes('people=') && document.querySelectorAll('.queue-row').length === 2);
-    expect(opened!.errors).toEqual([]);
+    expect(errors).toEqual([]);
   });
 });
