@@ -87,23 +87,9 @@ export async function renderQueue(view) {
     ENRICHMENT_FILTERS.map((status) => h('option', { value: status }, `${ENRICHMENT_LABEL[status] ?? status} (${status})`)),
   );
   enrichmentSelect.value = filters.enrichment;
-  const attentionSelect = h(
-    'select',
-    { id: 'filter-attention', name: 'attention' },
-    h('option', { value: '' }, '전체 (all)'),
-    h('option', { value: 'true' }, '주의 후보 일치만'),
-    h('option', { value: 'false' }, '일치 없음만'),
-  );
-  attentionSelect.value = filters.attention;
+  const attentionSelect = yesNoFilter('attention', '주의 후보 일치만', '일치 없음만', filters.attention);
   // Anyone in the picture: a person box or a face (issue 27).
-  const peopleSelect = h(
-    'select',
-    { id: 'filter-people', name: 'people' },
-    h('option', { value: '' }, '전체 (all)'),
-    h('option', { value: 'true' }, '인물 있음 (has people)'),
-    h('option', { value: 'false' }, '인물 없음 (no people)'),
-  );
-  peopleSelect.value = filters.people;
+  const peopleSelect = yesNoFilter('people', '인물 있음 (has people)', '인물 없음 (no people)', filters.people);
   const sizeSelect = h(
     'select',
     { id: 'filter-limit', name: 'limit' },
@@ -361,4 +347,17 @@ function reloadReport(report, dismiss) {
         )
       : h('p', { class: 'muted' }, '거부된 항목이 없습니다.'),
   );
+}
+
+/** A filter of the queue that is all, true or false: a select named `name` with id `filter-<name>`. */
+function yesNoFilter(name, yes, no, value) {
+  const select = h(
+    'select',
+    { id: `filter-${name}`, name },
+    h('option', { value: '' }, '전체 (all)'),
+    h('option', { value: 'true' }, yes),
+    h('option', { value: 'false' }, no),
+  );
+  select.value = value;
+  return select;
 }

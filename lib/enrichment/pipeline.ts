@@ -263,12 +263,17 @@ async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCro
 const FACE_CROP_LIMIT = 10;
 const FACE_CROP_MIN_WIDTH = 32;
 
-/** Each de-duplicated face crop as its own derived image; its evidence is marked and never scored. */
-async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetection[]> {
-  const faces = fromJson<{ box: { x: number; y: number; width: number; height: number }; score: number }[]>(run.submission.faces, [])
+/** The faces a face-crop search sends: the largest FACE_CROP_LIMIT of FACE_CROP_MIN_WIDTH or wider. */
+export function faceCropChoice<T extends { box: { width: number; height: number } }>(faces: T[]): T[] {
+  return faces
     .filter((face) => face.box.width >= FACE_CROP_MIN_WIDTH)
     .sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height)
     .slice(0, FACE_CROP_LIMIT);
+}
+
+/** Each de-duplicated face crop as its own derived image; its evidence is marked and never scored. */
+async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetection[]> {
+  const faces = faceCropChoice(fromJson<{ box: { x: number; y: number; width: number; height: number }; score: number }[]>(run.submission.faces, []));
   const detections: WebDetection[] = [];
   for (const crop of await run.env.images.cropFaces(original, faces)) {
     if (!crop.ok) {

@@ -5,6 +5,7 @@
 // Used by detection-worker.mjs and by bench/faces.ts. Plain .mjs for the same reason as the worker.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { checkRgbRaster, suppress } from './boxes.mjs';
 import { loadGraphModel, runGraphModel } from './onnx-graph.mjs';
 
 const require = createRequire(import.meta.url);
@@ -58,22 +59,11 @@ export async function loadBlazeFace() {
   model = session;
 }
 
-function iou(a, b) {
-  const width = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
-  const height = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
-  if (!(width > 0 && height > 0)) return 0;
-  return (width * height) / (a.width * a.height + b.width * b.height - width * height);
-}
-
 const paddedSide = (side) => Math.ceil(side / 32) * 32;
 
-function checkRaster({ pixels, width, height, minScore }, maxSide) {
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > maxSide || height > maxSide) {
-    throw new Error(`invalid raster size ${width}x${height} (at most ${maxSide} a side)`);
-  }
-  if (!(pixels instanceof Uint8Array) || pixels.length !== width * height * 3) {
-    throw new Error(`expected ${width * height * 3} RGB bytes, got ${pixels?.length}`);
-  }
+function checkRaster(raster, maxSide) {
+  checkRgbRaster(raster, maxSide);
+  const { minScore } = raster;
   if (!(minScore >= 0 && minScore <= 1)) throw new Error(`minScore must be between 0 and 1, got ${minScore}`);
 }
 
@@ -144,9 +134,6 @@ async function detectBatch(rasters, inputHeight, inputWidth) {
         candidates.push({ x: centreX - boxWidth / 2, y: centreY - boxHeight / 2, width: boxWidth, height: boxHeight, score });
       });
     });
-    candidates.sort((a, b) => b.score - a.score);
-    const kept = [];
-    for (const face of candidates) if (kept.every((other) => iou(other, face) <= NMS_IOU)) kept.push(face);
-    return kept;
+    return suppress(candidates, NMS_IOU);
   });
 }

@@ -2,7 +2,10 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import sharp, { type Metadata } from 'sharp';
 import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster } from './analysis-raster.js';
+import { iou, suppress } from './boxes.mjs';
 import { decodeFailure, decodeOptions } from './decode.js';
+
+export { iou };
 
 /** Integer pixels in the EXIF-oriented original image (SVG: as sharp rasterises it). */
 export interface FaceBox {
@@ -109,21 +112,12 @@ const DEFAULT_IOU_THRESHOLD = 0.5;
 // Share of the box size added on each side of a crop, so the crop shows the whole head.
 const CROP_MARGIN = 0.2;
 
-export function iou(a: FaceBox, b: FaceBox): number {
-  const overlapWidth = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
-  const overlapHeight = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
-  if (!(overlapWidth > 0 && overlapHeight > 0)) return 0;
-  const intersection = overlapWidth * overlapHeight;
-  return intersection / (a.width * a.height + b.width * b.height - intersection);
-}
-
 /** Greedy non-maximum suppression: the highest-scoring box of each overlapping group survives. */
 export function dedupeFaces<T extends { box: FaceBox; score: number }>(faces: T[], iouThreshold = DEFAULT_IOU_THRESHOLD): T[] {
-  const kept: T[] = [];
-  for (const face of [...faces].sort((a, b) => b.score - a.score)) {
-    if (kept.every((other) => iou(other.box, face.box) <= iouThreshold)) kept.push(face);
-  }
-  return kept;
+  return suppress(
+    faces.map((face) => ({ ...face.box, score: face.score, face })),
+    iouThreshold,
+  ).map(({ face }) => face);
 }
 
 interface Raster {

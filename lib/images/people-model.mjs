@@ -8,6 +8,7 @@
 // Used by detection-worker.mjs and by bench/faces.ts. Plain .mjs for the same reason as the worker.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { checkRgbRaster, suppress } from './boxes.mjs';
 import { loadGraphModel, runGraphModel } from './onnx-graph.mjs';
 
 const require = createRequire(import.meta.url);
@@ -32,25 +33,15 @@ export async function loadPeopleModel() {
 
 const sigmoid = (value) => 1 / (1 + Math.exp(-value));
 
-function iou(a, b) {
-  const width = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
-  const height = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
-  if (!(width > 0 && height > 0)) return 0;
-  return (width * height) / (a.width * a.height + b.width * b.height - width * height);
-}
-
 /**
  * People in an RGB raster (row-major, sides of at most maxSide), as boxes in its pixels with a score
  * from 0 to 1, best first, at most `limit` of them; `capped` says whether more scored above minScore.
  * The raster sits in the top-left corner of an input whose sides are rounded up to multiples of 32.
  */
-export async function detectPeople({ pixels, width, height }, { minScore, limit, maxSide }) {
+export async function detectPeople(raster, { minScore, limit, maxSide }) {
   if (!model) throw new Error('the people model is not loaded');
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > maxSide || height > maxSide) {
-    throw new Error(`invalid raster size ${width}x${height} (at most ${maxSide} a side)`);
-  }
-  if (!(pixels instanceof Uint8Array) || pixels.length !== width * height * 3)
-    throw new Error(`expected ${width * height * 3} RGB bytes, got ${pixels?.length}`);
+  checkRgbRaster(raster, maxSide);
+  const { pixels, width, height } = raster;
   const inputWidth = Math.ceil(width / 32) * 32;
   const inputHeight = Math.ceil(height / 32) * 32;
   const plane = inputWidth * inputHeight;
@@ -83,9 +74,7 @@ export async function detectPeople({ pixels, width, height }, { minScore, limit,
       candidates.push({ x: centreX - boxWidth / 2, y: centreY - boxHeight / 2, width: boxWidth, height: boxHeight, score });
     }
   }
-  candidates.sort((a, b) => b.score - a.score);
-  const kept = [];
-  for (const person of candidates) if (kept.every((other) => iou(other, person) <= NMS_IOU)) kept.push(person);
+  const kept = suppress(candidates, NMS_IOU);
   return { people: kept.slice(0, limit), capped: kept.length > limit };
 }
 

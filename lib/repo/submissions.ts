@@ -234,6 +234,11 @@ export async function getSubmissionRow(db: Database, id: string): Promise<Submis
   return db.prepare(`${SELECT} WHERE s.id = ?`).bind(id).first<SubmissionRow>();
 }
 
+/** The face and person boxes analysis stored, without the wide columns: the risk reads them on every recompute. */
+export async function getDetectedBoxes(db: Database, id: string): Promise<Pick<SubmissionRow, 'faces' | 'people'> | null> {
+  return db.prepare('SELECT faces, people FROM submissions WHERE id = ?').bind(id).first<Pick<SubmissionRow, 'faces' | 'people'>>();
+}
+
 export async function getSubmission(db: Database, id: string): Promise<Submission | null> {
   const row = await getSubmissionRow(db, id);
   return row ? toSubmission(row) : null;

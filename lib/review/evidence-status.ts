@@ -1,8 +1,8 @@
 import { notFound } from '../http/errors.js';
 import { auditEvidenceStatusStatement } from '../repo/audit.js';
 import { countsTowardScore, getEvidence, listEvidence, setEvidenceStatusStatement, type Evidence } from '../repo/evidence.js';
-import { getSubmission, getSubmissionRow, saveRiskStatement, type Submission } from '../repo/submissions.js';
-import { computeRisk, pictureShows, SHOWS_NOBODY, withRiskLock } from './risk.js';
+import { getSubmission, saveRiskStatement, type Submission } from '../repo/submissions.js';
+import { computeRisk, pictureShows, withRiskLock } from './risk.js';
 import type { EvidenceStatus } from '../vocabulary.js';
 import type { Env } from '../ports.js';
 
@@ -15,7 +15,7 @@ export async function setEvidenceStatus(env: Env, evidenceId: string, status: Ev
   const target = await getEvidence(db, evidenceId);
   if (!target) throw notFound(`unknown evidence: ${evidenceId}`);
   await withRiskLock(target.submission_id, async () => {
-    const row = await getSubmissionRow(db, target.submission_id);
+    const shows = await pictureShows(db, target.submission_id);
     const marked = (await listEvidence(db, target.submission_id)).map((e) => {
       if (e.id !== evidenceId) return e;
       const next = { ...e, status };
@@ -25,7 +25,7 @@ export async function setEvidenceStatus(env: Env, evidenceId: string, status: Ev
     await db.batch([
       auditEvidenceStatusStatement(db, evidenceId, status, now, env.actor),
       setEvidenceStatusStatement(db, evidenceId, status),
-      saveRiskStatement(db, target.submission_id, computeRisk(marked, row ? pictureShows(row) : SHOWS_NOBODY), now),
+      saveRiskStatement(db, target.submission_id, computeRisk(marked, shows), now),
     ]);
   });
   const [evidence, submission] = await Promise.all([getEvidence(db, evidenceId), getSubmission(db, target.submission_id)]);

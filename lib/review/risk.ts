@@ -1,14 +1,6 @@
 import type { Evidence } from '../repo/evidence.js';
 import { listEvidence } from '../repo/evidence.js';
-import {
-  getSubmissionRow,
-  saveRiskStatement,
-  type FaceRecord,
-  type PersonRecord,
-  type Risk,
-  type RiskSignal,
-  type SubmissionRow,
-} from '../repo/submissions.js';
+import { getDetectedBoxes, saveRiskStatement, type FaceRecord, type PersonRecord, type Risk, type RiskSignal } from '../repo/submissions.js';
 import { fromJson } from '../repo/json.js';
 import { serialized } from '../db/serial.js';
 import type { GroupKey, RiskLevel } from '../vocabulary.js';
@@ -55,11 +47,12 @@ const PICTURE_SIGNALS: { code: string; label: string; weight: number; applies: (
   { code: 'people', label: '인물 포함 (얼굴 미검출)', weight: 5, applies: (shows) => shows.facelessPeople > 0 },
 ];
 
-/** What a stored submission's analysis found. */
-export function pictureShows(row: Pick<SubmissionRow, 'faces' | 'people'>): PictureShows {
-  const faces = fromJson<FaceRecord[]>(row.faces, []);
+/** What a stored submission's analysis found (nobody for a submission that is gone). */
+export async function pictureShows(db: Database, submissionId: string): Promise<PictureShows> {
+  const row = await getDetectedBoxes(db, submissionId);
+  if (!row) return SHOWS_NOBODY;
   const people = fromJson<PersonRecord[]>(row.people, []);
-  return { faces: faces.length, facelessPeople: people.filter((person) => person.face === null).length };
+  return { faces: fromJson<FaceRecord[]>(row.faces, []).length, facelessPeople: people.filter((person) => person.face === null).length };
 }
 
 export function computeRisk(evidence: Evidence[], shows: PictureShows): Risk {
@@ -87,8 +80,8 @@ export function withRiskLock<T>(submissionId: string, fn: () => Promise<T>): Pro
 /** Recomputes and stores a submission's risk from its stored evidence. */
 export async function recomputeRisk(db: Database, submissionId: string, now: string): Promise<Risk> {
   return withRiskLock(submissionId, async () => {
-    const [evidence, row] = await Promise.all([listEvidence(db, submissionId), getSubmissionRow(db, submissionId)]);
-    const risk = computeRisk(evidence, row ? pictureShows(row) : SHOWS_NOBODY);
+    const [evidence, shows] = await Promise.all([listEvidence(db, submissionId), pictureShows(db, submissionId)]);
+    const risk = computeRisk(evidence, shows);
     await saveRiskStatement(db, submissionId, risk, now).run();
     return risk;
   });

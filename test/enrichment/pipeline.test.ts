@@ -16,6 +16,7 @@ import {
   type FakeVision,
   type FakeWeb,
 } from '../fakes/index.js';
+import { faceCropChoice } from '../../lib/enrichment/pipeline.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
@@ -197,6 +198,16 @@ describe('helper searches', () => {
       expect.objectContaining({ kind: 'blog_result', image_url: web.urlFor('/copy.jpg'), url: web.urlFor('/blog-with-copy') }),
     ]);
     expect(regional.searches('webkr')).toHaveLength(0);
+  });
+});
+
+describe('face-crop search', () => {
+  it('sends the 10 largest faces of 32 px or wider, largest first: one vision call each', () => {
+    const face = (width: number) => ({ box: { x: 0, y: 0, width, height: width }, score: 0.9 });
+    const faces = [31, 40, ...Array.from({ length: 12 }, (_, i) => 50 + i), 32].map(face);
+    const chosen = faceCropChoice(faces).map((f) => f.box.width);
+    expect(chosen).toEqual([61, 60, 59, 58, 57, 56, 55, 54, 53, 52]);
+    expect(faceCropChoice([face(31), face(32)]).map((f) => f.box.width)).toEqual([32]);
   });
 });
 

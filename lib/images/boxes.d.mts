@@ -1,0 +1,10 @@
+// Types for boxes.mjs, which faces.ts imports from TypeScript.
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+export declare function iou(a: Box, b: Box): number;
+export declare function suppress<T extends Box & { score: number }>(boxes: T[], threshold: number): T[];
+export declare function checkRgbRaster(raster: { pixels: Uint8Array; width: number; height: number }, maxSide: number): void;
