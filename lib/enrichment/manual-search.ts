@@ -9,6 +9,8 @@ import { storedFingerprints } from '../matching/analysis.js';
 import { captureMatchedPages } from './capture.js';
 import { gatedCall } from '../providers/gate.js';
 import { verifyImage, type Reference } from './verify.js';
+import { verdictFields } from '../matching/verdict.js';
+import { submissionKey } from '../blobs/keys.js';
 import type { Env } from '../ports.js';
 
 /**
@@ -54,7 +56,7 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
     // Read once, and only when a result has an image to verify.
     let reference: Reference | null = null;
     const readReference = async (): Promise<Reference> => {
-      const image = await env.blobs.get(`submissions/${file}`);
+      const image = await env.blobs.get(submissionKey(file));
       if (!image) throw conflict(`the submitted file ${file} is gone: the results cannot be verified against it`);
       return { fingerprints: storedFingerprints(phash, fingerprints), image };
     };
@@ -65,16 +67,11 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
       items.push({
         source: provider,
         kind: `manual_${type}_result`,
-        group: v?.matched ? 'web_match' : 'web_related',
         title: r.title,
         url: r.url,
         image_url: r.image_url ?? r.thumbnail_url,
-        local_media_path: v?.localMediaPath,
         query,
-        similarity: v?.similarity,
-        matched: v?.matched,
-        ...v?.match,
-        error: v?.error,
+        ...verdictFields(v),
       });
     }
     evidence = await addEvidence(env.db, submission.id, items, now());

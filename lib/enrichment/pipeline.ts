@@ -8,12 +8,15 @@ import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../r
 import { fromJson } from '../repo/json.js';
 import { getSubmissionRow, saveDerivedPath, setEnrichmentStatus, type EnrichmentStatus, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk } from '../review/risk.js';
+import { isStorageFull } from '../http/errors.js';
 import { serialized } from '../db/serial.js';
 import { captureMatchedPages } from './capture.js';
 import { gatedCall, providerBlock } from '../providers/gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
-import { pageImageCandidates, verifyImage, type Reference, type Verification } from './verify.js';
+import { pageImageCandidates, verifyImage, type Reference } from './verify.js';
+import { verdictFields, type Verification } from '../matching/verdict.js';
+import { derivedKey } from '../blobs/keys.js';
 import type { Env } from '../ports.js';
 
 /**
@@ -176,6 +179,9 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
     await summarise(run);
     status = run.calls > 0 ? 'done' : 'skipped';
   } catch (error) {
+    // A full disk stops the run without a verdict: the job waits and runs it again, and what this
+    // run stored is not stored twice (evidenceKey).
+    if (isStorageFull(error)) throw error;
     env.log.error('enrichment failed', { submission: submissionId, error: error instanceof Error ? error.message : String(error) });
     await run.add([
       {
@@ -196,7 +202,7 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
 
 /** The metadata-free copy that goes to web detection is kept as the record of what left the service. */
 async function keepDerivedCopy(env: Env, submissionId: string, image: ApprovedImage): Promise<void> {
-  const derivedPath = `derived/${submissionId}.${image.format === 'png' ? 'png' : 'jpg'}`;
+  const derivedPath = derivedKey(submissionId, image.format);
   await env.blobs.put(derivedPath, image.bytes);
   await saveDerivedPath(env.db, submissionId, derivedPath, env.clock.now().toISOString());
 }
@@ -234,16 +240,11 @@ async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCro
       items.push({
         ...base,
         kind: m.kind,
-        group: v.matched ? 'web_match' : 'web_related',
         title: m.page?.pageTitle ?? null,
         url: m.page?.url ?? null,
         image_url: v.imageUrl,
-        local_media_path: v.localMediaPath,
-        similarity: v.similarity,
-        matched: v.matched,
-        ...v.match,
+        ...verdictFields(v),
         confidence: m.score,
-        error: v.error,
       });
     }
   }
@@ -311,16 +312,11 @@ async function imageSearches(run: Run, candidates: QueryCandidate[]): Promise<vo
           return {
             source: 'regional',
             kind: 'image_result',
-            group: v?.matched ? 'web_match' : 'web_related',
             title: i.title,
             url: i.imageUrl,
             image_url: i.imageUrl ?? i.thumbnailUrl,
-            local_media_path: v?.localMediaPath,
             query,
-            similarity: v?.similarity,
-            matched: v?.matched,
-            ...v?.match,
-            error: v?.error,
+            ...verdictFields(v),
           } satisfies NewEvidence;
         }),
       );
@@ -371,16 +367,12 @@ async function searchResults(run: Run, source: 'regional' | 'global_search', kin
     evidence.push({
       source,
       kind,
-      group: best?.matched ? 'web_match' : 'web_related',
       title: item.title,
       text: item.snippet || null,
       url: item.pageUrl,
       image_url: best?.imageUrl ?? item.imageUrl ?? item.thumbnailUrl,
-      local_media_path: best?.localMediaPath,
       query,
-      similarity: best?.similarity,
-      matched: best?.matched,
-      ...best?.match,
+      ...verdictFields(best),
       error: best?.error ?? pageError,
     });
   }

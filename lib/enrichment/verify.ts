@@ -4,7 +4,9 @@ import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
 import { checkGeometry, hashMatchFields, hashMatchStands } from '../matching/analysis.js';
-import { geometricMatch, type MatchFields } from '../repo/evidence.js';
+import { geometricMatch } from '../repo/evidence.js';
+import type { Verification } from '../matching/verdict.js';
+import { evidenceMediaKey } from '../blobs/keys.js';
 import type { Env } from '../ports.js';
 
 /**
@@ -14,17 +16,6 @@ import type { Env } from '../ports.js';
  * (local features and a fitted transform: a crop beyond the hash windows, a rotation, the picture
  * inside a collage or a screenshot, a photo of a screen).
  */
-export interface Verification {
-  imageUrl: string;
-  localMediaPath: string | null;
-  /** The plain pHash similarity, the number SPEC's threshold is about. */
-  similarity: number | null;
-  matched: boolean;
-  /** How it matched, as stored on the evidence; empty when it did not. */
-  match: MatchFields;
-  error: { code: string; message: string } | null;
-}
-
 /** The submission a candidate is compared with. */
 export interface Reference {
   fingerprints: Fingerprints;
@@ -37,7 +28,7 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
   const downloaded = await downloadImage(imageUrl, { ...downloadSettings(env.config, env.egress), probe: env.images.probe });
   if (!downloaded.ok) return { imageUrl, localMediaPath: null, similarity: null, matched: false, match: {}, error: downloaded.error };
   const name = `${createHash('sha256').update(downloaded.bytes).digest('hex').slice(0, 24)}.${EXTENSIONS[downloaded.format] ?? 'img'}`;
-  const localMediaPath = `evidence/${submissionId}/${name}`;
+  const localMediaPath = evidenceMediaKey(submissionId, name);
   await env.blobs.put(localMediaPath, downloaded.bytes);
   let candidate: Fingerprints;
   try {
