@@ -54,6 +54,11 @@ const isTimeZone = (v: string) => {
 };
 const isSort = (v: string) => v === 'sim' || v === 'date';
 
+/** The vendors that can serve the `global_search` role (docs/decisions/0030-second-global-search.md). */
+export const GLOBAL_SEARCH_VENDORS = ['custom_search', 'brave'] as const;
+export type GlobalSearchVendor = (typeof GLOBAL_SEARCH_VENDORS)[number];
+const isGlobalSearchVendor = (v: string): v is GlobalSearchVendor => (GLOBAL_SEARCH_VENDORS as readonly string[]).includes(v);
+
 /** Secret variables: their values never leave the config object except toward their provider. */
 export const SECRET_VARIABLES = [
   'REGIONAL_CLIENT_ID',
@@ -61,6 +66,7 @@ export const SECRET_VARIABLES = [
   'GLOBAL_VISION_API_KEY',
   'GLOBAL_CUSTOM_SEARCH_API_KEY',
   'GLOBAL_CUSTOM_SEARCH_CX',
+  'BRAVE_SEARCH_API_KEY',
   'SVC_ADMIN_TOKEN',
   // A webhook address often carries its own key in the path, so it is kept like one.
   'SVC_ALERT_WEBHOOK_URL',
@@ -123,6 +129,11 @@ export const RULES = {
   GLOBAL_CUSTOM_SEARCH_WEB_RESULTS: int(3, 1, 10),
   GLOBAL_CUSTOM_SEARCH_WEB_PAGES: int(1, 1, 10),
 
+  // Which vendor serves `global_search`; the result counts and pages above apply to either.
+  GLOBAL_SEARCH_PROVIDER: str('custom_search', isGlobalSearchVendor),
+  BRAVE_SEARCH_URL: str('https://api.search.brave.com', isHttpUrl),
+  BRAVE_SEARCH_API_KEY: str(''),
+
   LOCALLLM_BASE_URL: str('http://127.0.0.1:11434', isHttpUrl),
   LOCALLLM_MODEL: str('qwen2.5:3b-instruct'),
   LOCALLLM_CONNECT_TIMEOUT_MS: int(1500, 100, 60000),
@@ -137,6 +148,7 @@ export const RULES = {
   SVC_REGIONAL_DAILY_LIMIT: int(25000, 0),
   SVC_GLOBAL_DAILY_LIMIT: int(1000, 0),
   SVC_GLOBAL_CUSTOM_SEARCH_DAILY_LIMIT: int(100, 0),
+  SVC_BRAVE_SEARCH_DAILY_LIMIT: int(100, 0),
   SVC_LLM_DAILY_LIMIT: int(1000, 0),
 } satisfies Record<string, Rule>;
 

@@ -1,12 +1,15 @@
 import { z } from 'zod';
+import { GLOBAL_SEARCH_VENDORS } from '../config.js';
 import { ERROR_STATUS, type ErrorCode } from '../http/errors.js';
 import { EVIDENCE_SOURCES, REVIEW_GROUPS, type GroupKey } from '../vocabulary.js';
 
 /**
- * The records the API answers with (CONTRACT.md section 3 and the additions the README lists),
- * field for field. The OpenAPI document is generated from these and the handlers' request schemas,
- * and the test suite checks every answer it receives against them. Objects allow fields beyond
- * those named, as the contract allows fields to be added.
+ * The records the API answers with (CONTRACT.md section 3 and the additions docs/api.md lists),
+ * field for field: the shapes several routes carry and the domain builds, which takes its types
+ * from them (`z.infer`). Each route's own answer, the object around these, is declared in its
+ * route file (functions/*.ts). The OpenAPI document is generated from both, and the test suite
+ * checks every answer it receives against it. Objects allow fields beyond those named, as the
+ * contract allows fields to be added.
  */
 
 export const iso = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
@@ -107,6 +110,7 @@ export const ProviderRecord = z.object({
   id: z.enum(['regional', 'global_vision', 'global_search', 'local_llm']),
   name: z.string(),
   kind: z.enum(['search', 'vision', 'llm']),
+  vendor: z.enum(GLOBAL_SEARCH_VENDORS).nullable(),
   enabled: z.boolean(),
   switched_on: z.boolean(),
   configured: z.boolean(),
@@ -168,7 +172,7 @@ export const ErrorBody = z
   .object({ error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }) })
   .strict();
 
-const role = z.enum(['operator', 'admin']);
+export const RoleRecord = z.enum(['operator', 'admin']);
 const jobType = z.enum(['analyse', 'enrich', 'index']);
 const jobStatus = z.enum(['queued', 'running', 'done', 'failed', 'skipped']);
 
@@ -209,7 +213,7 @@ export const JobProgressRecord = z.object({
 export const AccountRecord = z.object({
   id: z.string(),
   username: z.string(),
-  role,
+  role: RoleRecord,
   disabled: z.boolean(),
   locked_until: iso.nullable(),
   created_at: iso,
@@ -219,7 +223,7 @@ export const AccountRecord = z.object({
 export const ApiTokenRecord = z.object({
   id: z.string(),
   name: z.string(),
-  role,
+  role: RoleRecord,
   created_by: z.string().nullable(),
   created_at: iso,
   last_used_at: iso.nullable(),
@@ -238,92 +242,14 @@ export const QuotaAlertRecord = z.object({
   last_error: z.string().nullable(),
 });
 
-const signedIn = z.object({ account: AccountRecord, csrf_token: z.string(), expires_at: iso });
+/** A page of the review queue (GET /api/review-queue, and the first page in GET /api/bootstrap). */
+export const QueuePageRecord = z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() });
 
-/** The answer of each JSON route, by name; the route list (functions/index.ts) points at these. */
-export const Answers = {
-  openapi: z.looseObject({
-    openapi: z.literal('3.1.0'),
-    info: z.looseObject({ title: z.string(), version: z.string() }),
-    paths: z.record(z.string(), z.unknown()),
-  }),
-  health: z.object({ status: z.enum(['ok', 'degraded']), version: z.string(), uptime_s: z.number(), db: z.string() }),
-  session: z.object({
-    signed_in: z.boolean(),
-    actor: z.object({ type: z.string(), id: z.string().nullable(), name: z.string().nullable(), role }).nullable(),
-    csrf_token: z.string().nullable(),
-    setup_required: z.boolean(),
-    setup_allowed: z.boolean(),
-  }),
-  signedIn,
-  signedOut: z.object({ signed_out: z.literal(true) }),
-  accounts: z.object({ accounts: z.array(AccountRecord) }),
-  account: z.object({ account: AccountRecord }),
-  sessionsRevoked: z.object({ sessions_revoked: z.number().int() }),
-  tokens: z.object({ tokens: z.array(ApiTokenRecord) }),
-  newToken: z.object({ token: ApiTokenRecord, secret: z.string() }),
-  token: z.object({ token: ApiTokenRecord }),
-  alerts: z.object({ alerts: z.array(QuotaAlertRecord), webhook_configured: z.boolean() }),
-  provider: z.object({ provider: ProviderRecord }),
-  providers: z.object({ providers: z.array(ProviderRecord) }),
-  providersHealth: z.object({ status: z.enum(['ok', 'degraded', 'disabled']), providers: z.array(ProviderHealthRecord) }),
-  emergencyDisable: z.object({ disabled: z.array(z.string()), providers: z.array(ProviderRecord) }),
-  retention: z.object({
-    retention_days: z.number().int(),
-    cutoff: iso,
-    evidence_images: z.number().int(),
-    derived_images: z.number().int(),
-    unreferenced_files: z.number().int(),
-    failed_files: z.number().int(),
-  }),
-  reload: z.object({
-    imported: z.array(z.string()),
-    updated: z.array(z.string()),
-    unchanged: z.number().int(),
-    removed: z.array(z.string()),
-    rejected: z.array(z.object({ file: z.string().nullable(), id: z.string().nullable(), reason: z.string() })),
-    queued_jobs: z.number().int(),
-    remaining: z
-      .number()
-      .int()
-      .describe('New or changed files left for the next reload: a Worker invocation reads only so many. Always 0 on the Node service.'),
-  }),
-  rerun: z.object({ submission: SubmissionRecord, evidence_added: z.array(EvidenceRecord) }),
-  manualSearch: z.object({
-    provider: z.string(),
-    query: z.string(),
-    type: z.enum(['image', 'blog', 'web']),
-    results: z.array(
-      z.object({ title: z.string().nullable(), url: z.string().nullable(), image_url: z.string().nullable(), thumbnail_url: z.string().nullable() }),
-    ),
-    evidence: z.array(EvidenceRecord),
-  }),
-  jobs: z.object({ jobs: z.array(JobRecord) }),
-  progress: JobProgressRecord,
-  bootstrap: z.object({
-    version: z.string(),
-    queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() }),
-    providers: z.array(ProviderRecord),
-    knowledge_counts: z.record(z.string(), z.number().int()),
-    progress: JobProgressRecord,
-    limits: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
-    statuses: z.array(z.enum(['판단에 사용', '무관', '오탐', '보류'])),
-    decisions: z.array(decision),
-    knowledge_states: z.array(z.enum(['주의 후보', '확정 DB 편입', '오탐 제외'])),
-    groups: z.array(z.object({ key: z.string(), label: z.string() })),
-  }),
-  queue: z.object({ items: z.array(SubmissionRecord), total: z.number().int(), next_cursor: z.string().nullable() }),
-  review: z.object({
-    submission: SubmissionRecord,
-    evidence: z.array(EvidenceRecord),
-    groups: z.array(GroupRecord),
-    knowledge_entry: KnowledgeEntryRecord.nullable(),
-    captures: z.array(PageCaptureRecord),
-  }),
-  decision: z.object({ submission: SubmissionRecord, knowledge_entry: KnowledgeEntryRecord.nullable() }),
-  evidenceStatus: z.object({ evidence: EvidenceRecord, submission: SubmissionRecord }),
-  knowledge: z.object({ entries: z.array(KnowledgeEntryRecord) }),
-  entry: z.object({ entry: KnowledgeEntryRecord }),
-  auditEvents: z.object({ events: z.array(AuditEventRecord) }),
-  pageCapture: z.object({ capture: PageCaptureRecord.nullable(), evidence_added: z.array(EvidenceRecord) }),
-} as const;
+/** A submission with everything its review shows (GET /api/submissions/{id}/review). */
+export const SubmissionReviewRecord = z.object({
+  submission: SubmissionRecord,
+  evidence: z.array(EvidenceRecord),
+  groups: z.array(GroupRecord),
+  knowledge_entry: KnowledgeEntryRecord.nullable(),
+  captures: z.array(PageCaptureRecord),
+});

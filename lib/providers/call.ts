@@ -64,8 +64,9 @@ function errorDetail(body: Buffer): string | null {
   }
   if (!parsed || typeof parsed !== 'object') return null;
   const record = parsed as Record<string, unknown>;
-  const nested = record.error && typeof record.error === 'object' ? (record.error as Record<string, unknown>).message : undefined;
-  const detail = [record.errorMessage, nested, record.error, record.message].find((v) => typeof v === 'string');
+  const inner = record.error && typeof record.error === 'object' ? (record.error as Record<string, unknown>) : {};
+  // `error.detail` is Brave's place for it (`{"type": "ErrorResponse", "error": {"code", "detail"}}`).
+  const detail = [record.errorMessage, inner.message, inner.detail, record.error, record.message].find((v) => typeof v === 'string');
   if (typeof detail !== 'string') return null;
   const oneLine = detail.replace(/\s+/g, ' ').trim();
   return oneLine.length > DETAIL_MAX_CHARS ? `${oneLine.slice(0, DETAIL_MAX_CHARS)}...` : oneLine;

@@ -1,4 +1,4 @@
-import { PROVIDERS, missingEnv, type ProviderId } from './catalog.js';
+import { missingEnv, providerInfo, type ProviderId } from './catalog.js';
 import type { ProviderResult } from './call.js';
 import { getProviderSwitch, recordProviderOutcome } from '../repo/providers.js';
 import { commitQuota, releaseQuota, reserveQuota } from '../repo/quota.js';
@@ -25,7 +25,7 @@ export async function gatedCall<T extends object>(env: Env, id: ProviderId, call
   const blocked = await providerBlock(env, id);
   if (blocked) return { ok: false, refused: 'provider_disabled', error: { code: 'provider_disabled', message: blocked } };
   const day = dayIn(env.clock.now(), env.config.SVC_TIMEZONE);
-  const limit = Number(env.config[PROVIDERS[id].dailyLimitKey]);
+  const limit = Number(env.config[providerInfo(env.config, id).dailyLimitKey]);
   // The language model's limit is shown, not enforced (SPEC.md section 8): its calls are only counted.
   const enforced = id !== 'local_llm';
   if (!(await reserveQuota(env.db, id, day, enforced ? limit : Number.MAX_SAFE_INTEGER))) {

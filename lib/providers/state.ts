@@ -1,7 +1,8 @@
-import { configuredEnv, missingEnv, PROVIDER_IDS, PROVIDERS, type ProviderId } from './catalog.js';
+import { configuredEnv, missingEnv, PROVIDER_IDS, providerInfo, type ProviderId } from './catalog.js';
 import { listProviderSwitches, type ProviderSwitchRow } from '../repo/providers.js';
 import { usedToday } from '../repo/quota.js';
 import { dayIn } from '../time.js';
+import type { GlobalSearchVendor } from '../config.js';
 import type { Env } from '../ports.js';
 
 /** A provider as the API shows it (CONTRACT.md section 3): names of variables, never their values. */
@@ -9,6 +10,8 @@ export interface ProviderRecord {
   id: ProviderId;
   name: string;
   kind: 'search' | 'vision' | 'llm';
+  /** Who serves the role when it has a choice (`global_search`: `custom_search` or `brave`). */
+  vendor: GlobalSearchVendor | null;
   enabled: boolean;
   switched_on: boolean;
   configured: boolean;
@@ -28,7 +31,7 @@ export interface ProviderHealthRecord extends ProviderRecord {
 }
 
 function toRecord(env: Env, row: ProviderSwitchRow, used: number): ProviderHealthRecord {
-  const info = PROVIDERS[row.id];
+  const info = providerInfo(env.config, row.id);
   const missing = missingEnv(env.config, row.id);
   const switchedOn = Boolean(row.switched_on);
   const limit = Number(env.config[info.dailyLimitKey]);
@@ -39,6 +42,7 @@ function toRecord(env: Env, row: ProviderSwitchRow, used: number): ProviderHealt
     id: row.id,
     name: info.name,
     kind: info.kind,
+    vendor: info.vendor,
     enabled: switchedOn && missing.length === 0,
     switched_on: switchedOn,
     configured: missing.length === 0,
