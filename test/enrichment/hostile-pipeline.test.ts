@@ -1,48 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildConfig } from '../../lib/config.js';
-import { createLogger } from '../../lib/log.js';
+import { beforeAll, expect, it } from 'vitest';
 import { MAX_LABEL_CHARS, MAX_TITLE_CHARS } from '../../lib/providers/fields.js';
-import { startServer, type RunningServer } from '../../server.js';
-import {
-  fakeProviderSettings,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
-import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { copyFixture } from '../helpers/fixtures.js';
+import { useTestServer } from '../helpers/server.js';
 
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
-let dataDir: string;
-let running: RunningServer;
+const fakes = useFakeProviders();
+const running = useTestServer(() => ({ settings: fakes.settings }));
 
 const HOSTILE = 1 << 20;
 const PADDING = 200;
 /** The entries per list the service asks web detection for. */
 const ASKED = 20;
 
-beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
+beforeAll(() => {
+  const { vision, llm, web } = fakes;
   // Every text of the answer is a megabyte of what once made the service quadratic.
   vision.detection = {
     pagesWithMatchingImages: [
@@ -60,28 +32,12 @@ beforeAll(async () => {
     bestGuessLabels: [{ label: '{{\n'.repeat(HOSTILE / 3) }],
   };
   llm.answer = () => `${'['.repeat(HOSTILE)} no citation`;
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-hostile-pipeline-'));
-  const { config } = buildConfig({
-    SVC_DATA_DIR: dataDir,
-    SVC_PORT: '0',
-    SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-    SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
-    ...fakeProviderSettings({ regional, vision, search, llm }),
-  });
-  running = await startServer(config, { log: createLogger(config, { silent: true }) });
 });
 
-afterAll(async () => {
-  await running?.stop();
-  await Promise.all([regional, vision, search, llm, web].map((fake) => fake?.close()));
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-const api = async (path: string, method = 'GET') =>
-  (await fetch(`${running.url}${path}`, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json();
+const api = async (path: string, method = 'GET') => (await running.fetch(path, { method })).json();
 
 it('/health keeps answering while enrichment reads a vision answer made of megabytes of hostile text', async () => {
-  copyFixture('camera.png', join(dataDir, 'submissions', 'images'));
+  copyFixture('camera.png', join(running.dataDir, 'submissions', 'images'));
   const report = await api('/api/submissions/reload', 'POST');
   expect(report.imported).toEqual(['camera']);
   const waits: number[] = [];
@@ -98,7 +54,7 @@ it('/health keeps answering while enrichment reads a vision answer made of megab
   }
   expect(status).toBe('done');
   // The vision answer was received and read: its pages are evidence, with their titles cut.
-  expect(vision.requests.length).toBe(1);
+  expect(fakes.vision.requests.length).toBe(1);
   expect(waits.length).toBeGreaterThan(3);
   // A quadratic read of one of these megabytes holds the process for minutes; a linear one for a few
   // milliseconds. The bound sits far from both so a loaded CI machine cannot trip it (100 ms did);
@@ -113,7 +69,7 @@ it('/health keeps answering while enrichment reads a vision answer made of megab
   expect(ofKind('page_with_matching_image')).toBe(ASKED);
   expect(ofKind('web_entity')).toBe(ASKED);
   // Only the specific, unbroken title became a search query; no placeholder text left the service.
-  const queries = [...regional.requests, ...search.requests].map((r) => r.query.query ?? r.query.q ?? '');
+  const queries = [...fakes.regional.requests, ...fakes.search.requests].map((r) => r.query.query ?? r.query.q ?? '');
   expect(queries.length).toBeGreaterThan(0);
   for (const query of queries) {
     expect(query).toMatch(/Namsan tower at night/);

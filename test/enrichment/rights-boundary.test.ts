@@ -1,20 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  fakeProviderSettings,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { fixturePath } from '../helpers/fixtures.js';
@@ -68,35 +56,22 @@ async function imageWithRights(): Promise<Buffer> {
   return Buffer.concat([jpeg.subarray(0, 2), app13([[80, MARKERS.byline]]), jpeg.subarray(2)]);
 }
 
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
+const fakes = useFakeProviders({ resetEach: true });
 let env: TestEnv;
 
-beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
-  web.addPage('/article', '<html><body>article</body></html>');
-  vision.detection = {
-    pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Rocket launch gallery' }],
+beforeEach(() => {
+  fakes.web.addPage('/article', '<html><body>article</body></html>');
+  fakes.vision.detection = {
+    pagesWithMatchingImages: [{ url: fakes.web.urlFor('/article'), pageTitle: 'Rocket launch gallery' }],
     webEntities: [{ description: 'Rocket', score: 0.7 }],
   };
   // The model cites every id it was given.
-  llm.answer = (prompt) => [...prompt.matchAll(/"id":"(ev_[a-z0-9]+)"/g)].map((m) => `근거가 있습니다 [${m[1]}].`).join(' ');
+  fakes.llm.answer = (prompt) => [...prompt.matchAll(/"id":"(ev_[a-z0-9]+)"/g)].map((m) => `근거가 있습니다 [${m[1]}].`).join(' ');
 });
-afterAll(async () => Promise.all([regional, vision, search, llm, web].map((f) => f.close())));
 afterEach(async () => env?.dispose());
 
 async function run(entries: { id: string; file: string; submitter?: string }[], files: Record<string, Buffer>) {
-  env = await createTestEnv({ ...fakeProviderSettings({ regional, vision, search, llm }), SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' });
-  for (const f of [regional, vision, search, llm, web]) f.requests.length = 0;
+  env = await createTestEnv(fakes.settings);
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(env.paths.imagesDir, name), bytes);
   writeFileSync(
     env.paths.registryFile,
@@ -143,14 +118,14 @@ describe('rights metadata of the submitted file', () => {
 
   it('never reaches a provider, and reaches the language model only as the stored evidence item', async () => {
     await run([{ id: 'SUB-1', file: 'images/rights.jpg', submitter: 'Some Other Person' }], { 'rights.jpg': await imageWithRights() });
-    const outbound = [...vision.requests, ...regional.requests, ...search.requests, ...web.requests];
-    expect(vision.requests.length).toBeGreaterThan(0);
-    expect(regional.requests.length + search.requests.length).toBeGreaterThan(0);
+    const outbound = [fakes.vision, fakes.regional, fakes.search, fakes.web].flatMap((f) => f.requests);
+    expect(fakes.vision.requests.length).toBeGreaterThan(0);
+    expect(fakes.regional.requests.length + fakes.search.requests.length).toBeGreaterThan(0);
     for (const r of outbound) {
       const seen = `${r.path} ${JSON.stringify(r.query)} ${JSON.stringify(r.headers)} ${r.body.toString('utf8')} ${r.body.toString('latin1')}`;
       for (const marker of Object.values(MARKERS)) expect(seen).not.toContain(marker);
     }
-    const sent = vision.sentImages();
+    const sent = fakes.vision.sentImages();
     expect(sent.length).toBeGreaterThan(0);
     for (const image of sent) {
       const meta = await sharp(image).metadata();
@@ -159,7 +134,7 @@ describe('rights metadata of the submitted file', () => {
     }
 
     const rightsId = (await review('SUB-1')).evidence.find((e) => e.group === 'rights')!.id;
-    const [prompt] = llm.prompts();
+    const [prompt] = fakes.llm.prompts();
     const lines = prompt.split('\n');
     const carrying = lines.filter((line) => Object.values(MARKERS).some((m) => line.includes(m)));
     expect(carrying).toHaveLength(1);
