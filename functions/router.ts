@@ -1,5 +1,6 @@
 import { Router } from 'itty-router';
 import { authorize } from '../lib/auth/authenticate.js';
+import { callerLimits } from '../lib/auth/rate-limits.js';
 import { errorResponse, invalid, notFound, ServiceError } from '../lib/http/errors.js';
 import type { Env } from '../lib/ports.js';
 import { CONSOLE_ROUTE, ROUTES, type Handler, type RouteRequest, type RouteSpec } from './index.js';
@@ -39,20 +40,23 @@ function unexpected(err: unknown, request: Request, env: Env): Response {
 
 function routes() {
   const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
-  // The one access check: the handler then sees the caller as `env.actor` (handlers called
-  // directly, as in tests, act as the service).
+  // The one access check and rate limit: the handler then sees the caller as `env.actor` (handlers
+  // called directly, as in tests, act as the service). The health check and the console's files
+  // are not limited: monitors poll the one, the other holds no data and a page load fetches many.
+  const limits = callerLimits();
   const guarded =
-    ({ access, handler }: RouteSpec): Handler =>
+    ({ access, handler }: RouteSpec, limited = true): Handler =>
     async (request, env, ctx) => {
-      const actor = await authorize(request, env, ctx, access);
+      const actor = limited ? await limits.admit(request, env, ctx, access) : await authorize(request, env, ctx, access);
+      if (actor instanceof Response) return actor;
       return handler(request, { ...env, actor }, ctx);
     };
-  for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec));
+  for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec, spec.path !== '/health'));
   router
     .all('/api/*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     })
-    .get('*', guarded(CONSOLE_ROUTE))
+    .get('*', guarded(CONSOLE_ROUTE, false))
     .all('*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     });

@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   quota_exhausted: 429,
+  rate_limited: 429,
   internal: 500,
   provider_error: 502,
   unavailable: 503,

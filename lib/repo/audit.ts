@@ -26,7 +26,8 @@ export type AuditAction =
   | 'token.create'
   | 'token.revoke'
   | 'evidence.capture'
-  | 'submission.bundle';
+  | 'submission.bundle'
+  | 'caller.rate_limited';
 
 /** Who did it: the account or token (id and name, never a secret), its role, and the client address. */
 export interface AuditActor {
