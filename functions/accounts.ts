@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { addAccount, changeAccount, endAccountSessions, Password, RoleSchema, Username } from '../lib/auth/accounts.js';
-import { json, readBody, readJson } from '../lib/http/json.js';
+import { answer } from '../lib/api/answer.js';
+import { AccountRecord } from '../lib/api/records.js';
+import { readBody, readJson } from '../lib/http/json.js';
 import { listAccounts } from '../lib/repo/accounts.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 export const NewAccountBody = z.object({ username: Username, password: Password, role: RoleSchema }).strict();
 export const AccountChangeBody = z
@@ -11,27 +14,70 @@ export const AccountChangeBody = z
   .strict()
   .refine((b) => b.role !== undefined || b.disabled !== undefined || b.password !== undefined, 'send role, disabled or password');
 
+const Accounts = answer('accounts', z.object({ accounts: z.array(AccountRecord) }));
+const Account = answer('account', z.object({ account: AccountRecord }));
+const SessionsRevoked = answer('sessionsRevoked', z.object({ sessions_revoked: z.number().int() }));
+
 /** GET /api/accounts (admin): every account, without password hashes. */
 export async function handleAccountsList(_request: Request, env: Env): Promise<Response> {
-  return json({ accounts: await listAccounts(env.db) });
+  return Accounts.send({ accounts: await listAccounts(env.db) });
 }
 
 /** POST /api/accounts (admin): a new account; the username ignores case and must be free (else 409). */
 export async function handleAccountCreate(request: Request, env: Env): Promise<Response> {
   const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, NewAccountBody);
-  return json({ account: await addAccount(env, body) }, 201);
+  return Account.send({ account: await addAccount(env, body) }, 201);
 }
 
 /** PATCH /api/accounts/{id} (admin): role, disabled or a new password; the last two end its sessions. */
 export async function handleAccountUpdate(request: ParamRequest, env: Env): Promise<Response> {
   const id = pathParam(request, 'id', 'account');
   const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, AccountChangeBody);
-  return json({ account: await changeAccount(env, id, body) });
+  return Account.send({ account: await changeAccount(env, id, body) });
 }
 
 /** POST /api/accounts/{id}/revoke-sessions (admin): signs the account out everywhere. */
 export async function handleAccountRevokeSessions(request: ParamRequest, env: Env): Promise<Response> {
   const id = pathParam(request, 'id', 'account');
   await readJson(request, env.config.SVC_MAX_BODY_BYTES);
-  return json({ sessions_revoked: await endAccountSessions(env, id) });
+  return SessionsRevoked.send({ sessions_revoked: await endAccountSessions(env, id) });
 }
+
+export const accountsListRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/accounts',
+  access: 'admin',
+  summary: 'Accounts',
+  answer: Accounts,
+  handler: handleAccountsList,
+};
+
+export const accountCreateRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/accounts',
+  access: 'admin',
+  summary: 'Create an account',
+  body: NewAccountBody,
+  answer: Account,
+  status: 201,
+  handler: handleAccountCreate,
+};
+
+export const accountUpdateRoute: RouteSpec = {
+  method: 'patch',
+  path: '/api/accounts/:id',
+  access: 'admin',
+  summary: 'Change a role, a password or disable an account',
+  body: AccountChangeBody,
+  answer: Account,
+  handler: handleAccountUpdate,
+};
+
+export const accountRevokeSessionsRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/accounts/:id/revoke-sessions',
+  access: 'admin',
+  summary: 'End every session of an account',
+  answer: SessionsRevoked,
+  handler: handleAccountRevokeSessions,
+};

@@ -1,5 +1,7 @@
+import { z } from 'zod';
+import { answer } from '../lib/api/answer.js';
+import { JobProgressRecord, ProviderRecord, QueuePageRecord } from '../lib/api/records.js';
 import { publicSettings } from '../lib/config.js';
-import { json } from '../lib/http/json.js';
 import { providerRecords } from '../lib/providers/state.js';
 import { jobProgress } from '../lib/repo/jobs.js';
 import { countKnowledgeByState } from '../lib/repo/knowledge.js';
@@ -7,6 +9,23 @@ import { listQueue } from '../lib/repo/submissions.js';
 import { DECISIONS, EVIDENCE_STATUSES, KNOWLEDGE_STATES, REVIEW_GROUPS } from '../lib/vocabulary.js';
 import { QUEUE_PAGE_DEFAULT } from './review-queue.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
+
+const Bootstrap = answer(
+  'bootstrap',
+  z.object({
+    version: z.string(),
+    queue: QueuePageRecord,
+    providers: z.array(ProviderRecord),
+    knowledge_counts: z.record(z.string(), z.number().int()),
+    progress: JobProgressRecord,
+    limits: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    statuses: z.array(z.enum(EVIDENCE_STATUSES)),
+    decisions: z.array(z.enum(DECISIONS)),
+    knowledge_states: z.array(z.enum(KNOWLEDGE_STATES)),
+    groups: z.array(z.object({ key: z.string(), label: z.string() })),
+  }),
+);
 
 /** GET /api/bootstrap: what the console needs to start; settings without any secret value. */
 export async function handleBootstrap(_request: Request, env: Env): Promise<Response> {
@@ -16,7 +35,7 @@ export async function handleBootstrap(_request: Request, env: Env): Promise<Resp
     countKnowledgeByState(env.db),
     jobProgress(env.db, env.clock.now()),
   ]);
-  return json({
+  return Bootstrap.send({
     version: env.version,
     queue,
     providers,
@@ -29,3 +48,12 @@ export async function handleBootstrap(_request: Request, env: Env): Promise<Resp
     groups: REVIEW_GROUPS.map((g) => ({ ...g })),
   });
 }
+
+export const bootstrapRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/bootstrap',
+  access: 'operator',
+  summary: "Everything the console's first screen needs",
+  answer: Bootstrap,
+  handler: handleBootstrap,
+};

@@ -1,5 +1,6 @@
 import { notFound } from '../lib/http/errors.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -28,3 +29,6 @@ export async function handleConsole(request: Request, env: Env): Promise<Respons
   if (!body) throw notFound(`no route for GET ${path}`);
   return new Response(body.slice(), { headers: { 'content-type': TYPES[ext], 'cache-control': 'no-cache', ...CONSOLE_HEADERS } });
 }
+
+/** The console's files, for every GET outside /api/ no route takes: the sign-in page too, so open to all; they hold no data. */
+export const consoleRoute: RouteSpec = { method: 'get', path: '*', access: 'public', summary: 'The console', handler: handleConsole };

@@ -13,12 +13,18 @@ import {
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
 import { queueFilterParams } from './review-queue.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 const format = z.enum(EXPORT_FORMATS).default('csv');
 
 export const QueueExportQuery = z.object({ format, ...queueFilterParams });
 export const DecisionsExportQuery = z.object({ format });
 export const WatchlistExportQuery = z.object({ format, state: z.enum(KNOWLEDGE_STATES).optional() });
+
+const EXPORT_FILE = {
+  types: ['text/csv', 'application/x-ndjson'],
+  description: 'UTF-8; CSV starts with a byte-order mark (format=csv, the default) or one JSON object per line (format=jsonl)',
+};
 
 /** GET /api/exports/queue: the whole filtered queue in its order, streamed. */
 export async function handleQueueExport(request: Request, env: Env): Promise<Response> {
@@ -37,3 +43,33 @@ export async function handleWatchlistExport(request: Request, env: Env): Promise
   const { format: as, state } = readQuery(request, WatchlistExportQuery);
   return exportResponse('watchlist', as, WATCHLIST_COLUMNS, watchlistPages(env.db, state));
 }
+
+export const queueExportRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/exports/queue',
+  access: 'operator',
+  summary: 'The filtered queue in its order as CSV or JSON Lines, streamed',
+  query: QueueExportQuery,
+  file: EXPORT_FILE,
+  handler: handleQueueExport,
+};
+
+export const decisionsExportRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/exports/decisions',
+  access: 'operator',
+  summary: 'Every decision with its evidence counts, latest first, streamed',
+  query: DecisionsExportQuery,
+  file: EXPORT_FILE,
+  handler: handleDecisionsExport,
+};
+
+export const watchlistExportRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/exports/watchlist',
+  access: 'operator',
+  summary: 'Attention candidates and the watchlist, streamed',
+  query: WatchlistExportQuery,
+  file: EXPORT_FILE,
+  handler: handleWatchlistExport,
+};

@@ -1,13 +1,27 @@
-import { json } from '../lib/http/json.js';
+import { z } from 'zod';
+import { answer } from '../lib/api/answer.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
+
+const Health = answer('health', z.object({ status: z.enum(['ok', 'degraded']), version: z.string(), uptime_s: z.number(), db: z.string() }));
 
 /** GET /health: 200 while the database answers, 503 `degraded` when it does not. */
 export async function handleHealth(_request: Request, env: Env): Promise<Response> {
   const uptime_s = Math.round((env.clock.now().getTime() - env.startedAt.getTime()) / 1000);
   try {
     await env.db.prepare('SELECT 1 AS ok').first();
-    return json({ status: 'ok', version: env.version, uptime_s, db: 'ok' });
+    return Health.send({ status: 'ok', version: env.version, uptime_s, db: 'ok' });
   } catch {
-    return json({ status: 'degraded', version: env.version, uptime_s, db: 'unavailable' }, 503);
+    return Health.send({ status: 'degraded', version: env.version, uptime_s, db: 'unavailable' }, 503);
   }
 }
+
+export const healthRoute: RouteSpec = {
+  method: 'get',
+  path: '/health',
+  access: 'public',
+  summary: 'Liveness and database check',
+  answer: Health,
+  otherAnswers: { 503: Health },
+  handler: handleHealth,
+};

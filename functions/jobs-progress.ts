@@ -1,8 +1,21 @@
-import { json } from '../lib/http/json.js';
+import { answer } from '../lib/api/answer.js';
+import { JobProgressRecord } from '../lib/api/records.js';
 import { jobProgress } from '../lib/repo/jobs.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
+
+const Progress = answer('progress', JobProgressRecord);
 
 /** GET /api/jobs/progress: queued, running, done and failed per job type, rate, time left, failures. */
 export async function handleJobsProgress(_request: Request, env: Env): Promise<Response> {
-  return json(await jobProgress(env.db, env.clock.now()));
+  return Progress.send(await jobProgress(env.db, env.clock.now()));
 }
+
+export const jobsProgressRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/jobs/progress',
+  access: 'operator',
+  summary: 'Work in flight per job type: counts, rate, time left, failures',
+  answer: Progress,
+  handler: handleJobsProgress,
+};

@@ -1,13 +1,28 @@
 import { z } from 'zod';
-import { json, readQuery } from '../lib/http/json.js';
+import { answer } from '../lib/api/answer.js';
+import { KnowledgeEntryRecord } from '../lib/api/records.js';
+import { readQuery } from '../lib/http/json.js';
 import { listKnowledge } from '../lib/repo/knowledge.js';
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 export const KnowledgeQuery = z.object({ state: z.enum(KNOWLEDGE_STATES).optional() });
+
+const Knowledge = answer('knowledge', z.object({ entries: z.array(KnowledgeEntryRecord) }));
 
 /** GET /api/knowledge: entries, most recently changed first, optionally of one state. */
 export async function handleKnowledgeList(request: Request, env: Env): Promise<Response> {
   const { state } = readQuery(request, KnowledgeQuery);
-  return json({ entries: await listKnowledge(env.db, state) });
+  return Knowledge.send({ entries: await listKnowledge(env.db, state) });
 }
+
+export const knowledgeListRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/knowledge',
+  access: 'operator',
+  summary: 'Attention candidates and the watchlist',
+  query: KnowledgeQuery,
+  answer: Knowledge,
+  handler: handleKnowledgeList,
+};

@@ -1,12 +1,29 @@
+import { z } from 'zod';
+import { answer } from '../lib/api/answer.js';
 import { openApiDocument, type DescribedRoute } from '../lib/api/openapi.js';
-import { json } from '../lib/http/json.js';
-import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
+
+const OpenApi = answer(
+  'openapi',
+  z.looseObject({
+    openapi: z.literal('3.1.0'),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+  }),
+);
 
 /**
  * GET /api/openapi.json over the route list that registers it (functions/index.ts, which hands
  * itself in): made on first request, as the list cannot change while running.
  */
-export function openApiHandler(routes: () => readonly DescribedRoute[]) {
+export function openApiRoute(routes: () => readonly DescribedRoute[]): RouteSpec {
   let document: ReturnType<typeof openApiDocument> | undefined;
-  return async (_request: Request, env: Env): Promise<Response> => json((document ??= openApiDocument(routes(), env.version)));
+  return {
+    method: 'get',
+    path: '/api/openapi.json',
+    access: 'public',
+    summary: 'This document',
+    answer: OpenApi,
+    handler: async (_request, env) => OpenApi.send((document ??= openApiDocument(routes(), env.version))),
+  };
 }

@@ -1,8 +1,22 @@
-import { json } from '../lib/http/json.js';
+import { z } from 'zod';
+import { answer } from '../lib/api/answer.js';
+import { ProviderRecord } from '../lib/api/records.js';
 import { emergencyDisable } from '../lib/providers/admin.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
+
+const EmergencyDisable = answer('emergencyDisable', z.object({ disabled: z.array(z.string()), providers: z.array(ProviderRecord) }));
 
 /** POST /api/providers/emergency-disable: every provider off at once; no body needed. */
 export async function handleEmergencyDisable(_request: Request, env: Env): Promise<Response> {
-  return json(await emergencyDisable(env));
+  return EmergencyDisable.send(await emergencyDisable(env));
 }
+
+export const emergencyDisableRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/providers/emergency-disable',
+  access: 'admin',
+  summary: 'Switch every provider off at once',
+  answer: EmergencyDisable,
+  handler: handleEmergencyDisable,
+};

@@ -1,8 +1,22 @@
-import { json } from '../lib/http/json.js';
+import { z } from 'zod';
+import { answer } from '../lib/api/answer.js';
+import { ProviderRecord } from '../lib/api/records.js';
 import { providerRecords } from '../lib/providers/state.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
+
+const Providers = answer('providers', z.object({ providers: z.array(ProviderRecord) }));
 
 /** GET /api/providers: effective state and the names of missing variables, never values. */
 export async function handleProvidersList(_request: Request, env: Env): Promise<Response> {
-  return json({ providers: await providerRecords(env) });
+  return Providers.send({ providers: await providerRecords(env) });
 }
+
+export const providersListRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/providers',
+  access: 'operator',
+  summary: 'Providers with their switches, settings and quota',
+  answer: Providers,
+  handler: handleProvidersList,
+};

@@ -1,9 +1,12 @@
 import { z } from 'zod';
-import { json, readQuery } from '../lib/http/json.js';
+import { answer } from '../lib/api/answer.js';
+import { QueuePageRecord } from '../lib/api/records.js';
+import { readQuery } from '../lib/http/json.js';
 import { listQueue } from '../lib/repo/submissions.js';
 import { limitParam, offsetParam } from '../lib/review/query.js';
 import { DECISIONS, RISK_LEVELS } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 export const QUEUE_PAGE_DEFAULT = 50;
 export const QUEUE_PAGE_MAX = 200;
@@ -35,11 +38,23 @@ export const ReviewQueueQuery = z
   })
   .refine((query) => !(query.cursor && query.offset), { message: 'offset: not with a cursor', path: ['offset'] });
 
+export const ReviewQueue = answer('queue', QueuePageRecord);
+
 /**
  * GET /api/review-queue: undecided first, then risk high to low; `total` counts the whole filter;
  * `next_cursor` reaches the next page at the cost of the first.
  */
 export async function handleReviewQueue(request: Request, env: Env): Promise<Response> {
   const query = readQuery(request, ReviewQueueQuery);
-  return json(await listQueue(env.db, query));
+  return ReviewQueue.send(await listQueue(env.db, query));
 }
+
+export const reviewQueueRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/review-queue',
+  access: 'operator',
+  summary: 'The review queue: undecided first, then risk high to low',
+  query: ReviewQueueQuery,
+  answer: ReviewQueue,
+  handler: handleReviewQueue,
+};

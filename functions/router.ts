@@ -3,7 +3,9 @@ import { authorize } from '../lib/auth/authenticate.js';
 import { callerLimits } from '../lib/auth/rate-limits.js';
 import { errorResponse, invalid, notFound, ServiceError } from '../lib/http/errors.js';
 import type { Env } from '../lib/ports.js';
-import { CONSOLE_ROUTE, ROUTES, type Handler, type RouteRequest, type RouteSpec } from './index.js';
+import { consoleRoute } from './console.js';
+import { ROUTES } from './index.js';
+import type { Handler, RouteRequest, RouteSpec } from './route.js';
 
 export interface App {
   fetch(request: Request, env: Env, ctx?: unknown): Promise<Response>;
@@ -56,7 +58,7 @@ function routes() {
     .all('/api/*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     })
-    .get('*', guarded(CONSOLE_ROUTE, false))
+    .get('*', guarded(consoleRoute, false))
     .all('*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     });

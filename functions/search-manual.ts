@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { answer } from '../lib/api/answer.js';
+import { EvidenceRecord } from '../lib/api/records.js';
 import { manualSearch } from '../lib/enrichment/manual-search.js';
 import { cleanQueryText } from '../lib/enrichment/queries.js';
 import { invalid } from '../lib/http/errors.js';
-import { json, readBody } from '../lib/http/json.js';
+import { readBody } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 export const ManualSearchBody = z
   .object({
@@ -14,10 +17,33 @@ export const ManualSearchBody = z
   })
   .strict();
 
+const ManualSearch = answer(
+  'manualSearch',
+  z.object({
+    provider: z.string(),
+    query: z.string(),
+    type: z.enum(['image', 'blog', 'web']),
+    results: z.array(
+      z.object({ title: z.string().nullable(), url: z.string().nullable(), image_url: z.string().nullable(), thumbnail_url: z.string().nullable() }),
+    ),
+    evidence: z.array(EvidenceRecord),
+  }),
+);
+
 /** POST /api/search/manual: only the text query is sent to the provider. */
 export async function handleManualSearch(request: Request, env: Env): Promise<Response> {
   const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, ManualSearchBody);
   const query = cleanQueryText(body.query);
   if (!query) throw invalid('the query is empty or its text is broken (encoding or template placeholders)');
-  return json(await manualSearch(env, { ...body, query }));
+  return ManualSearch.send(await manualSearch(env, { ...body, query }));
 }
+
+export const manualSearchRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/search/manual',
+  access: 'operator',
+  summary: 'Search a provider by hand, optionally keeping the results as evidence',
+  body: ManualSearchBody,
+  answer: ManualSearch,
+  handler: handleManualSearch,
+};

@@ -1,9 +1,12 @@
 import { z } from 'zod';
-import { json, readBody } from '../lib/http/json.js';
+import { answer } from '../lib/api/answer.js';
+import { KnowledgeEntryRecord, SubmissionRecord } from '../lib/api/records.js';
+import { readBody } from '../lib/http/json.js';
 import { decideSubmission } from '../lib/review/decision.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import { DECISIONS } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 export const DecisionBody = z
   .object({
@@ -13,9 +16,21 @@ export const DecisionBody = z
   })
   .strict();
 
+const Decision = answer('decision', z.object({ submission: SubmissionRecord, knowledge_entry: KnowledgeEntryRecord.nullable() }));
+
 /** POST /api/submissions/{id}/decision: 승인 creates no entry; 보류 and 반려 create or update one. */
 export async function handleSubmissionDecision(request: ParamRequest, env: Env): Promise<Response> {
   const id = pathParam(request, 'id', 'submission');
   const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, DecisionBody);
-  return json(await decideSubmission(env, id, body));
+  return Decision.send(await decideSubmission(env, id, body));
 }
+
+export const submissionDecisionRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/submissions/:id/decision',
+  access: 'operator',
+  summary: 'Decide: 승인, 보류 or 반려',
+  body: DecisionBody,
+  answer: Decision,
+  handler: handleSubmissionDecision,
+};

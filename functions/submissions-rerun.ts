@@ -1,13 +1,18 @@
 import { z } from 'zod';
+import { answer } from '../lib/api/answer.js';
+import { EvidenceRecord, SubmissionRecord } from '../lib/api/records.js';
 import { enrichSubmission } from '../lib/enrichment/pipeline.js';
 import { conflict, notFound } from '../lib/http/errors.js';
-import { json, readBody } from '../lib/http/json.js';
+import { readBody } from '../lib/http/json.js';
 import { auditStatement } from '../lib/repo/audit.js';
 import { getSubmission, getSubmissionRow } from '../lib/repo/submissions.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 export const RerunBody = z.object({ face_crop: z.boolean().optional() }).strict();
+
+const Rerun = answer('rerun', z.object({ submission: SubmissionRecord, evidence_added: z.array(EvidenceRecord) }));
 
 /** POST /api/submissions/{id}/rerun-enrichment: the flow again, then the summary; answers when done. */
 export async function handleSubmissionRerun(request: ParamRequest, env: Env): Promise<Response> {
@@ -30,5 +35,18 @@ export async function handleSubmissionRerun(request: ParamRequest, env: Env): Pr
     env.clock.now().toISOString(),
     env.actor,
   ).run();
-  return json({ submission: await getSubmission(env.db, id), evidence_added: result.added });
+  // Removed by a reload while its enrichment ran: nothing is left to show.
+  const submission = await getSubmission(env.db, id);
+  if (!submission) throw notFound(`unknown submission: ${id}`);
+  return Rerun.send({ submission, evidence_added: result.added });
 }
+
+export const rerunRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/submissions/:id/rerun-enrichment',
+  access: 'operator',
+  summary: 'Run enrichment again',
+  body: RerunBody,
+  answer: Rerun,
+  handler: handleSubmissionRerun,
+};

@@ -1,27 +1,63 @@
 import { z } from 'zod';
 import { issueToken, RoleSchema, withdrawToken } from '../lib/auth/accounts.js';
-import { json, readBody, readJson } from '../lib/http/json.js';
+import { answer } from '../lib/api/answer.js';
+import { ApiTokenRecord } from '../lib/api/records.js';
+import { readBody, readJson } from '../lib/http/json.js';
 import { listApiTokens } from '../lib/repo/accounts.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
+import type { RouteSpec } from './route.js';
 
 export const NewTokenBody = z.object({ name: z.string().trim().min(1).max(100), role: RoleSchema }).strict();
 
+const Tokens = answer('tokens', z.object({ tokens: z.array(ApiTokenRecord) }));
+const NewToken = answer('newToken', z.object({ token: ApiTokenRecord, secret: z.string() }));
+const Token = answer('token', z.object({ token: ApiTokenRecord }));
+
 /** GET /api/tokens (admin): personal API tokens, never their secrets. */
 export async function handleTokensList(_request: Request, env: Env): Promise<Response> {
-  return json({ tokens: await listApiTokens(env.db) });
+  return Tokens.send({ tokens: await listApiTokens(env.db) });
 }
 
 /** POST /api/tokens (admin): a new token; `secret` is in this answer only and is never shown again. */
 export async function handleTokenCreate(request: Request, env: Env): Promise<Response> {
   const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, NewTokenBody);
   const { token, secret } = await issueToken(env, body);
-  return json({ token, secret }, 201);
+  return NewToken.send({ token, secret }, 201);
 }
 
 /** POST /api/tokens/{id}/revoke (admin): the token stops working at once. */
 export async function handleTokenRevoke(request: ParamRequest, env: Env): Promise<Response> {
   const id = pathParam(request, 'id', 'token');
   await readJson(request, env.config.SVC_MAX_BODY_BYTES);
-  return json({ token: await withdrawToken(env, id) });
+  return Token.send({ token: await withdrawToken(env, id) });
 }
+
+export const tokensListRoute: RouteSpec = {
+  method: 'get',
+  path: '/api/tokens',
+  access: 'admin',
+  summary: 'Personal API tokens (never their secrets)',
+  answer: Tokens,
+  handler: handleTokensList,
+};
+
+export const tokenCreateRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/tokens',
+  access: 'admin',
+  summary: 'Create a token: its secret is in this answer only',
+  body: NewTokenBody,
+  answer: NewToken,
+  status: 201,
+  handler: handleTokenCreate,
+};
+
+export const tokenRevokeRoute: RouteSpec = {
+  method: 'post',
+  path: '/api/tokens/:id/revoke',
+  access: 'admin',
+  summary: 'Revoke a token',
+  answer: Token,
+  handler: handleTokenRevoke,
+};

@@ -1,21 +1,22 @@
 import { z } from 'zod';
 import { CSRF_HEADER, SESSION_COOKIE } from '../auth/authenticate.js';
-import { Answers, ErrorBody } from './records.js';
+import type { NamedAnswer } from './answer.js';
+import { ErrorBody } from './records.js';
 
-/** What the OpenAPI document needs to know of a route; the route list (functions/index.ts) gives it. */
+/** What the OpenAPI document needs to know of a route; each route file (functions/*.ts) declares it. */
 export interface DescribedRoute {
   method: 'get' | 'post' | 'patch';
   path: string;
   access: 'public' | 'operator' | 'admin';
   summary: string;
-  /** The JSON answer's record (lib/api/records.ts); absent for answers that are files. */
-  answer?: keyof typeof Answers;
+  /** The JSON answer's schema; absent for answers that are files. */
+  answer?: NamedAnswer;
   /** What a route that answers a file sends instead: its media types and what it is. */
   file?: { types: string[]; description: string };
   /** The status of a successful answer (200 unless the route creates something). */
   status?: number;
   /** Answers other than errors that a status other than success carries (health's 503). */
-  otherAnswers?: Record<number, keyof typeof Answers>;
+  otherAnswers?: Record<number, NamedAnswer>;
   query?: z.ZodType;
   body?: z.ZodType;
 }
@@ -48,7 +49,7 @@ function operation(route: DescribedRoute) {
     }
   }
   const success = route.answer
-    ? { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.answer}` } } } }
+    ? { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.answer.name}` } } } }
     : {
         description: route.file?.description ?? 'a file',
         content: Object.fromEntries(
@@ -56,7 +57,7 @@ function operation(route: DescribedRoute) {
         ),
       };
   const responses: Record<string, unknown> = { [String(route.status ?? 200)]: success };
-  for (const [status, name] of Object.entries(route.otherAnswers ?? {})) {
+  for (const [status, { name }] of Object.entries(route.otherAnswers ?? {})) {
     responses[status] = { description: 'A degraded answer', content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } };
   }
   if (route.query || route.body || parameters.length) responses['400'] = errorResponse('invalid_request: a parameter or the body is not valid');
@@ -75,6 +76,22 @@ function operation(route: DescribedRoute) {
   };
 }
 
+/**
+ * Every answer the routes name, once each. Routes that answer alike share one schema object (one
+ * home for each shape); two different schemas under one name would make one of them a lie.
+ */
+export function answersOf(routes: readonly DescribedRoute[]): NamedAnswer[] {
+  const byName = new Map<string, NamedAnswer>();
+  for (const route of routes) {
+    for (const named of [route.answer, ...Object.values(route.otherAnswers ?? {})].filter((a) => a !== undefined)) {
+      const known = byName.get(named.name);
+      if (known && known.schema !== named.schema) throw new Error(`two different answers are named ${named.name} (${route.method} ${route.path})`);
+      byName.set(named.name, named);
+    }
+  }
+  return [...byName.values()];
+}
+
 /** The OpenAPI 3.1 document of the routes, generated from their own zod schemas. */
 export function openApiDocument(routes: readonly DescribedRoute[], version: string) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -85,9 +102,9 @@ export function openApiDocument(routes: readonly DescribedRoute[], version: stri
       description: 'CONTRACT.md section 1: every error, whatever the request',
     },
   };
-  for (const [name, schema] of Object.entries(Answers)) schemas[name] = schemaOf(schema, 'output');
+  for (const { name, schema } of answersOf(routes)) schemas[name] = schemaOf(schema, 'output');
   return {
-    openapi: '3.1.0',
+    openapi: '3.1.0' as const,
     info: {
       title: 'Image rights detection service',
       version,

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { AuditEventRecord } from '../api/records.js';
 import type { Actor } from '../auth/actor.js';
 import type { Decision, EvidenceStatus, KnowledgeState } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
@@ -30,30 +32,17 @@ export type AuditAction =
   | 'caller.rate_limited';
 
 /** Who did it: the account or token (id and name, never a secret), its role, and the client address. */
-export interface AuditActor {
-  type: Actor['type'];
-  id: string | null;
-  name: string | null;
-  role: string | null;
-  client: string | null;
-}
+export type AuditActor = z.infer<typeof AuditEventRecord>['actor'];
 
-export interface AuditEvent {
-  id: number;
-  at: string;
-  action: AuditAction;
-  target_type: string;
-  target_id: string | null;
-  details: Record<string, unknown>;
-  actor: AuditActor;
-}
+/** The record, with `action` narrowed to the actions the service writes. */
+export type AuditEvent = Omit<z.infer<typeof AuditEventRecord>, 'action'> & { action: AuditAction };
 
 type AuditRow = Omit<AuditEvent, 'details' | 'actor'> & {
   details: string;
   actor_type: Actor['type'] | null;
   actor_id: string | null;
   actor_name: string | null;
-  actor_role: string | null;
+  actor_role: AuditActor['role'];
   client: string | null;
 };
 

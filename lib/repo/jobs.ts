@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { JobRecord } from '../api/records.js';
 import { fromJson, toJson } from './json.js';
 import type { Database } from '../ports.js';
 
@@ -12,18 +14,7 @@ export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'skipped';
 export const JOB_TYPES = ['analyse', 'enrich', 'index'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
-export interface Job {
-  id: number;
-  type: string;
-  submission_id: string | null;
-  status: JobStatus;
-  attempts: number;
-  payload: Record<string, unknown>;
-  error: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
+export type Job = z.infer<typeof JobRecord>;
 
 type JobRow = Omit<Job, 'payload'> & { payload: string; run_token: string | null };
 

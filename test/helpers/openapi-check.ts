@@ -37,7 +37,7 @@ export async function checkAnswer(method: string, path: string, response: Respon
   const route = matchers.find((m) => m.route.method === method.toLowerCase() && m.pattern.test(pathname))?.route;
   const ok = response.status >= 200 && response.status < 300;
   if (ok && !route?.answer) return;
-  const name = ok ? route!.answer! : (route?.otherAnswers?.[response.status] ?? 'Error');
+  const name = ok ? route!.answer!.name : (route?.otherAnswers?.[response.status]?.name ?? 'Error');
   if (ok && response.status !== (route!.status ?? 200)) {
     throw new Error(`${method} ${path} answered ${response.status}; the OpenAPI document says ${route!.status ?? 200}`);
   }

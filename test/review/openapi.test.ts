@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { openApiPath } from '../../lib/api/openapi.js';
-import { Answers } from '../../lib/api/records.js';
+import { answer } from '../../lib/api/answer.js';
+import { openApiDocument, openApiPath } from '../../lib/api/openapi.js';
 import { ROUTES } from '../../functions/index.js';
+import { ReviewQueue } from '../../functions/review-queue.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { checkAnswer, document } from '../helpers/openapi-check.js';
 import { body } from './seed.js';
@@ -32,7 +33,7 @@ describe('GET /api/openapi.json', () => {
 
   it("is made from the handlers' own schemas: records, request bodies, query parameters and Korean enums", async () => {
     const served = await body(env.call('GET', '/api/openapi.json'));
-    const { $schema: _, ...queue } = z.toJSONSchema(Answers.queue, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+    const { $schema: _, ...queue } = z.toJSONSchema(ReviewQueue.schema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
     expect(served.components.schemas.queue).toEqual(queue);
     const decision = served.paths['/api/submissions/{id}/decision'].post;
     expect(decision.requestBody.content['application/json'].schema.properties.decision.enum).toEqual(['승인', '보류', '반려']);
@@ -45,6 +46,30 @@ describe('GET /api/openapi.json', () => {
       expect.arrayContaining(['invalid_request', 'unauthenticated', 'forbidden', 'not_found']),
     );
     expect(served.paths['/media/{path}'].get.responses['200'].content).toHaveProperty('application/octet-stream');
+  });
+
+  it('refuses two different answers under one name, so a schema name in the document means one shape', () => {
+    const route = { method: 'get', access: 'operator', summary: 'a route' } as const;
+    const one = answer('thing', z.object({ id: z.string() }));
+    expect(() =>
+      openApiDocument(
+        [
+          { ...route, path: '/a', answer: one },
+          { ...route, path: '/b', answer: one },
+        ],
+        'test',
+      ),
+    ).not.toThrow();
+    const other = answer('thing', z.object({ id: z.number() }));
+    expect(() =>
+      openApiDocument(
+        [
+          { ...route, path: '/a', answer: one },
+          { ...route, path: '/b', answer: other },
+        ],
+        'test',
+      ),
+    ).toThrow(/two different answers are named thing/);
   });
 });
 
@@ -62,6 +87,6 @@ describe('the check every test answer passes through', () => {
     await expect(checkAnswer('GET', '/api/submissions/x/review', answer(404, { error: { code: 'not_found', message: 'no' } }))).resolves.toBeUndefined();
     await expect(checkAnswer('GET', '/api/submissions/x/review', answer(404, { message: 'no' }))).rejects.toThrow(/Error/);
     await expect(checkAnswer('GET', '/api/submissions/x/review', answer(500, { error: { code: 'oops', message: 'no' } }))).rejects.toThrow(/Error/);
-    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Error', ...Object.keys(Answers)]));
+    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Error', ...ROUTES.flatMap((r) => (r.answer ? [r.answer.name] : []))]));
   });
 });
