@@ -1,9 +1,18 @@
-import { settle } from '../images/service.js';
+import { isStorageFull } from '../http/errors.js';
 import { ImageRejected } from '../images/rejected.js';
 import { RobustIndex, SlotQuery, type Fingerprints, type SlotProbe } from '../images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
 import type { GeometryResult } from '../images/geometry.js';
-import { geometricMatch, insertEvidenceStatement, matchRegionFields, replaceSimilarityEvidence, type MatchFields, type NewEvidence } from '../repo/evidence.js';
+import {
+  geometricMatch,
+  internalMatchPartners,
+  matchRegionFields,
+  replaceRightsEvidence,
+  replaceSimilarityEvidence,
+  type MatchFields,
+  type NewEvidence,
+} from '../repo/evidence.js';
+import { submissionKey, thumbnailKey } from '../blobs/keys.js';
 import { fromJson } from '../repo/json.js';
 import { listReferenceEntries } from '../repo/knowledge.js';
 import type { JobOutcome } from '../jobs/loops.js';
@@ -14,7 +23,7 @@ import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow
 import { serialized } from '../db/serial.js';
 import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
-import type { Env } from '../ports.js';
+import type { Env, Settled } from '../ports.js';
 
 /**
  * Local analysis of a submitted image, before any provider is involved: fingerprints, a derived
@@ -29,9 +38,23 @@ export function storedFingerprints(phash: string, json: string | null): Fingerpr
 
 /** The submitted file's bytes (`file` is the contract's `images/<name>`). */
 export async function readSubmissionImage(env: Env, file: string): Promise<Buffer> {
-  const bytes = await env.blobs.get(`submissions/${file}`);
+  const bytes = await env.blobs.get(submissionKey(file));
   if (!bytes) throw new Error(`the submitted file ${file} is gone`);
   return bytes;
+}
+
+/**
+ * A thumbnail that cannot be kept is noted on the analysis. A full disk is not the thumbnail's
+ * failure: it is thrown, and the job waits and runs again (lib/jobs/loops.ts).
+ */
+async function keepThumbnail(env: Env, path: string, bytes: Buffer): Promise<Settled<void>> {
+  try {
+    await env.blobs.put(path, bytes);
+    return { ok: true, value: undefined };
+  } catch (error) {
+    if (isStorageFull(error)) throw error;
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 /**
@@ -46,12 +69,12 @@ export async function analyseSubmission(env: Env, id: string): Promise<{ stored:
   if (!row) return { stored: false, failure: null };
   const now = () => env.clock.now().toISOString();
   const failed = async (reason: string) => ({ stored: await saveAnalysisFailure(env.db, id, row.sha256, reason, now()), failure: reason });
-  const bytes = await env.blobs.get(`submissions/${row.file}`);
+  const bytes = await env.blobs.get(submissionKey(row.file));
   if (!bytes) return failed(`the submitted file ${row.file} is gone`);
   try {
     const { fingerprints, detections, thumbnail } = await env.images.analyse(bytes);
-    const thumbPath = `thumbs/${id}.jpg`;
-    const stored = thumbnail.ok ? await settle(env.blobs.put(thumbPath, thumbnail.value)) : thumbnail;
+    const thumbPath = thumbnailKey(id);
+    const stored = thumbnail.ok ? await keepThumbnail(env, thumbPath, thumbnail.value) : thumbnail;
     const problems = [
       ...(detections.ok ? detections.value.notes.map((note) => `detection capped: ${note}`) : [`face and people detection failed: ${detections.error}`]),
       stored.ok ? null : `thumbnail failed: ${stored.error}`,
@@ -92,14 +115,7 @@ async function saveRightsEvidence(env: Env, id: string, submitter: string | null
         text: rightsText(rights),
       }
     : null;
-  const old = await env.db
-    .prepare("SELECT id, kind, text FROM evidence WHERE submission_id = ? AND group_key = 'rights'")
-    .bind(id)
-    .all<{ id: string; kind: string; text: string | null }>();
-  const kept = found && old.results.find((r) => r.kind === found.kind && r.text === found.text);
-  const statements = old.results.filter((r) => r !== kept).map((r) => env.db.prepare('DELETE FROM evidence WHERE id = ?').bind(r.id));
-  if (found && !kept) statements.push(insertEvidenceStatement(env.db, id, found, now));
-  if (statements.length) await env.db.batch(statements);
+  await replaceRightsEvidence(env.db, id, found, now);
 }
 
 /**
@@ -110,7 +126,7 @@ async function saveRightsEvidence(env: Env, id: string, submitter: string | null
 export async function refreshRightsEvidence(env: Env, id: string): Promise<void> {
   const row = await getSubmissionRow(env.db, id);
   if (row?.analysis_status !== 'done') return;
-  const bytes = await env.blobs.get(`submissions/${row.file}`);
+  const bytes = await env.blobs.get(submissionKey(row.file));
   if (!bytes) return;
   const now = env.clock.now().toISOString();
   await saveRightsEvidence(env, id, row.submitter, await readRightsMetadata(bytes), now);
@@ -131,26 +147,14 @@ export async function compareSubmission(env: Env, id: string): Promise<void> {
       const row = await getSubmissionRow(env.db, id);
       const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
       await env.db.batch(fingerprintSlotsStatements(env.db, id, fp));
-      const before = await partnersOf(env, id);
+      const before = await internalMatchPartners(env.db, id);
       await refreshSimilarity(env, [id]);
-      await refreshSimilarity(env, new Set([...before, ...(await partnersOf(env, id))]));
+      await refreshSimilarity(env, new Set([...before, ...(await internalMatchPartners(env.db, id))]));
     }),
   );
 }
 
 const rowFingerprints = (row: FingerprintRow) => storedFingerprints(row.phash, row.fingerprints);
-
-/** Internal-match partners of a submission, in either direction. */
-async function partnersOf(env: Env, id: string): Promise<string[]> {
-  const rows = await env.db
-    .prepare(
-      `SELECT submission_id AS id FROM evidence WHERE group_key = 'internal' AND matched_submission_id = ?
-       UNION SELECT matched_submission_id FROM evidence WHERE group_key = 'internal' AND submission_id = ?`,
-    )
-    .bind(id, id)
-    .all<{ id: string | null }>();
-  return rows.results.flatMap((r) => (r.id && r.id !== id ? [r.id] : []));
-}
 
 /**
  * The `analyse` job queued by a reload: analysis (unless a previous run already stored it, before a
@@ -221,7 +225,7 @@ export function hashMatchStands(match: { plainSimilarity: number }, threshold: n
 
 /** Another stored submission (the candidate) checked geometrically against this one; null when a file is gone. */
 async function checkStoredPair(env: Env, row: SubmissionRow, other: SubmissionRow): Promise<GeometryResult | null> {
-  const [mine, theirs] = await Promise.all([env.blobs.get(`submissions/${row.file}`), env.blobs.get(`submissions/${other.file}`)]);
+  const [mine, theirs] = await Promise.all([env.blobs.get(submissionKey(row.file)), env.blobs.get(submissionKey(other.file))]);
   return mine && theirs ? checkGeometry(env, theirs, mine, { submission: row.id, other: other.id }) : null;
 }
 

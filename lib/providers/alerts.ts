@@ -1,5 +1,15 @@
 import { createHmac } from 'node:crypto';
 import type { ProviderId } from './catalog.js';
+import {
+  getQuotaAlert,
+  insertQuotaAlert,
+  listQuotaAlerts,
+  listUndeliveredAlerts,
+  recordAlertAttempt,
+  type AlertThreshold,
+  type QuotaAlert,
+  type QuotaAlertKey,
+} from '../repo/alerts.js';
 import type { Env } from '../ports.js';
 
 /**
@@ -11,38 +21,20 @@ import type { Env } from '../ports.js';
  * alert not yet delivered when the process stops is tried again at the next start.
  */
 
-export const ALERT_THRESHOLDS = [80, 100] as const;
+export const ALERT_THRESHOLDS: readonly AlertThreshold[] = [80, 100];
 export const ALERT_SIGNATURE_HEADER = 'x-svc-signature';
 const MAX_ATTEMPTS = 5;
 /** Waits before attempts 2..5: 1 s, 4 s, 16 s, 64 s. */
 const retryDelayMs = (attempt: number) => 1000 * 4 ** (attempt - 1);
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
-export interface QuotaAlert {
-  provider: ProviderId;
-  day: string;
-  threshold: (typeof ALERT_THRESHOLDS)[number];
-  used: number;
-  daily_limit: number;
-  created_at: string;
-  attempts: number;
-  delivered_at: string | null;
-  last_error: string | null;
-}
-
 /** Called after a request consumed quota: stores the alerts it crossed and starts their delivery. */
 export async function checkQuotaAlerts(env: Env, provider: ProviderId, day: string, used: number, limit: number): Promise<void> {
   if (limit <= 0) return;
   for (const threshold of ALERT_THRESHOLDS) {
     if (used * 100 < limit * threshold) continue;
-    const inserted = await env.db
-      .prepare(
-        `INSERT INTO quota_alerts (provider, day, threshold, used, daily_limit, created_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (provider, day, threshold) DO NOTHING`,
-      )
-      .bind(provider, day, threshold, used, limit, env.clock.now().toISOString())
-      .run();
-    if (inserted.meta.changes === 1) {
+    const alert = { provider, day, threshold, used, daily_limit: limit, created_at: env.clock.now().toISOString() };
+    if (await insertQuotaAlert(env.db, alert)) {
       env.log.warn('quota alert', { provider, threshold, used, daily_limit: limit, day });
       void deliver(env, { provider, day, threshold });
     }
@@ -50,32 +42,25 @@ export async function checkQuotaAlerts(env: Env, provider: ProviderId, day: stri
 }
 
 export async function listAlerts(env: Env, day: string): Promise<QuotaAlert[]> {
-  return (await env.db.prepare('SELECT * FROM quota_alerts WHERE day = ? ORDER BY created_at DESC, provider, threshold').bind(day).all<QuotaAlert>()).results;
+  return listQuotaAlerts(env.db, day);
 }
 
 /** Start-up: alerts of the day not yet delivered (the process stopped between attempts) go out again. */
 export async function resumeAlertDelivery(env: Env, day: string): Promise<void> {
   if (!env.config.SVC_ALERT_WEBHOOK_URL) return;
-  const pending = await env.db
-    .prepare('SELECT provider, day, threshold FROM quota_alerts WHERE day = ? AND delivered_at IS NULL AND attempts < ?')
-    .bind(day, MAX_ATTEMPTS)
-    .all<Pick<QuotaAlert, 'provider' | 'day' | 'threshold'>>();
-  for (const key of pending.results) void deliver(env, key);
+  for (const key of await listUndeliveredAlerts(env.db, day, MAX_ATTEMPTS)) void deliver(env, key);
 }
 
 export function signAlert(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-async function deliver(env: Env, key: Pick<QuotaAlert, 'provider' | 'day' | 'threshold'>): Promise<void> {
+async function deliver(env: Env, key: QuotaAlertKey): Promise<void> {
   const target = env.config.SVC_ALERT_WEBHOOK_URL;
   if (!target) return;
   try {
     for (;;) {
-      const alert = await env.db
-        .prepare('SELECT * FROM quota_alerts WHERE provider = ? AND day = ? AND threshold = ?')
-        .bind(key.provider, key.day, key.threshold)
-        .first<QuotaAlert>();
+      const alert = await getQuotaAlert(env.db, key);
       if (!alert || alert.delivered_at || alert.attempts >= MAX_ATTEMPTS) return;
       const body = JSON.stringify({
         type: 'quota',
@@ -99,11 +84,7 @@ async function deliver(env: Env, key: Pick<QuotaAlert, 'provider' | 'day' | 'thr
       });
       const delivered = outcome.ok && outcome.status >= 200 && outcome.status < 300;
       const error = delivered ? null : outcome.ok ? `the webhook answered HTTP ${outcome.status}` : outcome.error.message;
-      const now = env.clock.now().toISOString();
-      await env.db
-        .prepare('UPDATE quota_alerts SET attempts = attempts + 1, delivered_at = ?, last_error = ? WHERE provider = ? AND day = ? AND threshold = ?')
-        .bind(delivered ? now : null, error, key.provider, key.day, key.threshold)
-        .run();
+      await recordAlertAttempt(env.db, key, delivered ? env.clock.now().toISOString() : null, error);
       if (delivered) return;
       env.log.warn('alert webhook failed', { provider: key.provider, threshold: key.threshold, attempt: alert.attempts + 1, error });
       if (alert.attempts + 1 >= MAX_ATTEMPTS) return;

@@ -1,5 +1,6 @@
 import type { ConfirmedGeometry } from '../images/geometry.js';
 import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
+import { linkPagesStatements, listPagesOfEvidence, listPagesOfSubmission, type EvidencePage, type PageLink } from './evidence-pages.js';
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
 import type { Database } from '../ports.js';
@@ -72,6 +73,10 @@ export interface Evidence {
   knowledge_entry_id: string | null;
   error: { code: string; message: string } | null;
   created_at: string;
+  /** Pages the provider names as holding a verified match's image, each with its capture (decision 0029). */
+  pages: EvidencePage[];
+  /** How many distinct pages the provider named; more than `pages` when the list was cut at its cap. */
+  page_count: number;
 }
 
 interface EvidenceRow {
@@ -103,6 +108,7 @@ interface EvidenceRow {
   error_code: string | null;
   error_message: string | null;
   created_at: string;
+  page_count: number | null;
 }
 
 /** What a collector hands over; everything but the source, kind and group is optional. */
@@ -130,6 +136,9 @@ export interface NewEvidence {
   matched_submission_id?: string | null;
   knowledge_entry_id?: string | null;
   error?: { code: string; message: string } | null;
+  /** Pages to link to a verified match, in the provider's order, and how many it named in all. */
+  pages?: PageLink[];
+  page_count?: number | null;
 }
 
 const clamp01 = (n: number | null | undefined) => (n === null || n === undefined || !Number.isFinite(n) ? null : Math.min(1, Math.max(0, n)));
@@ -141,7 +150,8 @@ export function countsTowardScore(e: { group: GroupKey; supporting: boolean; fac
   return e.status === null || e.status === '판단에 사용';
 }
 
-export function toEvidence(row: EvidenceRow): Evidence {
+/** A row with the pages linked to it (none when it has no entry). */
+export function toEvidence(row: EvidenceRow, pages: Map<string, EvidencePage[]> = new Map()): Evidence {
   const base = {
     group: row.group_key,
     supporting: Boolean(row.supporting),
@@ -177,6 +187,8 @@ export function toEvidence(row: EvidenceRow): Evidence {
     knowledge_entry_id: row.knowledge_entry_id,
     error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
     created_at: row.created_at,
+    pages: pages.get(row.id) ?? [],
+    page_count: Math.max(row.page_count ?? 0, pages.get(row.id)?.length ?? 0),
   };
 }
 
@@ -192,8 +204,8 @@ export function insertEvidenceStatement(db: Database, submissionId: string, e: N
       `INSERT INTO evidence (id, submission_id, source, kind, group_key, title, text, url, image_url, local_media_path,
          local_media_created_at, query, similarity, matched, match_transform, match_similarity, match_inliers, match_region,
          confidence, supporting, face_crop, source_evidence_ids, source_urls, matched_submission_id, knowledge_entry_id,
-         error_code, error_message, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         error_code, error_message, created_at, page_count)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       id,
@@ -222,13 +234,16 @@ export function insertEvidenceStatement(db: Database, submissionId: string, e: N
       e.error?.code ?? null,
       e.error?.message ?? null,
       now,
+      e.page_count ?? null,
     );
 }
 
 export async function addEvidence(db: Database, submissionId: string, items: NewEvidence[], now: string): Promise<Evidence[]> {
   if (items.length === 0) return [];
   const ids = items.map(() => newId('ev'));
-  await db.batch(items.map((e, i) => insertEvidenceStatement(db, submissionId, e, now, ids[i])));
+  await db.batch(
+    items.flatMap((e, i) => [insertEvidenceStatement(db, submissionId, e, now, ids[i]), ...linkPagesStatements(db, submissionId, ids[i], e.pages ?? [])]),
+  );
   return getEvidenceByIds(db, ids);
 }
 
@@ -240,19 +255,21 @@ export async function listEvidence(db: Database, submissionId: string): Promise<
     .prepare(`SELECT * FROM evidence WHERE submission_id = ? ORDER BY ${GROUP_ORDER}, similarity DESC, created_at, id`)
     .bind(submissionId)
     .all<EvidenceRow>();
-  return rows.results.map(toEvidence);
+  const pages = await listPagesOfSubmission(db, submissionId);
+  return rows.results.map((row) => toEvidence(row, pages));
 }
 
 export async function getEvidence(db: Database, id: string): Promise<Evidence | null> {
   const row = await db.prepare('SELECT * FROM evidence WHERE id = ?').bind(id).first<EvidenceRow>();
-  return row ? toEvidence(row) : null;
+  return row ? toEvidence(row, await listPagesOfEvidence(db, [id])) : null;
 }
 
 export async function getEvidenceByIds(db: Database, ids: string[]): Promise<Evidence[]> {
   if (ids.length === 0) return [];
   // One JSON parameter, not one per id: D1 refuses statements with more than 100 bound parameters.
   const rows = await db.prepare('SELECT * FROM evidence WHERE id IN (SELECT value FROM json_each(?))').bind(toJson(ids)).all<EvidenceRow>();
-  const byId = new Map(rows.results.map((r) => [r.id, toEvidence(r)]));
+  const pages = await listPagesOfEvidence(db, ids);
+  const byId = new Map(rows.results.map((r) => [r.id, toEvidence(r, pages)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
@@ -291,8 +308,37 @@ export async function replaceSimilarityEvidence(db: Database, submissionId: stri
       );
     } else statements.push(insertEvidenceStatement(db, submissionId, e, now, newId('ev')));
   }
-  for (const r of old.results) if (!kept.has(r.id)) statements.push(db.prepare('DELETE FROM evidence WHERE id = ?').bind(r.id));
+  for (const r of old.results) if (!kept.has(r.id)) statements.push(deleteEvidenceStatement(db, r.id));
   if (statements.length) await db.batch(statements);
+}
+
+const deleteEvidenceStatement = (db: Database, id: string) => db.prepare('DELETE FROM evidence WHERE id = ?').bind(id);
+
+/**
+ * A submission's rights evidence (group `rights`) becomes `found`, or none. The same finding again
+ * keeps its row, so an operator's mark stays; any other goes.
+ */
+export async function replaceRightsEvidence(db: Database, submissionId: string, found: NewEvidence | null, now: string): Promise<void> {
+  const old = await db
+    .prepare("SELECT id, kind, text FROM evidence WHERE submission_id = ? AND group_key = 'rights'")
+    .bind(submissionId)
+    .all<{ id: string; kind: string; text: string | null }>();
+  const kept = found && old.results.find((r) => r.kind === found.kind && r.text === found.text);
+  const statements = old.results.filter((r) => r !== kept).map((r) => deleteEvidenceStatement(db, r.id));
+  if (found && !kept) statements.push(insertEvidenceStatement(db, submissionId, found, now));
+  if (statements.length) await db.batch(statements);
+}
+
+/** The submissions an internal match links to this one, in either direction. */
+export async function internalMatchPartners(db: Database, submissionId: string): Promise<string[]> {
+  const rows = await db
+    .prepare(
+      `SELECT submission_id AS id FROM evidence WHERE group_key = 'internal' AND matched_submission_id = ?
+       UNION SELECT matched_submission_id FROM evidence WHERE group_key = 'internal' AND submission_id = ?`,
+    )
+    .bind(submissionId, submissionId)
+    .all<{ id: string | null }>();
+  return rows.results.flatMap((r) => (r.id && r.id !== submissionId ? [r.id] : []));
 }
 
 /** Evidence whose downloaded image is older than the cutoff (for the retention job). */
