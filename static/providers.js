@@ -5,6 +5,8 @@ import { h, append, actionButton, clear, formatInstant } from './dom.js';
 import { state, attempt, loading, errorPanel, toast } from './ui.js';
 
 const KIND_LABEL = { search: '검색 (search)', vision: '비전 (vision)', llm: '언어 모델 (llm)' };
+// Who serves a role that has a choice (GLOBAL_SEARCH_PROVIDER for global_search).
+const VENDOR_LABEL = { custom_search: 'Custom Search', brave: 'Brave Search' };
 
 export async function renderProviders(view) {
   const list = h('div', { class: 'provider-list' }, loading());
@@ -126,7 +128,16 @@ function providerCard(p, onSwitch) {
         'div',
         {},
         h('h2', { class: 'provider-name' }, p.name ?? p.id),
-        h('div', { class: 'muted small' }, h('span', { class: 'mono' }, p.id), ' · ', KIND_LABEL[p.kind] ?? p.kind ?? ''),
+        h(
+          'div',
+          { class: 'muted small' },
+          h('span', { class: 'mono' }, p.id),
+          ' · ',
+          KIND_LABEL[p.kind] ?? p.kind ?? '',
+          p.vendor
+            ? [' · 공급사 (vendor): ', h('span', { class: 'provider-vendor', dataset: { vendor: p.vendor } }, VENDOR_LABEL[p.vendor] ?? p.vendor)]
+            : null,
+        ),
       ),
       h('span', { class: ['badge', p.enabled ? 'ok' : 'off'] }, p.enabled ? '사용 가능 (enabled)' : '사용 불가 (disabled)'),
       switchButton,

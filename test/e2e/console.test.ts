@@ -282,6 +282,14 @@ describe('operator console in a real browser', () => {
     await expect(page.locator('.audit-table tbody tr').first().locator('.audit-actor').textContent()).resolves.toBe(ACCOUNTS.admin.username);
   });
 
+  it('names the vendor serving the global search on the providers page', async () => {
+    const { page } = await open({}, '#/providers', false, { GLOBAL_SEARCH_PROVIDER: 'brave' });
+    const card = page.locator('[data-provider-id="global_search"]');
+    await expect(card.locator('.provider-vendor').textContent()).resolves.toBe('Brave Search');
+    await expect(card.locator('.provider-reason').textContent()).resolves.toBe('사유: missing env: BRAVE_SEARCH_API_KEY');
+    await expect(page.locator('[data-provider-id="regional"] .provider-vendor').count()).resolves.toBe(0);
+  });
+
   it('an operator signs in, sees no admin screens, and is told in words when an admin action is refused', async () => {
     service = await startService({});
     opened = await openConsole(browser, service, '#/providers', 'operator');
