@@ -1,78 +1,48 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { z } from 'zod';
+import type { QueuePageRecord, SubmissionRecord } from '../api/records.js';
 import { invalid } from '../http/errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
 import type { Database, SqlValue } from '../ports.js';
 
-export interface FaceRecord {
-  box: { x: number; y: number; width: number; height: number };
-  score: number;
-}
-
+/** A submission as every endpoint returns it (CONTRACT.md section 3): the API record's own type. */
+export type Submission = z.infer<typeof SubmissionRecord>;
+export type FaceRecord = Submission['faces'][number];
 /** A person box (whole or partial body); `face` is the index in `faces` of the face inside it. */
-export interface PersonRecord extends FaceRecord {
-  face: number | null;
-}
+export type PersonRecord = Submission['people'][number];
+export type Risk = Submission['risk'];
+export type RiskSignal = Risk['signals'][number];
+export type AnalysisStatus = Submission['analysis_status'];
+export type EnrichmentStatus = Submission['enrichment_status'];
 
-export interface RiskSignal {
-  code: string;
-  label: string;
-  weight: number;
-  evidence_ids: string[];
-}
+/** The columns a submission record shows as they are stored (the others are parsed or built from columns). */
+type StoredAsShown =
+  | 'id'
+  | 'title'
+  | 'file'
+  | 'width'
+  | 'height'
+  | 'submitted_at'
+  | 'submitted_at_epoch'
+  | 'format'
+  | 'bytes'
+  | 'sha256'
+  | 'phash'
+  | 'analysis_status'
+  | 'analysis_error'
+  | 'enrichment_status'
+  | 'evidence_count';
 
-export interface Risk {
-  score: number;
-  level: RiskLevel;
-  signals: RiskSignal[];
-}
-
-export type AnalysisStatus = 'pending' | 'done' | 'failed';
-export type EnrichmentStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
-
-/** A submission as every endpoint returns it (CONTRACT.md section 3). */
-export interface Submission {
-  id: string;
-  title: string;
-  file: string;
-  media_url: string;
-  /** A ~320 px JPEG made during analysis, for lists; null until the submission is analysed. */
-  thumb_url: string | null;
-  width: number | null;
-  height: number | null;
-  submitted_at: string;
-  submitted_at_epoch: number;
-  format: string | null;
-  bytes: number | null;
-  sha256: string | null;
-  phash: string | null;
-  faces: FaceRecord[];
-  people: PersonRecord[];
-  analysis_status: AnalysisStatus;
-  analysis_error: string | null;
-  enrichment_status: EnrichmentStatus;
-  risk: Risk;
-  decision: { value: Decision; note: string | null; decided_at: string } | null;
-  evidence_count: number;
-  attention_match: boolean;
-}
-
-/** The stored row, with the internal columns the API does not show. */
-export interface SubmissionRow {
-  id: string;
-  title: string;
-  file: string;
+/**
+ * The stored row: the columns the record shows as stored, then the columns the record parses (JSON
+ * text, 0/1 flags, the risk and decision split into columns) and the internal ones the API does
+ * not show. Row and record are two layers (docs/architecture.md); the shared fields are written once.
+ */
+export interface SubmissionRow extends Pick<Submission, StoredAsShown> {
   origin: 'quick' | 'registry';
   /** Who submits and claims the rights (a registry entry's `submitter`); quick submissions have none. */
   submitter: string | null;
-  width: number | null;
-  height: number | null;
-  submitted_at: string;
-  submitted_at_epoch: number;
-  format: string | null;
-  bytes: number | null;
-  sha256: string | null;
-  phash: string | null;
   fingerprints: string | null;
   faces: string;
   people: string;
@@ -82,9 +52,6 @@ export interface SubmissionRow {
   thumb_path: string | null;
   file_mtime_ms: number | null;
   file_version: string | null;
-  analysis_status: AnalysisStatus;
-  analysis_error: string | null;
-  enrichment_status: EnrichmentStatus;
   risk_score: number;
   risk_level: RiskLevel;
   risk_signals: string;
@@ -93,7 +60,6 @@ export interface SubmissionRow {
   decided_at: string | null;
   created_at: string;
   updated_at: string;
-  evidence_count: number;
   attention_match: number;
 }
 
@@ -263,12 +229,8 @@ export interface QueueFilter {
   q?: string;
 }
 
-export interface QueuePage {
-  items: Submission[];
-  total: number;
-  /** Pass as `cursor` for the page after this one; null on the last page. */
-  next_cursor: string | null;
-}
+/** A page of the queue; its `next_cursor` goes as `cursor` for the page after it, null on the last page. */
+export type QueuePage = z.infer<typeof QueuePageRecord>;
 
 // FTS5's trigram index answers parts of three characters or more; shorter ones are looked up in
 // submission_grams (migration 0016), which keeps every character and pair of characters.

@@ -1,25 +1,16 @@
+import type { z } from 'zod';
+import type { SubmissionReviewRecord } from '../api/records.js';
 import { notFound } from '../http/errors.js';
-import { listPageCaptureRows, toPageCapture, type PageCapture } from '../repo/captures.js';
+import { listPageCaptureRows, toPageCapture } from '../repo/captures.js';
 import { listEvidence, type Evidence } from '../repo/evidence.js';
-import { getKnowledgeEntryForSubmission, type KnowledgeEntry } from '../repo/knowledge.js';
-import { getSubmission, type Submission } from '../repo/submissions.js';
-import { REVIEW_GROUPS, type GroupKey } from '../vocabulary.js';
+import { getKnowledgeEntryForSubmission } from '../repo/knowledge.js';
+import { getSubmission } from '../repo/submissions.js';
+import { REVIEW_GROUPS } from '../vocabulary.js';
 import type { Database } from '../ports.js';
 
-export interface ReviewGroup {
-  key: GroupKey;
-  label: string;
-  evidence_ids: string[];
-}
-
-export interface SubmissionReview {
-  submission: Submission;
-  evidence: Evidence[];
-  groups: ReviewGroup[];
-  knowledge_entry: KnowledgeEntry | null;
-  /** Every page capture of the case, oldest first; each names its evidence. */
-  captures: PageCapture[];
-}
+/** What the review shows; `captures` holds every page capture of the case, oldest first, each naming its evidence. */
+export type SubmissionReview = z.infer<typeof SubmissionReviewRecord>;
+type ReviewGroup = SubmissionReview['groups'][number];
 
 /** Groups in the contract's order (attention candidates first, set apart); empty groups are left out. */
 export function groupEvidence(evidence: Evidence[]): ReviewGroup[] {
