@@ -25,6 +25,7 @@ export default defineConfig({
       'test/review/openapi.test.ts',
       'test/auth/auth.test.ts',
       'test/auth/alerts.test.ts',
+      'test/auth/rate-limits.test.ts',
       'test/foundation/risk.test.ts',
       'test/foundation/test-env.test.ts',
       'test/ingest/storage-ports.test.ts',

@@ -142,6 +142,12 @@ export const RULES = {
   // Accounts and alerts (CONTRACT.md section 5).
   SVC_ADMIN_TOKEN: str(''),
   SVC_SESSION_HOURS: int(12, 1, 24 * 30),
+  // Requests per caller (docs/decisions/0028-rate-limits.md): a console page load with 100 thumbnails
+  // sends about 130 at once, so the burst lets a reviewer load two pages back to back; 0 switches a limit off.
+  SVC_RATE_LIMIT_PER_SECOND: int(30, 0, 100_000),
+  SVC_RATE_LIMIT_BURST: int(300, 1, 1_000_000),
+  SVC_RATE_LIMIT_ANONYMOUS_PER_SECOND: int(5, 0, 100_000),
+  SVC_RATE_LIMIT_ANONYMOUS_BURST: int(30, 1, 1_000_000),
   SVC_ALERT_WEBHOOK_URL: str('', (v) => isHttpUrl(v)),
   SVC_ALERT_WEBHOOK_SECRET: str(''),
 

@@ -28,6 +28,7 @@ const ACTION_LABEL = {
   'token.revoke': '토큰 폐기',
   'evidence.capture': '페이지 보존',
   'submission.bundle': '증거 묶음 내려받기',
+  'caller.rate_limited': '요청 한도 초과',
 };
 
 const ACTOR_LABEL = { account: '계정', token: 'API 토큰', admin_token: '관리 토큰', system: '서비스', anonymous: '익명' };

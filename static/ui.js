@@ -31,6 +31,7 @@ const ERROR_HINT = {
   payload_too_large: '요청 본문이 너무 큽니다',
   unsupported_media_type: '요청 형식이 올바르지 않습니다',
   quota_exhausted: '오늘 할당량을 모두 사용했습니다',
+  rate_limited: '요청이 너무 많습니다; 잠시 후 다시 시도하세요',
   provider_error: '제공자 호출이 실패했습니다',
   internal: '서버 내부 오류',
   unavailable: '서비스를 사용할 수 없습니다',

@@ -45,10 +45,18 @@ export interface TestEnv extends OwnedEnv {
   dispose(): Promise<void>;
 }
 
+/**
+ * Rate limits off: the test clock stands still, so no bucket would refill between a test's calls.
+ * The rate-limit tests (test/auth/rate-limits.test.ts) set them; servers on a real clock keep the defaults.
+ */
+const NO_RATE_LIMITS = { SVC_RATE_LIMIT_PER_SECOND: '0', SVC_RATE_LIMIT_ANONYMOUS_PER_SECOND: '0' };
+
 /** A fresh env on a temporary data folder (or a fresh D1 and R2); `overrides` are environment variables as text. */
 export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
-  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...overrides }, undefined, { cores: availableParallelism() });
+  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...NO_RATE_LIMITS, ...overrides }, undefined, {
+    cores: availableParallelism(),
+  });
   const clock = fakeClock();
   const storage: Storage | undefined = ADAPTERS === 'd1-r2' ? await d1r2Storage() : undefined;
   const env = await createEnv(config, { clock, log: createLogger(config, { silent: true }), storage });
