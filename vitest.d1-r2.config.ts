@@ -28,6 +28,7 @@ export default defineConfig({
       'test/auth/rate-limits.test.ts',
       'test/foundation/risk.test.ts',
       'test/foundation/test-env.test.ts',
+      'test/foundation/storage-full.test.ts',
       'test/ingest/storage-ports.test.ts',
       'test/ingest/similarity-store.test.ts',
     ],

@@ -1,7 +1,7 @@
 import { Router } from 'itty-router';
 import { authorize } from '../lib/auth/authenticate.js';
 import { callerLimits } from '../lib/auth/rate-limits.js';
-import { errorResponse, invalid, notFound, ServiceError } from '../lib/http/errors.js';
+import { errorResponse, invalid, isStorageFull, notFound, ServiceError } from '../lib/http/errors.js';
 import type { Env } from '../lib/ports.js';
 import { consoleRoute } from './console.js';
 import { ROUTES } from './index.js';
@@ -34,9 +34,9 @@ export function createRouter(): App {
 }
 
 function unexpected(err: unknown, request: Request, env: Env): Response {
-  if (!(err instanceof ServiceError)) {
-    env.log.error('unexpected error', { method: request.method, path: new URL(request.url).pathname, error: String(err) });
-  }
+  const where = { method: request.method, path: new URL(request.url).pathname };
+  if (isStorageFull(err)) env.log.warn('storage full: write refused', { ...where, error: String(err) });
+  else if (!(err instanceof ServiceError)) env.log.error('unexpected error', { ...where, error: String(err) });
   return errorResponse(err);
 }
 

@@ -61,6 +61,35 @@ const matchedArea = z.object({
   coverage: z.number().min(0).max(1).describe('share of the image the region covers'),
 });
 
+/** A web page as the service fetched it (lib/repo/captures.ts). */
+export const PageCaptureRecord = z.object({
+  id: z.string(),
+  evidence_id: z.string(),
+  submission_id: z.string(),
+  page_url: z.string(),
+  final_url: z.string(),
+  http_status: z.number().int(),
+  content_type: z.string().nullable(),
+  date: z.string().nullable(),
+  last_modified: z.string().nullable(),
+  bytes: z.number().int(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  media_url: z.string().startsWith('/api/captures/').nullable(),
+  image_sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
+  fetched_at: iso,
+});
+
+/** A page the provider names as holding a verified match's image, with its latest capture (decision 0029). */
+export const EvidencePageRecord = z.object({
+  url: z.string(),
+  title: z.string().nullable(),
+  capture: PageCaptureRecord.nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable().describe('why the last capture of this page failed'),
+});
+
 export const EvidenceRecord = z.object({
   id: z.string(),
   submission_id: z.string(),
@@ -93,6 +122,8 @@ export const EvidenceRecord = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   created_at: iso,
   text: z.string().nullable(),
+  pages: z.array(EvidencePageRecord).describe('the pages naming a verified match, at most 20, in the provider order'),
+  page_count: z.number().int().nonnegative().describe('distinct pages the provider named; above the length of pages when the list was cut'),
 });
 
 export const KnowledgeEntryRecord = z.object({
@@ -145,27 +176,6 @@ export const AuditEventRecord = z.object({
       client: z.string().nullable(),
     })
     .strict(),
-});
-
-/** A web page as the service fetched it (lib/repo/captures.ts). */
-export const PageCaptureRecord = z.object({
-  id: z.string(),
-  evidence_id: z.string(),
-  submission_id: z.string(),
-  page_url: z.string(),
-  final_url: z.string(),
-  http_status: z.number().int(),
-  content_type: z.string().nullable(),
-  date: z.string().nullable(),
-  last_modified: z.string().nullable(),
-  bytes: z.number().int(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  media_url: z.string().startsWith('/api/captures/').nullable(),
-  image_sha256: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/)
-    .nullable(),
-  fetched_at: iso,
 });
 
 export const ErrorBody = z

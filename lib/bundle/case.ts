@@ -194,6 +194,8 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
     missing.push({ evidence_id: e.id, what: 'matched_image', reason: 'deleted by the retention policy' });
   }
 
+  // Each page of a match names its capture's file in the manifest (decision 0029).
+  const captureFiles = new Map<string, string>();
   for (const capture of c.captures) {
     const bytes = capture.media_path ? await env.blobs.get(capture.media_path).catch(() => null) : null;
     if (!bytes) {
@@ -204,7 +206,9 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
       });
       continue;
     }
-    yield await file(`pages/${safeName(capture.id)}${extname(capture.media_path!)}`, bytes, true, new Date(capture.fetched_at), {
+    const path = `pages/${safeName(capture.id)}${extname(capture.media_path!)}`;
+    captureFiles.set(capture.id, path);
+    yield await file(path, bytes, true, new Date(capture.fetched_at), {
       role: 'page_capture',
       evidence_id: capture.evidence_id,
       evidence_status: byId.get(capture.evidence_id)?.status ?? null,
@@ -285,6 +289,8 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
       match_transform: e.match_transform,
       error: e.error,
       created_at: e.created_at,
+      page_count: e.page_count,
+      pages: e.pages.map((p) => ({ url: p.url, title: p.title, file: (p.capture && captureFiles.get(p.capture.id)) ?? null, error: p.error })),
     })),
   };
   yield { name: 'manifest.json', bytes: Buffer.from(JSON.stringify(manifest, null, 2), 'utf8'), compress: true, modified: c.generatedAt };

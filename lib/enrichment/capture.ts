@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readMediaBytes } from '../http/media.js';
 import { downloadSettings, fetchSafely } from '../net/download.js';
-import { conflict, notFound } from '../http/errors.js';
+import { conflict, isStorageFull, notFound } from '../http/errors.js';
 import { auditStatement } from '../repo/audit.js';
 import { addPageCapture, toPageCapture, type PageCapture, type PageCaptureRow } from '../repo/captures.js';
 import { getEvidence, getEvidenceByIds, insertEvidenceStatement, type Evidence, type NewEvidence } from '../repo/evidence.js';
@@ -53,7 +53,8 @@ export async function capturePage(env: Env, evidence: Evidence): Promise<Capture
   const fetchedAt = env.clock.now().toISOString();
   const fetched = await fetchSafely(pageUrl, downloadSettings(env.config, env.egress), 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1');
   if (!fetched.ok) return failed(fetched.error);
-  // Whatever breaks while keeping it (a full disk) is this capture's failure, not the run's.
+  // Whatever breaks while keeping it is this capture's failure, not the run's; but a full disk is
+  // thrown, so that the request answers 507 and the job waits and runs again (lib/jobs/loops.ts).
   try {
     const hash = sha256(fetched.body);
     const mediaType = (fetched.contentType ?? '').split(';')[0].trim().toLowerCase();
@@ -83,6 +84,7 @@ export async function capturePage(env: Env, evidence: Evidence): Promise<Capture
     });
     return { ok: true, capture };
   } catch (error) {
+    if (isStorageFull(error)) throw error;
     return failed({ code: 'storage_failed', message: error instanceof Error ? error.message : String(error) });
   }
 }

@@ -225,7 +225,7 @@ async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCro
     clients.globalVision.detectWeb(image ?? (await derive())),
   );
   if (!answer) return null;
-  const { detection } = answer;
+  const { detection, pagesByImage } = answer;
   const items: NewEvidence[] = [];
   const base = { source: 'global_vision' as const, face_crop: faceCrop };
   if (!faceCrop) {
@@ -237,14 +237,18 @@ async function detectWeb(run: Run, derive: () => Promise<ApprovedImage>, faceCro
     const verdicts = await run.verify(matches.map((m) => m.url));
     for (const v of verdicts) {
       const m = matches.find((x) => x.url === v.imageUrl)!;
+      // A verified copy keeps the pages naming it (decision 0029); the first is its own page when it was listed on its own.
+      const named = v.matched ? pagesByImage.get(v.imageUrl) : undefined;
       items.push({
         ...base,
         kind: m.kind,
-        title: m.page?.pageTitle ?? null,
-        url: m.page?.url ?? null,
+        title: m.page?.pageTitle ?? named?.pages[0]?.title ?? null,
+        url: m.page?.url ?? named?.pages[0]?.url ?? null,
         image_url: v.imageUrl,
         ...verdictFields(v),
         confidence: m.score,
+        pages: named?.pages,
+        page_count: named?.named,
       });
     }
   }

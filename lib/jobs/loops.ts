@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { claimNextJob, finishJob, type Job, type JobType } from '../repo/jobs.js';
+import { isStorageFull } from '../http/errors.js';
+import { claimNextJob, finishJob, putJobBack, type Job, type JobType } from '../repo/jobs.js';
 import type { Env, JobNotice } from '../ports.js';
 
 /**
@@ -17,8 +18,41 @@ export interface JobWorker {
 }
 
 /**
+ * A job stopped by a full disk. It went back to the queue, or, when even that write was refused,
+ * `putBack` does it once there is room; meanwhile no worker should claim more work.
+ */
+export class StorageFull extends Error {
+  constructor(
+    message: string,
+    readonly putBack: (() => Promise<void>) | null,
+  ) {
+    super(message);
+    this.name = 'StorageFull';
+  }
+}
+
+/** True when work stopped on a full disk, inside a job (StorageFull) or around it (claiming one). */
+export const stoppedByFullStorage = (error: unknown) => error instanceof StorageFull || isStorageFull(error);
+
+/** How long a job loop waits after a full disk before it tries again. */
+export const STORAGE_RETRY_MS = 10_000;
+
+async function waitForStorage(env: Env, job: Job, token: string, error: unknown): Promise<StorageFull> {
+  const reason = `waiting for storage: ${error instanceof Error ? error.message : String(error)}`;
+  const putBack = () => putJobBack(env.db, job.id, token, reason);
+  try {
+    await putBack();
+    return new StorageFull(`job ${job.id} (${job.type}) waits for storage`, null);
+  } catch (again) {
+    if (!isStorageFull(again)) throw again;
+    return new StorageFull(`job ${job.id} (${job.type}) waits for storage and is not back in the queue yet`, putBack);
+  }
+}
+
+/**
  * Claims the oldest queued job of a type and runs it to its recorded end; false when none could
- * be claimed. A handler's throw is the job's failure, never the worker's.
+ * be claimed. A handler's throw is the job's failure, never the worker's, except a full disk: the
+ * job is not failed but put back and runs again when there is room (StorageFull is thrown).
  */
 export async function runNextJob(env: Env, type: JobType, handler: JobHandler): Promise<boolean> {
   const token = randomUUID();
@@ -28,6 +62,7 @@ export async function runNextJob(env: Env, type: JobType, handler: JobHandler): 
   try {
     outcome = await handler(env, job);
   } catch (error) {
+    if (isStorageFull(error)) throw await waitForStorage(env, job, token, error);
     outcome = { status: 'failed', error: error instanceof Error ? error.message : String(error) };
   }
   await finishJob(env.db, job.id, token, outcome.status, outcome.status === 'failed' ? outcome.error : null, env.clock.now().toISOString());
@@ -59,26 +94,38 @@ export function createJobRunner(env: Env, workers: Record<JobType, JobWorker>): 
   const runOne = (type: JobType) => runNextJob(env, type, workers[type].handler);
 
   async function loop(type: JobType): Promise<void> {
+    let stranded: (() => Promise<void>) | null = null;
     while (running) {
       let worked = false;
+      let full = false;
       try {
+        if (stranded) await stranded();
+        stranded = null;
         worked = await runOne(type);
       } catch (error) {
-        env.log.error('job loop error', { type, error: error instanceof Error ? error.message : String(error) });
+        full = stoppedByFullStorage(error);
+        if (error instanceof StorageFull && error.putBack) stranded = error.putBack;
+        const message = error instanceof Error ? error.message : String(error);
+        if (full) env.log.warn('storage full: the job loop waits', { type, error: message });
+        else env.log.error('job loop error', { type, error: message });
       }
       if (worked) {
         // A finished job may have queued another (an analysis queues its enrichment).
         wake();
       } else if (running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, IDLE_POLL_MS);
-          wakeUp.push(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+        await pause(full ? STORAGE_RETRY_MS : IDLE_POLL_MS);
       }
     }
+  }
+
+  function pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   function wake() {
@@ -102,14 +149,23 @@ export function createJobRunner(env: Env, workers: Record<JobType, JobWorker>): 
       for (let found = true; found; ) {
         found = false;
         for (const type of only ? [only] : types) {
-          const done = await Promise.all(
+          // One worker's throw (a full disk) stops its siblings too, and drain ends when all have.
+          let stopped = false;
+          const settled = await Promise.allSettled(
             Array.from({ length: workers[type].concurrency }, async () => {
               let n = 0;
-              while (await runOne(type)) n++;
+              try {
+                while (!stopped && (await runOne(type))) n++;
+              } catch (error) {
+                stopped = true;
+                throw error;
+              }
               return n;
             }),
           );
-          const n = done.reduce((a, b) => a + b, 0);
+          const failure = settled.find((s) => s.status === 'rejected');
+          if (failure) throw failure.reason;
+          const n = settled.reduce((a, s) => a + (s.status === 'fulfilled' ? s.value : 0), 0);
           count += n;
           if (n > 0 && !only) found = true;
         }

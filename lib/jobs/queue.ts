@@ -1,5 +1,5 @@
 import { JOB_HANDLERS } from './handlers.js';
-import { runNextJob } from './loops.js';
+import { runNextJob, STORAGE_RETRY_MS, stoppedByFullStorage } from './loops.js';
 import { JOB_TYPES } from '../repo/jobs.js';
 import type { Env, JobNotice } from '../ports.js';
 
@@ -15,7 +15,7 @@ export interface QueueLike {
 
 export interface MessageLike {
   ack(): void;
-  retry(): void;
+  retry(options?: { delaySeconds?: number }): void;
 }
 
 /** A queue takes at most 100 messages per batch (the platform's limit). */
@@ -46,7 +46,14 @@ export async function consumeJobNotices(env: Env, messages: readonly MessageLike
         for (const type of JOB_TYPES) if (await runNextJob(env, type, JOB_HANDLERS[type])) break;
         message.ack();
       } catch (error) {
-        env.log.error('job notice could not be handled', { error: error instanceof Error ? error.message : String(error) });
+        const reason = error instanceof Error ? error.message : String(error);
+        if (stoppedByFullStorage(error)) {
+          // The job is back in the queue (or the stale-job sweep puts it back): try again later.
+          env.log.warn('storage full: job notice retried later', { error: reason });
+          message.retry({ delaySeconds: STORAGE_RETRY_MS / 1000 });
+          return;
+        }
+        env.log.error('job notice could not be handled', { error: reason });
         message.retry();
       }
     }),

@@ -52,6 +52,13 @@ export interface WebEntity {
   description: string;
 }
 
+/** The pages the provider names as holding one image: the first MAX_PAGES_PER_IMAGE, and how many it named. */
+export interface ImagePages {
+  pages: { url: string; title: string | null }[];
+  /** Distinct pages naming the image in the whole answer; more than `pages.length` when the list was cut. */
+  named: number;
+}
+
 export interface WebDetection {
   webEntities: WebEntity[];
   fullMatchingImages: WebImage[];
@@ -62,7 +69,8 @@ export interface WebDetection {
 }
 
 export interface GlobalVisionClient {
-  detectWeb(image: ApprovedImage): Promise<ProviderResult<{ detection: WebDetection }>>;
+  /** The detection, and by image address the pages whose full or partial matches list that image (decision 0029). */
+  detectWeb(image: ApprovedImage): Promise<ProviderResult<{ detection: WebDetection; pagesByImage: Map<string, ImagePages> }>>;
 }
 
 const score = z.number().nullish();
@@ -113,6 +121,51 @@ function images(raw: RawImages, max: number): WebImage[] {
   for (const image of firstOf(raw, max)) {
     const url = httpUrlOrNull(image.url);
     if (url) out.push({ url, score: image.score ?? null });
+  }
+  return out;
+}
+
+/**
+ * Each page is captured when its image is verified, so a match keeps at most this many: a page list
+ * naming one image thousands of times ends as one capped, de-duplicated list within the download limits.
+ */
+export const MAX_PAGES_PER_IMAGE = 20;
+
+type RawPages = NonNullable<z.infer<typeof detectionSchema>['pagesWithMatchingImages']>;
+
+/**
+ * The pages naming each image, over the whole answer (bounded by the provider answer's byte cap), not
+ * only the pages kept as evidence: the address checks run once per distinct text, and each image keeps
+ * its first MAX_PAGES_PER_IMAGE distinct pages and the count of all it was named on.
+ */
+function pagesByImage(raw: RawPages): Map<string, ImagePages> {
+  const checked = new Map<string, string | null>();
+  const check = (text: string | null | undefined) => {
+    if (!text) return null;
+    let url = checked.get(text);
+    if (url === undefined) {
+      url = httpUrlOrNull(text);
+      checked.set(text, url);
+    }
+    return url;
+  };
+  const named = new Map<string, Set<string>>();
+  const out = new Map<string, ImagePages>();
+  for (const page of raw) {
+    const pageUrl = check(page.url);
+    if (!pageUrl) continue;
+    for (const image of [...(page.fullMatchingImages ?? []), ...(page.partialMatchingImages ?? [])]) {
+      const imageUrl = check(image.url);
+      if (!imageUrl) continue;
+      let seen = named.get(imageUrl);
+      if (!seen) named.set(imageUrl, (seen = new Set()));
+      if (seen.has(pageUrl)) continue;
+      seen.add(pageUrl);
+      let entry = out.get(imageUrl);
+      if (!entry) out.set(imageUrl, (entry = { pages: [], named: 0 }));
+      entry.named = seen.size;
+      if (entry.pages.length < MAX_PAGES_PER_IMAGE) entry.pages.push({ url: pageUrl, title: cleanTitle(page.pageTitle) || null });
+    }
   }
   return out;
 }
@@ -181,7 +234,11 @@ export function createGlobalVisionClient(settings: GlobalVisionSettings, egress:
         const detail = (first.error.message ?? '').replace(/\s+/g, ' ').slice(0, 200);
         return providerFailure('provider_error', `web detection: the provider refused the image (${detail || `code ${first.error.code}`})`, secrets);
       }
-      return { ok: true, detection: toDetection(first.webDetection, settings.maxResults) };
+      return {
+        ok: true,
+        detection: toDetection(first.webDetection, settings.maxResults),
+        pagesByImage: pagesByImage(first.webDetection?.pagesWithMatchingImages ?? []),
+      };
     },
   };
 }

@@ -70,6 +70,11 @@ export async function finishJob(db: Database, id: number, token: string, status:
     .run();
 }
 
+/** A claimed job goes back to the queue unfinished (its worker met a full disk), with the reason. */
+export async function putJobBack(db: Database, id: number, token: string, reason: string) {
+  await db.prepare(`UPDATE jobs SET status = 'queued', error = ?, started_at = NULL, run_token = NULL WHERE id = ? AND run_token = ?`).bind(reason, id, token).run();
+}
+
 /** Jobs left running by a process that died go back to the queue; returns how many. */
 export async function requeueInterruptedJobs(db: Database): Promise<number> {
   const result = await db.prepare(`UPDATE jobs SET status = 'queued', run_token = NULL WHERE status = 'running'`).run();
@@ -85,16 +90,16 @@ export async function requeueStaleJobs(db: Database, startedBefore: string): Pro
   return result.meta.changes;
 }
 
-/**
- * Queues the work each submission is still owed, whatever moment a crash interrupted: an analysis
- * that never finished, and the enrichment of an analysed submission that never got (or finished)
- * its enrichment. A submission with such a job already waiting or running gets no second one.
- */
 /** How many jobs a batch of queuing statements queued (their RETURNING rows). */
 export function queuedCount(results: unknown[]): number {
   return results.reduce<number>((n, r) => n + ((r as { results?: unknown[] }).results?.length ?? 0), 0);
 }
 
+/**
+ * Queues the work each submission is still owed, whatever moment a crash interrupted: an analysis
+ * that never finished, and the enrichment of an analysed submission that never got (or finished)
+ * its enrichment. A submission with such a job already waiting or running gets no second one.
+ */
 export function owedWorkStatements(db: Database, now: string) {
   return [
     db

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { approveForVision, type ApprovedImage } from '../../lib/providers/derived-image.js';
-import { createGlobalVisionClient, globalVisionSettings, type GlobalVisionClient } from '../../lib/providers/global-vision.js';
+import { createGlobalVisionClient, globalVisionSettings, MAX_PAGES_PER_IMAGE, type GlobalVisionClient } from '../../lib/providers/global-vision.js';
 import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
 
@@ -114,7 +114,35 @@ describe('web detection answer', () => {
         visuallySimilarImages: [{ url: 'https://img.example.org/similar.jpg', score: null }],
         bestGuessLabels: [{ label: 'saturn v rocket', languageCode: 'en' }],
       },
+      pagesByImage: new Map([
+        ['https://news.example.org/launch.jpg', { pages: [{ url: 'https://news.example.org/launch', title: 'Saturn V launch & history' }], named: 1 }],
+      ]),
     });
+  });
+
+  it('lists the pages naming each image once, in the answer order, cut at the cap with the count of all', async () => {
+    const copy = 'https://img.example.org/copy.jpg';
+    fake.detection = {
+      fullMatchingImages: [{ url: copy }],
+      pagesWithMatchingImages: [
+        { url: 'https://a.example.org/1', pageTitle: 'One', fullMatchingImages: [{ url: copy }, { url: copy }], partialMatchingImages: [{ url: copy }] },
+        { url: 'javascript:alert(1)', fullMatchingImages: [{ url: copy }] },
+        { url: 'https://a.example.org/2', partialMatchingImages: [{ url: copy }, { url: 'ftp://img.example.org/x.jpg' }] },
+        ...Array.from({ length: 40 }, (_, i) => ({ url: `https://b.example.org/${i % 25}`, fullMatchingImages: [{ url: copy }] })),
+      ],
+    };
+    const result = await client.detectWeb(approved);
+    if (!result.ok) throw new Error(result.error.message);
+    expect([...result.pagesByImage.keys()]).toEqual([copy]);
+    const { pages, named } = result.pagesByImage.get(copy)!;
+    expect(named).toBe(27);
+    expect(pages).toHaveLength(MAX_PAGES_PER_IMAGE);
+    expect(pages.slice(0, 3)).toEqual([
+      { url: 'https://a.example.org/1', title: 'One' },
+      { url: 'https://a.example.org/2', title: null },
+      { url: 'https://b.example.org/0', title: null },
+    ]);
+    expect(new Set(pages.map((p) => p.url)).size).toBe(MAX_PAGES_PER_IMAGE);
   });
 
   it('treats an answer without web detection as no evidence, not a failure', async () => {

@@ -41,6 +41,8 @@ function evidence(id: string, overrides: Partial<Evidence> = {}): Evidence {
     knowledge_entry_id: null,
     error: null,
     created_at: '2026-01-01T00:00:00.000Z',
+    pages: [],
+    page_count: 0,
     ...overrides,
   };
 }
