@@ -6,7 +6,8 @@ import { defineConfig } from 'vitest/config';
  * main run; one file: `npx vitest run --config vitest.d1-r2.config.ts test/review/decision.test.ts`.
  *
  * Reload, the job loops, media serving and retention run here through test/ingest/storage-ports, and
- * the similarity index kept in the database through test/ingest/similarity-store.
+ * the similarity index kept in the database through test/ingest/similarity-store, and the pages of
+ * copies (links, captures, bundle) through test/enrichment/pages-of-copies.
  * Not here: files that write media into the data folder or read it there themselves (test/ingest,
  * test/enrichment, bundle, later-submissions, retention, foundation/http), providers (its restart
  * reopens the data folder's SQLite file), queue-scale (a scale check: 24 s on D1 for what
@@ -31,6 +32,7 @@ export default defineConfig({
       'test/foundation/storage-full.test.ts',
       'test/ingest/storage-ports.test.ts',
       'test/ingest/similarity-store.test.ts',
+      'test/enrichment/pages-of-copies.test.ts',
     ],
     env: { SVC_TEST_ADAPTERS: 'd1-r2' },
     setupFiles: ['test/helpers/d1-r2-setup.ts'],

@@ -5,6 +5,7 @@ import { conflict, isStorageFull, notFound } from '../http/errors.js';
 import { auditStatement } from '../repo/audit.js';
 import { addPageCapture, toPageCapture, type PageCapture, type PageCaptureRow } from '../repo/captures.js';
 import { getEvidence, getEvidenceByIds, insertEvidenceStatement, type Evidence, type NewEvidence } from '../repo/evidence.js';
+import { linkPagesStatements, setPageErrorStatement } from '../repo/evidence-pages.js';
 import { newId } from '../repo/json.js';
 import type { Env } from '../ports.js';
 
@@ -33,9 +34,11 @@ export function capturablePage(e: Evidence): string | null {
 
 export type CaptureOutcome = { ok: true; capture: PageCaptureRow } | { ok: false; failure: NewEvidence };
 
-/** Fetches and keeps the page of one web evidence item; a failure comes back as failure evidence. */
-export async function capturePage(env: Env, evidence: Evidence): Promise<CaptureOutcome> {
-  const pageUrl = capturablePage(evidence);
+/**
+ * Fetches and keeps a page of one web evidence item (its own page, or one linked to it); a failure
+ * comes back as failure evidence.
+ */
+export async function capturePage(env: Env, evidence: Evidence, pageUrl = capturablePage(evidence)): Promise<CaptureOutcome> {
   const failed = (error: { code: string; message: string }): CaptureOutcome => ({
     ok: false,
     failure: {
@@ -90,15 +93,22 @@ export async function capturePage(env: Env, evidence: Evidence): Promise<Capture
 }
 
 /**
- * The enrichment's step after storing evidence: every verified web match with a page gets its page
- * captured. Failures come back as failure evidence for the run to store; the run goes on.
+ * The enrichment's step after storing evidence: every page of every verified web match is captured
+ * (decision 0029). A match whose provider named no pages has its own page as its one page. A page
+ * that fails keeps its error on its link; the match's own page also comes back as failure evidence
+ * for the run to store (decision 0017); the run goes on.
  */
 export async function captureMatchedPages(env: Env, stored: Evidence[]): Promise<NewEvidence[]> {
   const failures: NewEvidence[] = [];
   for (const e of stored) {
-    if (e.group !== 'web_match' || !capturablePage(e)) continue;
-    const outcome = await capturePage(env, e);
-    if (!outcome.ok) failures.push(outcome.failure);
+    if (e.group !== 'web_match') continue;
+    const own = capturablePage(e);
+    if (own && !e.pages.some((p) => p.url === own)) await env.db.batch(linkPagesStatements(env.db, e.submission_id, e.id, [{ url: own, title: e.title }]));
+    for (const pageUrl of new Set([...(own ? [own] : []), ...e.pages.map((p) => p.url)])) {
+      const outcome = await capturePage(env, e, pageUrl);
+      await setPageErrorStatement(env.db, e.id, pageUrl, outcome.ok ? null : (outcome.failure.error ?? null)).run();
+      if (!outcome.ok && pageUrl === own) failures.push(outcome.failure);
+    }
   }
   return failures;
 }
@@ -110,8 +120,9 @@ export async function captureMatchedPages(env: Env, stored: Evidence[]): Promise
 export async function captureEvidencePage(env: Env, evidenceId: string): Promise<{ capture: PageCapture | null; evidence_added: Evidence[] }> {
   const evidence = await getEvidence(env.db, evidenceId);
   if (!evidence) throw notFound(`unknown evidence: ${evidenceId}`);
-  if (!capturablePage(evidence)) throw conflict('this evidence has no web page to capture');
-  const outcome = await capturePage(env, evidence);
+  const pageUrl = capturablePage(evidence);
+  if (!pageUrl) throw conflict('this evidence has no web page to capture');
+  const outcome = await capturePage(env, evidence, pageUrl);
   const now = env.clock.now().toISOString();
   const failureId = newId('ev');
   const details = outcome.ok
@@ -119,6 +130,8 @@ export async function captureEvidencePage(env: Env, evidenceId: string): Promise
     : { submission_id: evidence.submission_id, failure_evidence_id: failureId, error: outcome.failure.error?.code ?? null };
   await env.db.batch([
     ...(outcome.ok ? [] : [insertEvidenceStatement(env.db, evidence.submission_id, outcome.failure, now, failureId)]),
+    // When the page is linked to its match, its link says how this capture went.
+    setPageErrorStatement(env.db, evidence.id, pageUrl, outcome.ok ? null : (outcome.failure.error ?? null)),
     auditStatement(env.db, { action: 'evidence.capture', target_type: 'evidence', target_id: evidence.id, details }, now, env.actor),
   ]);
   return outcome.ok
