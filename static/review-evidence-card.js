@@ -69,6 +69,7 @@ export function evidenceCard(page, ev) {
         ev.text ? h('p', { class: 'evidence-text' }, ev.text) : null,
         ev.url ? h('p', { class: 'evidence-url' }, externalLink(ev.url, ev.url, { class: 'break' })) : null,
         meta.length ? h('dl', { class: 'evidence-meta' }, meta) : null,
+        pagesOfCopy(ev),
         pageCaptures(page, ev),
         statusButtons(page, ev),
       ),
@@ -82,7 +83,8 @@ export function evidenceCard(page, ev) {
  */
 function pageCaptures(page, ev) {
   if (!hasOwnPage(ev)) return null;
-  const kept = page.captures.filter((c) => c.evidence_id === ev.id);
+  // The pages linked to a match list their own captures (pagesOfCopy); these are of the item's own page.
+  const kept = page.captures.filter((c) => c.evidence_id === ev.id && c.page_url === ev.url);
   const line = (c) => {
     const about = `페이지 보존 ${formatInstant(c.fetched_at, state.timeZone)} · HTTP ${c.http_status} · SHA-256 ${String(c.sha256).slice(0, 12)}…`;
     if (!c.media_url) return h('li', { class: 'small' }, about, h('span', { class: 'muted' }, ' · 보존 기한이 지나 파일 삭제됨'));
@@ -108,6 +110,34 @@ function pageCaptures(page, ev) {
     { class: 'capture-button' },
   );
   return h('div', { class: 'page-captures' }, kept.length ? h('ul', { class: 'capture-list' }, kept.map(line)) : null, keep);
+}
+
+/**
+ * The pages the provider names as holding a verified copy ("found on N pages"), each with its kept
+ * copy opened as text, or why keeping it failed; when the list was cut, how many were kept.
+ */
+function pagesOfCopy(ev) {
+  const pages = ev.pages ?? [];
+  if (pages.length === 0) return null;
+  const count = Math.max(ev.page_count ?? 0, pages.length);
+  const line = (p) => {
+    const parts = [externalLink(p.url, p.title || p.url, { class: 'break' })];
+    if (p.capture?.media_url) {
+      // Same-origin, set as a property like every link; served as text, never as a page.
+      const open = h('a', { class: 'capture-link', target: '_blank', rel: 'noopener noreferrer' }, '보존본 보기');
+      open.href = p.capture.media_url;
+      parts.push(` · HTTP ${p.capture.http_status} · `, open);
+    } else if (p.capture) parts.push(h('span', { class: 'muted' }, ` · HTTP ${p.capture.http_status} · 보존 기한이 지나 파일 삭제됨`));
+    else if (p.error) parts.push(h('span', { class: 'muted' }, ` · 보존 실패: ${p.error.message || p.error.code}`));
+    return h('li', { class: 'small' }, parts);
+  };
+  const cut = count > pages.length ? ` (앞의 ${pages.length}개 보존)` : '';
+  return h(
+    'details',
+    { class: 'copy-pages', open: pages.length <= 3 },
+    h('summary', { class: 'small' }, `${count}개 페이지에서 발견${cut}`),
+    h('ul', { class: 'copy-page-list' }, pages.map(line)),
+  );
 }
 
 /** The card of a call that failed: the error code and message, the query and the address it tried. */

@@ -402,6 +402,11 @@ describe('operator console in a real browser', () => {
     const captures = (await service.api('GET', '/api/submissions/astronaut/review')).captures.filter((c: { evidence_id: string }) => c.evidence_id === keptId);
     expect(captures).toHaveLength(2);
 
+    // A match names the page that holds it: found on 1 page, its kept copy opening as text.
+    const found = page.locator('.group-web_match .evidence .copy-pages').first();
+    await expect(found.locator('summary').textContent()).resolves.toBe('1개 페이지에서 발견');
+    await expect(found.locator('.copy-page-list a.capture-link').first().getAttribute('href')).resolves.toMatch(/^\/api\/captures\/pc_/);
+
     const summary = page.locator('.group-supporting .evidence.supporting').first();
     await expect(summary.locator('.summary-text').textContent()).resolves.toContain('같은 사진을 가리킵니다');
     const cite = summary.locator('.summary-text .evidence-ref').first();
