@@ -5,12 +5,13 @@
  * longest time the service's event loop was held during the whole load.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchTable } from './run.js';
 import { seedQueue } from './queue-seed.js';
+import { listeningUrl, loopReport, serviceProcesses } from './service-process.js';
 
 export const name = 'queue-load';
 
@@ -40,37 +41,6 @@ function get(url: string): Promise<{ status: number; body: string }> {
       })
       .on('error', reject);
   });
-}
-
-/** The address the service logs once it listens (its info lines are JSON on stdout). */
-function listeningUrl(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen: string | null = '';
-    child.stdout!.setEncoding('utf8');
-    // Read to the end either way: a full pipe would stop the service.
-    child.stdout!.on('data', (chunk: string) => {
-      if (seen === null) return;
-      seen += chunk;
-      const url = /"message":"listening","url":"([^"]+)"/.exec(seen)?.[1];
-      if (url) {
-        seen = null;
-        resolve(url);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the service exited (${code}) before it listened`)));
-  });
-}
-
-/** The monitor's answer to SIGWINCH, read once the file it writes is whole (a loaded machine may take a while). */
-async function longestStall(file: string): Promise<number> {
-  for (let attempt = 0; ; attempt++) {
-    await new Promise((r) => setTimeout(r, 100));
-    try {
-      return (JSON.parse(readFileSync(file, 'utf8')) as { max_ms: number }).max_ms;
-    } catch (error) {
-      if (attempt >= 100) throw new Error(`the loop monitor wrote no whole ${file} within 10 s: ${String(error)}`);
-    }
-  }
 }
 
 interface Build {
@@ -133,23 +103,6 @@ async function startService(build: Build, index: number): Promise<Service> {
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
-/** The service's processes: the one started and the request processes it forked (server.ts), not tsx's esbuild. */
-function serviceProcesses(pid: number): number[] {
-  const children = readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        return (
-          Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid &&
-          readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server.ts')
-        );
-      } catch {
-        return false; // gone meanwhile
-      }
-    });
-  return [pid, ...children.map(Number)];
-}
-
 /** CPU seconds the service's processes have used (user + system), from /proc: the figure other load on the machine disturbs least. */
 function cpuSeconds(pids: number[]): number {
   let total = 0;
@@ -187,7 +140,7 @@ async function load(service: Service, url: string): Promise<Load> {
     p50: latency(output, '50'),
     p99: latency(output, '99'),
     rate: Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1]),
-    stall: Math.max(...(await Promise.all(pids.map((pid) => longestStall(`${service.loopFile}.${pid}`))))),
+    stall: Math.max(...(await Promise.all(pids.map(async (pid) => (await loopReport(`${service.loopFile}.${pid}`)).max_ms)))),
     cpuMs: (cpu * 1000) / requests,
   };
 }

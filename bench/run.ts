@@ -9,6 +9,7 @@ import * as bundle from './bundle.js';
 import * as faces from './faces.js';
 import * as indexQuery from './index-query.js';
 import * as ingest from './ingest.js';
+import * as longDay from './long-day.js';
 import * as phashThroughput from './phash-throughput.js';
 import * as queueLoad from './queue-load.js';
 import * as reloadBench from './reload.js';
@@ -44,6 +45,7 @@ const BENCHES: BenchModule[] = [
   turnedCanvas,
   faces,
   workerScale,
+  longDay,
 ];
 
 function markdown(table: BenchTable): string {
