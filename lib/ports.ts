@@ -36,6 +36,10 @@ export interface Env {
   subrequests: Subrequests;
   /** The largest submitted file this runtime reads whole; a reload refuses larger ones unread. */
   maxFileBytes: number;
+  /** Whether start-up is done for a kind of route (server.ts, worker.ts); absent (tests) is ready. */
+  startup?: Startup;
+  /** Online backups into the backup folder; absent on Workers, which back up with D1 Time Travel (docs/operations.md). */
+  backups?: Backups;
 }
 
 /**
@@ -221,3 +225,43 @@ export interface Subrequests {
   /** How many more this invocation may make. */
   left(): number;
 }
+
+/**
+ * The backup port: one consistent archive of the database and the files it names, written while
+ * the service runs (lib/backup/, the Node service only).
+ */
+export interface Backups {
+  /** Writes the archive `name` into the backup folder, then keeps only the newest SVC_BACKUP_KEEP there. */
+  write(name: string, progress: (progress: BackupProgress) => Promise<void>): Promise<BackupSummary>;
+}
+
+export interface BackupProgress {
+  files_done: number;
+  files_total: number;
+  bytes_written: number;
+}
+
+export interface BackupSummary {
+  /** The archive's file name in the backup folder. */
+  archive: string;
+  bytes: number;
+  /** Files in the archive, the database among them. */
+  files: number;
+  /** Files the snapshot names that were gone when copied. */
+  missing: number;
+  /** The highest migration of the database copied. */
+  schema: string;
+  created_at: string;
+}
+
+/**
+ * Start-up as the router sees it: until the service is ready for a route, the route answers 503
+ * with the reason and `/health` says it is starting (docs/api.md, "Start-up").
+ */
+export interface Startup {
+  /** Null when ready for routes that need `what`; otherwise why not ("copying images into the bucket (12 of 400)"). */
+  waiting(what: StartupNeed): Promise<string | null>;
+}
+
+/** `database`: every route (each reads it); `work`: the routes that read the submissions folder or run jobs (reload, rerun). */
+export type StartupNeed = 'database' | 'work';

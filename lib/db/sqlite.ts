@@ -72,12 +72,15 @@ class SqliteStatement implements Statement {
   }
 }
 
-export function openSqlite(file: string): SqliteDatabase {
-  const raw = new BetterSqlite3(file);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('foreign_keys = ON');
-  raw.pragma('busy_timeout = 5000');
-  raw.pragma('synchronous = NORMAL');
+/** The service's own database, or (`readonly`) a copy to read without changing a byte of it, such as a backup's. */
+export function openSqlite(file: string, { readonly = false } = {}): SqliteDatabase {
+  const raw = new BetterSqlite3(file, { readonly, fileMustExist: readonly });
+  if (!readonly) {
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('foreign_keys = ON');
+    raw.pragma('busy_timeout = 5000');
+    raw.pragma('synchronous = NORMAL');
+  }
   const transaction = raw.transaction((statements: SqliteStatement[]) => statements.map((s) => s.runSync()));
   const cache = new StatementCache(raw);
   return {
