@@ -66,15 +66,21 @@ export const PageCaptureRecord = z.object({
   id: z.string(),
   evidence_id: z.string(),
   submission_id: z.string(),
+  /** The address asked for: the evidence's page URL. */
   page_url: z.string(),
+  /** Where the fetch ended after redirects. */
   final_url: z.string(),
   http_status: z.number().int(),
   content_type: z.string().nullable(),
+  /** The server's `Date` and `Last-Modified` headers, as sent. */
   date: z.string().nullable(),
   last_modified: z.string().nullable(),
   bytes: z.number().int(),
+  /** SHA-256 (hex) of the stored bytes. */
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The stored HTML, served as text under /api/captures/{id}; null once retention deleted it. */
   media_url: z.string().startsWith('/api/captures/').nullable(),
+  /** SHA-256 of the evidence's downloaded image at capture time, when one was stored. */
   image_sha256: z
     .string()
     .regex(/^[0-9a-f]{64}$/)
@@ -104,7 +110,9 @@ export const EvidenceRecord = z.object({
   similarity: z.number().min(0).max(1).nullable(),
   matched: z.boolean(),
   match_transform: z.string().nullable(),
+  /** The similarity that decided the match: the transformed copy's, or the geometric match's pixel agreement. */
   match_similarity: z.number().min(0).max(1).nullable(),
+  /** Keypoint pairs that agree on one transform, when the geometric check confirmed the match. */
   match_inliers: z.number().int().nonnegative().nullable(),
   match_region: z
     .object({ submission: matchedArea, candidate: matchedArea })
@@ -121,6 +129,7 @@ export const EvidenceRecord = z.object({
   knowledge_entry_id: z.string().nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   created_at: iso,
+  /** A result's description or snippet, or the language model's summary. */
   text: z.string().nullable(),
   pages: z.array(EvidencePageRecord).describe('the pages naming a verified match, at most 20, in the provider order'),
   page_count: z.number().int().nonnegative().describe('distinct pages the provider named; above the length of pages when the list was cut'),

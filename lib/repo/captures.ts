@@ -1,29 +1,10 @@
+import type { z } from 'zod';
+import type { PageCaptureRecord } from '../api/records.js';
 import { newId } from './json.js';
 import type { Database } from '../ports.js';
 
 /** A page as the service fetched it, tied to the web evidence it was found for. */
-export interface PageCapture {
-  id: string;
-  evidence_id: string;
-  submission_id: string;
-  /** The address asked for: the evidence's page URL. */
-  page_url: string;
-  /** Where the fetch ended after redirects. */
-  final_url: string;
-  http_status: number;
-  content_type: string | null;
-  /** The server's `Date` and `Last-Modified` headers, as sent. */
-  date: string | null;
-  last_modified: string | null;
-  bytes: number;
-  /** SHA-256 (hex) of the stored bytes. */
-  sha256: string;
-  /** The stored HTML, served as text under /api/captures/{id}; null once retention deleted it. */
-  media_url: string | null;
-  /** SHA-256 of the evidence's downloaded image at capture time, when one was stored. */
-  image_sha256: string | null;
-  fetched_at: string;
-}
+export type PageCapture = z.infer<typeof PageCaptureRecord>;
 
 export interface PageCaptureRow {
   id: string;

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { EvidenceRecord } from '../api/records.js';
 import type { ConfirmedGeometry } from '../images/geometry.js';
 import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
 import { linkPagesStatements, listPagesOfEvidence, listPagesOfSubmission, type EvidencePage, type PageLink } from './evidence-pages.js';
@@ -5,17 +7,11 @@ import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
 import type { Database } from '../ports.js';
 
-/** A corner list as fractions of the image's width and height, and the share of its area it covers. */
-export interface MatchedArea {
-  quad: [number, number][];
-  coverage: number;
-}
+/** Evidence as the API returns it (CONTRACT.md section 3): the record's own type. */
+export type Evidence = z.infer<typeof EvidenceRecord>;
 
 /** The part of each image that shows the other, found by the geometric check. */
-export interface MatchRegion {
-  submission: MatchedArea;
-  candidate: MatchedArea;
-}
+export type MatchRegion = NonNullable<Evidence['match_region']>;
 
 /**
  * The match columns of a copy confirmed by the geometric check (lib/images/geometry.ts) run with
@@ -38,45 +34,6 @@ export function matchRegionFields(confirmed: ConfirmedGeometry): Pick<MatchField
       candidate: { quad: confirmed.regionA, coverage: confirmed.coverageA },
     },
   };
-}
-
-/** Evidence as the API returns it (CONTRACT.md section 3). */
-export interface Evidence {
-  id: string;
-  submission_id: string;
-  source: EvidenceSource;
-  kind: string;
-  group: GroupKey;
-  title: string | null;
-  /** A result's description or snippet, or the language model's summary. */
-  text: string | null;
-  url: string | null;
-  image_url: string | null;
-  local_media_url: string | null;
-  query: string | null;
-  similarity: number | null;
-  matched: boolean;
-  match_transform: string | null;
-  /** The similarity that decided the match: the transformed copy's, or the geometric match's pixel agreement. */
-  match_similarity: number | null;
-  /** Keypoint pairs that agree on one transform, when the geometric check confirmed the match. */
-  match_inliers: number | null;
-  match_region: MatchRegion | null;
-  confidence: number | null;
-  status: EvidenceStatus | null;
-  counts_toward_score: boolean;
-  supporting: boolean;
-  face_crop: boolean;
-  source_evidence_ids: string[];
-  source_urls: string[];
-  matched_submission_id: string | null;
-  knowledge_entry_id: string | null;
-  error: { code: string; message: string } | null;
-  created_at: string;
-  /** Pages the provider names as holding a verified match's image, each with its capture (decision 0029). */
-  pages: EvidencePage[];
-  /** How many distinct pages the provider named; more than `pages` when the list was cut at its cap. */
-  page_count: number;
 }
 
 interface EvidenceRow {

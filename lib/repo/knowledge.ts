@@ -1,17 +1,10 @@
+import type { z } from 'zod';
+import type { KnowledgeEntryRecord } from '../api/records.js';
 import type { Decision, KnowledgeState } from '../vocabulary.js';
 import { fromJson, newId, toJson } from './json.js';
 import type { Database } from '../ports.js';
 
-export interface KnowledgeEntry {
-  id: string;
-  submission_id: string;
-  phash: string;
-  evidence_ids: string[];
-  decision: Decision;
-  state: KnowledgeState;
-  created_at: string;
-  updated_at: string;
-}
+export type KnowledgeEntry = z.infer<typeof KnowledgeEntryRecord>;
 
 interface KnowledgeRow extends Omit<KnowledgeEntry, 'evidence_ids'> {
   evidence_ids: string;
