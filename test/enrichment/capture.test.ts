@@ -1,33 +1,17 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MEDIA_HEADERS } from '../../lib/http/media.js';
 import type { PageCaptureRow } from '../../lib/repo/captures.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
-import {
-  fakeProviderSettings,
-  imageSearchItem,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { imageSearchItem } from '../fakes/index.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, reencoded } from '../helpers/fixtures.js';
 import { seedSubmission } from '../review/seed.js';
 
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
+const fakes = useFakeProviders({ resetEach: true });
 let env: TestEnv;
 let copy: Buffer;
 
@@ -35,39 +19,28 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('he
 const DAY = 24 * 60 * 60 * 1000;
 const ARTICLE = '<!doctype html><html><head><title>Cameraman</title><script>alert(1)</script></head><body><img src="/copy.jpg"> 사진 기사</body></html>';
 const PAGE_HEADERS = { 'content-type': 'text/html; charset=utf-8', date: 'Tue, 01 Sep 2026 10:00:00 GMT', 'last-modified': 'Mon, 31 Aug 2026 08:30:00 GMT' };
-const allFakes = () => [regional, vision, search, llm, web];
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
   copy = await reencoded('camera.png', 60);
 });
-afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
 
 beforeEach(() => {
-  for (const f of allFakes()) f.reset();
-  web.addImage('/copy.jpg', copy, 'image/jpeg');
-  web.addRedirect('/article', web.urlFor('/article-final'), 301);
-  web.route('/article-final', { headers: PAGE_HEADERS, body: ARTICLE });
-  web.route('/gone', { status: 404, headers: { 'content-type': 'text/html' }, body: 'no' });
-  vision.detection = {
+  fakes.web.addImage('/copy.jpg', copy, 'image/jpeg');
+  fakes.web.addRedirect('/article', fakes.web.urlFor('/article-final'), 301);
+  fakes.web.route('/article-final', { headers: PAGE_HEADERS, body: ARTICLE });
+  fakes.web.route('/gone', { status: 404, headers: { 'content-type': 'text/html' }, body: 'no' });
+  fakes.vision.detection = {
     pagesWithMatchingImages: [
-      { url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] },
-      { url: web.urlFor('/gone'), pageTitle: 'A removed post', fullMatchingImages: [{ url: web.urlFor('/copy.jpg?second') }] },
+      { url: fakes.web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: fakes.web.urlFor('/copy.jpg') }] },
+      { url: fakes.web.urlFor('/gone'), pageTitle: 'A removed post', fullMatchingImages: [{ url: fakes.web.urlFor('/copy.jpg?second') }] },
     ],
   };
-  llm.answer = (prompt) => `웹 페이지에서 같은 사진이 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
+  fakes.llm.answer = (prompt) => `웹 페이지에서 같은 사진이 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
 });
 afterEach(async () => env?.dispose());
 
 const settings = (overrides: Record<string, string> = {}) => ({
-  ...fakeProviderSettings({ regional, vision, search, llm }),
-  SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
+  ...fakes.settings,
   ...overrides,
 });
 
@@ -85,7 +58,7 @@ describe('page capture in enrichment', () => {
   it('keeps the page of every verified web match as fetched, with where it ended, what the server said and its hash', async () => {
     const review = await enrichCamera();
     expect(review.submission.enrichment_status).toBe('done');
-    const article = review.evidence.find((e) => e.group === 'web_match' && e.url === web.urlFor('/article'))!;
+    const article = review.evidence.find((e) => e.group === 'web_match' && e.url === fakes.web.urlFor('/article'))!;
     expect(article).toBeDefined();
 
     const [capture, ...others] = await captures();
@@ -93,8 +66,8 @@ describe('page capture in enrichment', () => {
     expect(capture).toMatchObject({
       evidence_id: article.id,
       submission_id: 'camera',
-      page_url: web.urlFor('/article'),
-      final_url: web.urlFor('/article-final'),
+      page_url: fakes.web.urlFor('/article'),
+      final_url: fakes.web.urlFor('/article-final'),
       http_status: 200,
       content_type: 'text/html; charset=utf-8',
       date_header: PAGE_HEADERS.date,
@@ -113,12 +86,12 @@ describe('page capture in enrichment', () => {
 
   it('turns a page that cannot be fetched into failure evidence and goes on', async () => {
     const review = await enrichCamera();
-    const gone = review.evidence.find((e) => e.group === 'web_match' && e.url === web.urlFor('/gone'))!;
+    const gone = review.evidence.find((e) => e.group === 'web_match' && e.url === fakes.web.urlFor('/gone'))!;
     const failure = review.evidence.find((e) => e.kind === 'page_capture_failed')!;
     expect(failure).toMatchObject({
       group: 'failures',
       source: 'global_vision',
-      url: web.urlFor('/gone'),
+      url: fakes.web.urlFor('/gone'),
       source_evidence_ids: [gone.id],
       counts_toward_score: false,
     });
@@ -154,14 +127,14 @@ describe('page capture in enrichment', () => {
 describe('page capture on request', () => {
   it('captures any web evidence with a page, audits who asked, and refuses what has no page', async () => {
     const review = await enrichCamera();
-    const related = review.evidence.find((e) => e.kind === 'page_with_matching_image' && e.url === web.urlFor('/article'))!;
+    const related = review.evidence.find((e) => e.kind === 'page_with_matching_image' && e.url === fakes.web.urlFor('/article'))!;
     const response = await env.call('POST', `/api/evidence/${related.id}/capture`);
     expect(response.status).toBe(200);
     const answer = await response.json();
     expect(answer.evidence_added).toEqual([]);
     expect(answer.capture).toMatchObject({
       evidence_id: related.id,
-      final_url: web.urlFor('/article-final'),
+      final_url: fakes.web.urlFor('/article-final'),
       http_status: 200,
       sha256: sha256(ARTICLE),
       media_url: `/api/captures/${answer.capture.id}`,
@@ -186,9 +159,9 @@ describe('page capture on request', () => {
 
   it('stores a failed capture as failure evidence and loses nothing stored', async () => {
     const review = await enrichCamera();
-    const related = review.evidence.find((e) => e.kind === 'page_with_matching_image' && e.url === web.urlFor('/article'))!;
+    const related = review.evidence.find((e) => e.kind === 'page_with_matching_image' && e.url === fakes.web.urlFor('/article'))!;
     const before = await captures();
-    web.route('/article-final', { status: 503, body: 'down' });
+    fakes.web.route('/article-final', { status: 503, body: 'down' });
     const answer = await (await env.call('POST', `/api/evidence/${related.id}/capture`)).json();
     expect(answer.capture).toBeNull();
     expect(answer.evidence_added).toHaveLength(1);
@@ -207,18 +180,18 @@ describe('page capture on request', () => {
   it('captures the page of a match an operator found by manual search, and records a failed one', async () => {
     await enrichCamera();
     const before = (await captures()).length;
-    search.results.image = [
-      imageSearchItem('hand found', web.urlFor('/copy.jpg'), web.urlFor('/article')),
-      imageSearchItem('gone', web.urlFor('/copy.jpg?gone'), web.urlFor('/gone')),
+    fakes.search.results.image = [
+      imageSearchItem('hand found', fakes.web.urlFor('/copy.jpg'), fakes.web.urlFor('/article')),
+      imageSearchItem('gone', fakes.web.urlFor('/copy.jpg?gone'), fakes.web.urlFor('/gone')),
     ];
     const body = await (
       await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'cameraman', type: 'image', submission_id: 'camera' })
     ).json();
     const found = body.evidence.find((e: Evidence) => e.title === 'hand found');
-    expect(found).toMatchObject({ group: 'web_match', url: web.urlFor('/article') });
+    expect(found).toMatchObject({ group: 'web_match', url: fakes.web.urlFor('/article') });
     const kept = (await captures()).filter((c) => c.evidence_id === found.id);
     expect(kept).toHaveLength(1);
-    expect(kept[0]).toMatchObject({ final_url: web.urlFor('/article-final'), http_status: 200, sha256: sha256(ARTICLE) });
+    expect(kept[0]).toMatchObject({ final_url: fakes.web.urlFor('/article-final'), http_status: 200, sha256: sha256(ARTICLE) });
     expect(await captures()).toHaveLength(before + 1);
     const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
     expect(review.captures.map((c: { id: string }) => c.id)).toEqual((await captures()).map((c) => c.id));
@@ -233,18 +206,18 @@ describe('page capture on request', () => {
   it('keeps the download rules: private addresses refused, the size cap enforced', async () => {
     env = await createTestEnv(settings({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'false' }));
     const [local] = await seedSubmission(env, 'seeded', {
-      evidence: [{ source: 'global_search', kind: 'web_result', group: 'web_related', title: 'inside', url: web.urlFor('/article') }],
+      evidence: [{ source: 'global_search', kind: 'web_result', group: 'web_related', title: 'inside', url: fakes.web.urlFor('/article') }],
     });
     const blocked = await (await env.call('POST', `/api/evidence/${local.id}/capture`)).json();
     expect(blocked.capture).toBeNull();
     expect(blocked.evidence_added[0].error.code).toBe('blocked_address');
-    expect(web.requests).toHaveLength(0);
+    expect(fakes.web.requests).toHaveLength(0);
     await env.dispose();
 
     env = await createTestEnv(settings({ SVC_DOWNLOAD_MAX_BYTES: '2048' }));
-    web.route('/big', { headers: { 'content-type': 'text/html' }, body: `<p>${'x'.repeat(10_000)}</p>` });
+    fakes.web.route('/big', { headers: { 'content-type': 'text/html' }, body: `<p>${'x'.repeat(10_000)}</p>` });
     const [big] = await seedSubmission(env, 'seeded', {
-      evidence: [{ source: 'regional', kind: 'blog_result', group: 'web_related', title: 'big', url: web.urlFor('/big') }],
+      evidence: [{ source: 'regional', kind: 'blog_result', group: 'web_related', title: 'big', url: fakes.web.urlFor('/big') }],
     });
     const tooLarge = await (await env.call('POST', `/api/evidence/${big.id}/capture`)).json();
     expect(tooLarge.evidence_added[0].error.code).toBe('too_large');
@@ -255,7 +228,7 @@ describe('page capture on request', () => {
 describe('retention of page captures', () => {
   it('deletes old captures of undecided cases and keeps those of decided cases until the case goes', async () => {
     env = await createTestEnv(settings({ SVC_EVIDENCE_RETENTION_DAYS: '30' }));
-    const page = { source: 'global_search' as const, kind: 'web_result', group: 'web_related' as const, title: 'page', url: web.urlFor('/article') };
+    const page = { source: 'global_search' as const, kind: 'web_result', group: 'web_related' as const, title: 'page', url: fakes.web.urlFor('/article') };
     const [open] = await seedSubmission(env, 'open', { evidence: [page] });
     const [decided] = await seedSubmission(env, 'decided', { evidence: [page] });
     const openCapture = (await (await env.call('POST', `/api/evidence/${open.id}/capture`)).json()).capture;
@@ -270,7 +243,7 @@ describe('retention of page captures', () => {
 
     expect((await env.call('POST', '/api/retention/run')).status).toBe(200);
     const after = Object.fromEntries((await captures()).map((r) => [r.id, r]));
-    expect(after[openCapture.id]).toMatchObject({ media_path: null, sha256: sha256(ARTICLE), final_url: web.urlFor('/article-final') });
+    expect(after[openCapture.id]).toMatchObject({ media_path: null, sha256: sha256(ARTICLE), final_url: fakes.web.urlFor('/article-final') });
     expect(existsSync(files[openCapture.id])).toBe(false);
     expect(after[decidedCapture.id].media_path).not.toBeNull();
     expect(existsSync(files[decidedCapture.id])).toBe(true);

@@ -1,25 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { httpImageService } from '../../lib/images/http-service.js';
 import { localImageService } from '../../lib/images/local-service.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { handleImageRequest } from '../../image-service.js';
-import {
-  fakeProviderSettings,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath } from '../helpers/fixtures.js';
 import { screenshot } from '../helpers/geometry-transforms.js';
@@ -31,15 +19,10 @@ import { seededRandom } from '../helpers/random.js';
  * evidence says where each image shows the other; a different photograph in the same page chrome is
  * refused.
  */
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
+const fakes = useFakeProviders({ resetEach: true });
 let env: TestEnv;
 
 const chelsea = () => sharp(fixturePath('chelsea.png')).removeAlpha();
-const allFakes = () => [regional, vision, search, llm, web];
 const bounds = (quad: [number, number][]) => ({
   left: Math.min(...quad.map(([x]) => x)),
   right: Math.max(...quad.map(([x]) => x)),
@@ -47,34 +30,20 @@ const bounds = (quad: [number, number][]) => ({
   bottom: Math.max(...quad.map(([, y]) => y)),
 });
 
-beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
-});
-afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
-beforeEach(() => {
-  for (const f of allFakes()) f.reset();
-});
 afterEach(async () => env?.dispose());
 
 async function enrichChelsea(candidates: Record<string, Buffer>) {
-  for (const [path, bytes] of Object.entries(candidates)) web.addImage(path, bytes, 'image/jpeg');
-  vision.detection = { partialMatchingImages: Object.keys(candidates).map((path) => ({ url: web.urlFor(path) })) };
+  for (const [path, bytes] of Object.entries(candidates)) fakes.web.addImage(path, bytes, 'image/jpeg');
+  fakes.vision.detection = { partialMatchingImages: Object.keys(candidates).map((path) => ({ url: fakes.web.urlFor(path) })) };
   env = await createTestEnv({
-    ...fakeProviderSettings({ regional, vision, search, llm }),
-    SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
+    ...fakes.settings,
     SVC_SEARCH_RESULT_COMPARE_LIMIT: '5',
   });
   copyFixture('chelsea.png', env.paths.imagesDir);
   await env.call('POST', '/api/submissions/reload');
   await env.jobs.drain();
   const review = (await (await env.call('GET', '/api/submissions/chelsea/review')).json()) as { evidence: Evidence[] };
-  return (path: string) => review.evidence.find((e) => e.image_url === web.urlFor(path))!;
+  return (path: string) => review.evidence.find((e) => e.image_url === fakes.web.urlFor(path))!;
 }
 
 describe('geometric verification of web candidates', () => {

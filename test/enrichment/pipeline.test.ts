@@ -1,67 +1,30 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  fakeProviderSettings,
-  imageSearchItem,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { imageSearchItem } from '../fakes/index.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { faceCropChoice } from '../../lib/enrichment/pipeline.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
 
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
+const fakes = useFakeProviders({ resetEach: true });
 let env: TestEnv;
 
-const providerEnv = () => ({
-  ...fakeProviderSettings({ regional, vision, search, llm }),
-  SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
-});
-
-const allFakes = () => [regional, vision, search, llm, web];
-
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
-  web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
-  web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
-  web.addImage('/rocket.jpg', await sharp(fixturePath('rocket.jpg')).jpeg().toBuffer(), 'image/jpeg');
-  web.addPage('/blog-with-copy', `<html><head><meta property="og:image" content="${web.urlFor('/copy.jpg')}"></head><body>post</body></html>`);
-  web.addPage('/page-without-copy', `<html><body><img src="/rocket.jpg"></body></html>`);
+  fakes.web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
+  fakes.web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
+  fakes.web.addImage('/rocket.jpg', await sharp(fixturePath('rocket.jpg')).jpeg().toBuffer(), 'image/jpeg');
+  fakes.web.addPage('/blog-with-copy', `<html><head><meta property="og:image" content="${fakes.web.urlFor('/copy.jpg')}"></head><body>post</body></html>`);
+  fakes.web.addPage('/page-without-copy', `<html><body><img src="/rocket.jpg"></body></html>`);
   // The page a verified match was found on: page capture keeps it as evidence.
-  web.addPage('/article', '<html><body>article</body></html>');
+  fakes.web.addPage('/article', '<html><body>article</body></html>');
 });
-afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
 
 beforeEach(() => {
-  for (const f of allFakes()) f.requests.length = 0;
-  vision.detection = {};
-  // The fakes read these lists in place: empty them, do not replace them.
-  for (const list of [regional.results.image, regional.results.blog, regional.results.webkr, search.results.image, search.results.web] as unknown[][])
-    list.length = 0;
-  for (const f of allFakes()) f.reset();
   // The model cites the first evidence id it was given, and adds a claim with no source.
-  llm.answer = (prompt) => {
+  fakes.llm.answer = (prompt) => {
     const id = /"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none';
     return `이 이미지는 웹 페이지에서 발견되었습니다 [${id}]. 이 사람은 유명 배우 홍길동입니다.`;
   };
@@ -69,7 +32,7 @@ beforeEach(() => {
 afterEach(async () => env?.dispose());
 
 async function reloadAndRun(overrides: Record<string, string> = {}, image = 'camera.png') {
-  env = await createTestEnv({ ...providerEnv(), ...overrides });
+  env = await createTestEnv({ ...fakes.settings, ...overrides });
   copyFixture(image, env.paths.imagesDir);
   const report = await (await env.call('POST', '/api/submissions/reload')).json();
   expect(report.queued_jobs).toBe(1);
@@ -82,22 +45,22 @@ const byGroup = (review: { evidence: Evidence[] }, group: string) => review.evid
 
 describe('the whole flow with all four providers', () => {
   beforeEach(() => {
-    vision.detection = {
+    fakes.vision.detection = {
       pagesWithMatchingImages: [
-        { url: web.urlFor('/article'), pageTitle: 'Cameraman on the lawn - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] },
+        { url: fakes.web.urlFor('/article'), pageTitle: 'Cameraman on the lawn - Photo Archive', fullMatchingImages: [{ url: fakes.web.urlFor('/copy.jpg') }] },
       ],
       webEntities: [{ description: 'Cameraman', score: 0.8 }],
       bestGuessLabels: [{ label: 'gentleman' }],
-      partialMatchingImages: [{ url: web.urlFor('/coffee.png') }],
+      partialMatchingImages: [{ url: fakes.web.urlFor('/coffee.png') }],
     };
-    (regional.results.image as unknown[]).push({
+    (fakes.regional.results.image as unknown[]).push({
       title: '<b>Cameraman</b> photo',
-      link: web.urlFor('/rocket.jpg'),
-      thumbnail: web.urlFor('/rocket.jpg'),
+      link: fakes.web.urlFor('/rocket.jpg'),
+      thumbnail: fakes.web.urlFor('/rocket.jpg'),
       sizewidth: '512',
       sizeheight: '512',
     });
-    (search.results.image as unknown[]).push(imageSearchItem('Cameraman', web.urlFor('/copy.jpg'), web.urlFor('/article')));
+    (fakes.search.results.image as unknown[]).push(imageSearchItem('Cameraman', fakes.web.urlFor('/copy.jpg'), fakes.web.urlFor('/article')));
   });
 
   it('verifies web matches by pHash, keeps related evidence, and stores a cited summary', async () => {
@@ -111,7 +74,7 @@ describe('the whole flow with all four providers', () => {
       expect((await env.call('GET', String(m.local_media_url))).status).toBe(200);
     }
     expect([...new Set(matches.map((m: { source: string }) => m.source))].sort()).toEqual(['global_search', 'global_vision']);
-    const coffee = review.evidence.find((e: { image_url: string }) => e.image_url === web.urlFor('/coffee.png'));
+    const coffee = review.evidence.find((e: { image_url: string }) => e.image_url === fakes.web.urlFor('/coffee.png'));
     expect(coffee).toMatchObject({ group: 'web_related', matched: false });
     expect(coffee.similarity).toBeLessThan(0.9);
     const regionalResults = review.evidence.filter((e: Evidence) => e.source === 'regional' && e.kind === 'image_result');
@@ -133,15 +96,15 @@ describe('the whole flow with all four providers', () => {
   it('keeps to the data-sending boundaries', async () => {
     await reloadAndRun();
     // Regional and custom search get text queries only: GET requests with no body at all.
-    for (const r of [...regional.requests, ...search.requests]) {
+    for (const r of [...fakes.regional.requests, ...fakes.search.requests]) {
       expect(r.method).toBe('GET');
       expect(r.body.length).toBe(0);
       expect(JSON.stringify(r.query).length).toBeLessThan(1000);
     }
-    expect(regional.searches('image').map((r) => r.query.query)).toEqual(['Cameraman on the lawn - Photo Archive', 'Cameraman']);
-    expect(search.searches('image').map((r) => r.query.q)).toEqual(['Cameraman on the lawn - Photo Archive', 'Cameraman']);
+    expect(fakes.regional.searches('image').map((r) => r.query.query)).toEqual(['Cameraman on the lawn - Photo Archive', 'Cameraman']);
+    expect(fakes.search.searches('image').map((r) => r.query.q)).toEqual(['Cameraman on the lawn - Photo Archive', 'Cameraman']);
     // Web detection gets the derived image: a real image without EXIF or GPS.
-    const sent = vision.sentImages();
+    const sent = fakes.vision.sentImages();
     expect(sent).toHaveLength(1);
     const meta = await sharp(sent[0]).metadata();
     expect(meta.exif).toBeUndefined();
@@ -151,53 +114,55 @@ describe('the whole flow with all four providers', () => {
     const { derived_path } = (await env.db.prepare("SELECT derived_path FROM submissions WHERE id = 'camera'").first<{ derived_path: string | null }>())!;
     expect(await env.blobs.get(derived_path!)).toEqual(sent[0]);
     // The language model gets stored evidence only, as text: no image bytes, ids it can cite.
-    const prompts = llm.prompts();
+    const prompts = fakes.llm.prompts();
     expect(prompts).toHaveLength(1);
     expect(prompts[0]).toContain('Cameraman on the lawn');
     expect(prompts[0]).not.toMatch(/[A-Za-z0-9+/]{200,}/);
-    for (const r of llm.requests) expect(r.headers.authorization).toBeUndefined();
+    for (const r of fakes.llm.requests) expect(r.headers.authorization).toBeUndefined();
   });
 
   it('runs no helper search when an image search found a direct match', async () => {
     await reloadAndRun();
-    expect(regional.searches('blog')).toHaveLength(0);
-    expect(regional.searches('webkr')).toHaveLength(0);
-    expect(search.searches('web')).toHaveLength(0);
+    expect(fakes.regional.searches('blog')).toHaveLength(0);
+    expect(fakes.regional.searches('webkr')).toHaveLength(0);
+    expect(fakes.search.searches('web')).toHaveLength(0);
   });
 });
 
 describe('helper searches', () => {
   beforeEach(() => {
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
-    (regional.results.image as unknown[]).push({
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
+    (fakes.regional.results.image as unknown[]).push({
       title: 'unrelated',
-      link: web.urlFor('/rocket.jpg'),
-      thumbnail: web.urlFor('/rocket.jpg'),
+      link: fakes.web.urlFor('/rocket.jpg'),
+      thumbnail: fakes.web.urlFor('/rocket.jpg'),
       sizewidth: '1',
       sizeheight: '1',
     });
   });
 
   it('runs blog and custom web search, then web documents, with 이미지 appended, and finds page images', async () => {
-    (regional.results.blog as unknown[]).push({ title: 'blog', link: web.urlFor('/page-without-copy'), description: 'a post' });
+    (fakes.regional.results.blog as unknown[]).push({ title: 'blog', link: fakes.web.urlFor('/page-without-copy'), description: 'a post' });
     const review = await reloadAndRun();
-    expect(regional.searches('blog').map((r) => r.query.query)).toEqual(['카메라맨 사진 이미지']);
-    expect(search.searches('web').map((r) => r.query.q)).toEqual(['카메라맨 사진 이미지']);
-    expect(regional.searches('webkr').map((r) => r.query.query)).toEqual(['카메라맨 사진 이미지']);
+    expect(fakes.regional.searches('blog').map((r) => r.query.query)).toEqual(['카메라맨 사진 이미지']);
+    expect(fakes.search.searches('web').map((r) => r.query.q)).toEqual(['카메라맨 사진 이미지']);
+    expect(fakes.regional.searches('webkr').map((r) => r.query.query)).toEqual(['카메라맨 사진 이미지']);
     const blog = review.evidence.find((e: { kind: string }) => e.kind === 'blog_result');
-    expect(blog).toMatchObject({ url: web.urlFor('/page-without-copy'), image_url: web.urlFor('/rocket.jpg'), matched: false });
-    const order = [...regional.requests, ...search.requests].sort((a, b) => a.sequence - b.sequence).map((r) => r.path + (r.query.searchType ?? ''));
+    expect(blog).toMatchObject({ url: fakes.web.urlFor('/page-without-copy'), image_url: fakes.web.urlFor('/rocket.jpg'), matched: false });
+    const order = [...fakes.regional.requests, ...fakes.search.requests]
+      .sort((a, b) => a.sequence - b.sequence)
+      .map((r) => r.path + (r.query.searchType ?? ''));
     expect(order.indexOf('/v1/search/blog')).toBeLessThan(order.indexOf('/v1/search/webkr'));
     expect(order.indexOf('/customsearch/v1')).toBeLessThan(order.indexOf('/v1/search/webkr'));
   });
 
   it('stops before web documents when a blog page holds the image', async () => {
-    (regional.results.blog as unknown[]).push({ title: 'copied here', link: web.urlFor('/blog-with-copy'), description: 'a post' });
+    (fakes.regional.results.blog as unknown[]).push({ title: 'copied here', link: fakes.web.urlFor('/blog-with-copy'), description: 'a post' });
     const review = await reloadAndRun();
     expect(byGroup(review, 'web_match')).toEqual([
-      expect.objectContaining({ kind: 'blog_result', image_url: web.urlFor('/copy.jpg'), url: web.urlFor('/blog-with-copy') }),
+      expect.objectContaining({ kind: 'blog_result', image_url: fakes.web.urlFor('/copy.jpg'), url: fakes.web.urlFor('/blog-with-copy') }),
     ]);
-    expect(regional.searches('webkr')).toHaveLength(0);
+    expect(fakes.regional.searches('webkr')).toHaveLength(0);
   });
 });
 
@@ -224,14 +189,16 @@ describe('failures and limits', () => {
     expect(failures.map((f) => f.error?.message)).toEqual(['global_vision is disabled: missing env GLOBAL_VISION_API_KEY']);
     // The cameraman's face is the one signal: no evidence counts.
     expect(review.submission.risk).toMatchObject({ score: 10, signals: [{ code: 'faces', evidence_ids: [] }] });
-    for (const f of allFakes()) expect(f.requests).toHaveLength(0);
+    expect(fakes.requests()).toHaveLength(0);
     // Nothing left the service, so no derived copy was made or kept.
     expect(await env.db.prepare("SELECT derived_path FROM submissions WHERE id = 'camera'").first()).toEqual({ derived_path: null });
     expect((await env.blobs.list('derived/')).objects).toEqual([]);
   });
 
   it('records the language model being down as a failure that changes no score', async () => {
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }] };
+    fakes.vision.detection = {
+      pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman', fullMatchingImages: [{ url: fakes.web.urlFor('/copy.jpg') }] }],
+    };
     const review = await reloadAndRun({ LOCALLLM_BASE_URL: 'http://127.0.0.1:9' });
     const failure = byGroup(review, 'failures').find((f) => f.source === 'local_llm')!;
     expect(failure.error?.code).toBe('unreachable');
@@ -243,26 +210,26 @@ describe('failures and limits', () => {
   });
 
   it('compares at most the compare limit per search and the page-image limit per page', async () => {
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman' }] };
     for (let i = 0; i < 5; i++)
-      (regional.results.image as unknown[]).push({
+      (fakes.regional.results.image as unknown[]).push({
         title: `r${i}`,
-        link: web.urlFor(`/rocket.jpg?n=${i}`),
-        thumbnail: web.urlFor('/rocket.jpg'),
+        link: fakes.web.urlFor(`/rocket.jpg?n=${i}`),
+        thumbnail: fakes.web.urlFor('/rocket.jpg'),
         sizewidth: '1',
         sizeheight: '1',
       });
-    web.addPage('/many-images', `<html><body>${[1, 2, 3, 4, 5].map((i) => `<img src="/coffee.png?n=${i}">`).join('')}</body></html>`);
-    (regional.results.blog as unknown[]).push({ title: 'many', link: web.urlFor('/many-images'), description: 'a post' });
+    fakes.web.addPage('/many-images', `<html><body>${[1, 2, 3, 4, 5].map((i) => `<img src="/coffee.png?n=${i}">`).join('')}</body></html>`);
+    (fakes.regional.results.blog as unknown[]).push({ title: 'many', link: fakes.web.urlFor('/many-images'), description: 'a post' });
     await reloadAndRun({ SVC_SEARCH_RESULT_COMPARE_LIMIT: '2', SVC_SEARCH_RESULT_PAGE_IMAGE_LIMIT: '1' });
-    expect(regional.searches('image')).toHaveLength(1);
-    expect(web.requests.filter((r) => r.path === '/rocket.jpg')).toHaveLength(2);
-    expect(web.requests.filter((r) => r.path === '/coffee.png')).toHaveLength(1);
+    expect(fakes.regional.searches('image')).toHaveLength(1);
+    expect(fakes.web.requests.filter((r) => r.path === '/rocket.jpg')).toHaveLength(2);
+    expect(fakes.web.requests.filter((r) => r.path === '/coffee.png')).toHaveLength(1);
   });
 
   it('records a language model slower than its read timeout as a failure', async () => {
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
-    llm.respondWith({ delayMs: 1600, json: { model: 'm', response: 'late [ev_x]', done: true } });
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    fakes.llm.respondWith({ delayMs: 1600, json: { model: 'm', response: 'late [ev_x]', done: true } });
     const review = await reloadAndRun({ LOCALLLM_TIMEOUT_MS: '1000' });
     const failure = byGroup(review, 'failures').find((f) => f.source === 'local_llm')!;
     expect(failure.error?.code).toBe('timeout');
@@ -270,8 +237,8 @@ describe('failures and limits', () => {
   });
 
   it('consumes no quota for failed requests and records each failure', async () => {
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
-    regional.respondWith({ status: 500, body: 'oops' });
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    fakes.regional.respondWith({ status: 500, body: 'oops' });
     const review = await reloadAndRun({ REGIONAL_API_URL: 'http://127.0.0.1:9' });
     const providers = (await (await env.call('GET', '/api/providers')).json()).providers;
     const used = Object.fromEntries(providers.map((p: { id: string; used_today: number }) => [p.id, p.used_today]));
@@ -281,15 +248,15 @@ describe('failures and limits', () => {
   });
 
   it('never exceeds a daily limit, even with concurrent jobs', async () => {
-    vision.detection = {
-      pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }],
+    fakes.vision.detection = {
+      pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman' }],
       webEntities: [{ description: 'Lawn mower' }, { description: 'Tripod camera' }],
     };
-    env = await createTestEnv({ ...providerEnv(), SVC_REGIONAL_DAILY_LIMIT: '3', SVC_ENRICH_CONCURRENCY: '4' });
+    env = await createTestEnv({ ...fakes.settings, SVC_REGIONAL_DAILY_LIMIT: '3', SVC_ENRICH_CONCURRENCY: '4' });
     for (const name of ['camera.png', 'astronaut.png', 'coffee.png', 'rocket.jpg']) copyFixture(name, env.paths.imagesDir);
     await env.call('POST', '/api/submissions/reload');
     await env.jobs.drain();
-    expect(regional.requests).toHaveLength(3);
+    expect(fakes.regional.requests).toHaveLength(3);
     const providers = (await (await env.call('GET', '/api/providers')).json()).providers;
     expect(providers.find((p: { id: string }) => p.id === 'regional')).toMatchObject({ used_today: 3, remaining_today: 0 });
     const exhausted = (await env.db.prepare("SELECT COUNT(*) AS n FROM evidence WHERE error_code = 'quota_exhausted'").first<{ n: number }>())!.n;
@@ -297,12 +264,12 @@ describe('failures and limits', () => {
   });
 
   it('records "disabled" for queued enrichment after an emergency disable, and calls nobody', async () => {
-    env = await createTestEnv(providerEnv());
+    env = await createTestEnv(fakes.settings);
     copyFixture('camera.png', env.paths.imagesDir);
     await env.call('POST', '/api/submissions/reload');
     expect((await env.call('POST', '/api/providers/emergency-disable')).status).toBe(200);
     await env.jobs.drain();
-    for (const f of allFakes()) expect(f.requests).toHaveLength(0);
+    expect(fakes.requests()).toHaveLength(0);
     const review = await (await env.call('GET', '/api/submissions/camera/review')).json();
     expect(byGroup(review, 'failures').map((f) => f.error)).toEqual([{ code: 'provider_disabled', message: 'global_vision is disabled: emergency disable' }]);
   });
@@ -315,9 +282,9 @@ describe('secrets', () => {
       REGIONAL_CLIENT_SECRET: 'wrong-regional-secret-Pz90',
       GLOBAL_CUSTOM_SEARCH_API_KEY: 'wrong-search-key-Lk72',
     };
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
-    search.respondWith((request) => ({ status: 400, json: { error: { message: `API key not valid: ${request.query.key}` } } }));
-    env = await createTestEnv({ ...providerEnv(), ...secrets });
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    fakes.search.respondWith((request) => ({ status: 400, json: { error: { message: `API key not valid: ${request.query.key}` } } }));
+    env = await createTestEnv({ ...fakes.settings, ...secrets });
     copyFixture('camera.png', env.paths.imagesDir);
     await env.call('POST', '/api/submissions/reload');
     await env.jobs.drain();
@@ -334,25 +301,25 @@ describe('secrets', () => {
       JSON.stringify((await env.db.prepare('SELECT * FROM evidence').all()).results) +
       JSON.stringify((await env.db.prepare('SELECT * FROM providers').all()).results);
     for (const secret of Object.values(secrets)) expect(stored).not.toContain(secret);
-    expect(search.requests.some((r) => r.query.key === secrets.GLOBAL_CUSTOM_SEARCH_API_KEY)).toBe(true);
+    expect(fakes.search.requests.some((r) => r.query.key === secrets.GLOBAL_CUSTOM_SEARCH_API_KEY)).toBe(true);
   });
 });
 
 describe('re-analysis', () => {
   it('adds face-crop web evidence, marked and never scored, and a new summary', async () => {
-    vision.detection = (image) =>
+    fakes.vision.detection = (image) =>
       image.length < 40000
-        ? { pagesWithMatchingImages: [{ url: web.urlFor('/face'), pageTitle: 'Face page Cameraman portrait' }] }
+        ? { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/face'), pageTitle: 'Face page Cameraman portrait' }] }
         : { webEntities: [{ description: 'Cameraman' }] };
     await reloadAndRun();
     const before = (await (await env.call('GET', '/api/submissions/camera/review')).json()).submission.risk;
-    vision.requests.length = 0;
-    llm.answer = (prompt) => `근거 ${prompt.match(/"id":/g)?.length ?? 0}건을 검토했습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1]}].`;
+    fakes.vision.requests.length = 0;
+    fakes.llm.answer = (prompt) => `근거 ${prompt.match(/"id":/g)?.length ?? 0}건을 검토했습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1]}].`;
     const res = await env.call('POST', '/api/submissions/camera/rerun-enrichment', { face_crop: true });
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(vision.sentImages()).toHaveLength(2);
-    const crop = await sharp(vision.sentImages()[1]).metadata();
+    expect(fakes.vision.sentImages()).toHaveLength(2);
+    const crop = await sharp(fakes.vision.sentImages()[1]).metadata();
     expect(crop.width).toBeLessThan(512);
     expect(crop.exif).toBeUndefined();
     const faceEvidence = body.evidence_added.filter((e: { face_crop: boolean }) => e.face_crop);
@@ -377,32 +344,32 @@ describe('re-analysis', () => {
 
 describe('manual search', () => {
   it('sends only the text query and attaches verified results to a submission', async () => {
-    (regional.results.image as unknown[]).push({
+    (fakes.regional.results.image as unknown[]).push({
       title: 'found <b>it</b>',
-      link: web.urlFor('/copy.jpg'),
-      thumbnail: web.urlFor('/copy.jpg'),
+      link: fakes.web.urlFor('/copy.jpg'),
+      thumbnail: fakes.web.urlFor('/copy.jpg'),
       sizewidth: '1',
       sizeheight: '1',
     });
     await reloadAndRun();
-    regional.requests.length = 0;
+    fakes.regional.requests.length = 0;
     const res = await env.call('POST', '/api/search/manual', { provider: 'regional', query: '카메라 사진', type: 'image', submission_id: 'camera' });
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.results).toEqual([
-      { title: 'found it', url: web.urlFor('/copy.jpg'), image_url: web.urlFor('/copy.jpg'), thumbnail_url: web.urlFor('/copy.jpg') },
+      { title: 'found it', url: fakes.web.urlFor('/copy.jpg'), image_url: fakes.web.urlFor('/copy.jpg'), thumbnail_url: fakes.web.urlFor('/copy.jpg') },
     ]);
     expect(body.evidence).toEqual([expect.objectContaining({ group: 'web_match', query: '카메라 사진', matched: true })]);
-    expect(regional.requests).toHaveLength(1);
-    expect(regional.requests[0].query.query).toBe('카메라 사진');
-    expect(regional.requests[0].body.length).toBe(0);
+    expect(fakes.regional.requests).toHaveLength(1);
+    expect(fakes.regional.requests[0].query.query).toBe('카메라 사진');
+    expect(fakes.regional.requests[0].body.length).toBe(0);
   });
 
   it('answers 409 when the submitted file is gone and a result has an image to verify, storing nothing', async () => {
-    (regional.results.image as unknown[]).push({
+    (fakes.regional.results.image as unknown[]).push({
       title: 'found',
-      link: web.urlFor('/copy.jpg'),
-      thumbnail: web.urlFor('/copy.jpg'),
+      link: fakes.web.urlFor('/copy.jpg'),
+      thumbnail: fakes.web.urlFor('/copy.jpg'),
       sizewidth: '1',
       sizeheight: '1',
     });
@@ -419,7 +386,7 @@ describe('manual search', () => {
   });
 
   it('refuses a disabled provider, broken text and unknown fields', async () => {
-    env = await createTestEnv(providerEnv());
+    env = await createTestEnv(fakes.settings);
     await env.call('PATCH', '/api/providers/regional', { enabled: false });
     const off = await env.call('POST', '/api/search/manual', { provider: 'regional', query: 'x' });
     expect(off.status).toBe(409);
@@ -427,21 +394,21 @@ describe('manual search', () => {
     expect((await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'ì´ë¯¸ì§€' })).status).toBe(400);
     expect((await env.call('POST', '/api/search/manual', { provider: 'global_vision', query: 'x' })).status).toBe(400);
     expect((await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'x', type: 'blog' })).status).toBe(400);
-    expect(regional.requests).toHaveLength(0);
-    expect(search.requests).toHaveLength(0);
+    expect(fakes.regional.requests).toHaveLength(0);
+    expect(fakes.search.requests).toHaveLength(0);
   });
 });
 
 describe('a provider answer of every bad kind', () => {
   it('becomes failure evidence and the flow goes on', async () => {
-    env = await createTestEnv(providerEnv());
+    env = await createTestEnv(fakes.settings);
     writeFileSync(join(env.paths.imagesDir, 'camera.png'), await sharp(fixturePath('camera.png')).png().toBuffer());
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/a'), pageTitle: 'Cameraman' }] };
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman' }] };
     await env.call('POST', '/api/submissions/reload');
     await env.jobs.drain();
     const bad = ['<html>maintenance</html>', '{"items": "nope"}', '{"items": [', 'null', '[]', '{"items": [{"title": 5}]}'];
     for (const body of bad) {
-      regional.respondWith({ status: 200, headers: { 'content-type': 'application/json' }, body });
+      fakes.regional.respondWith({ status: 200, headers: { 'content-type': 'application/json' }, body });
       const res = await env.call('POST', '/api/submissions/camera/rerun-enrichment');
       expect(res.status).toBe(200);
     }

@@ -2,21 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32, inflateRawSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Evidence } from '../../lib/repo/evidence.js';
-import {
-  fakeProviderSettings,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
 import { body, refusal, seedSubmission } from './seed.js';
@@ -60,37 +48,23 @@ function unzip(archive: Buffer): Map<string, Buffer> {
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const ARTICLE = '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg">기사 본문</body></html>';
 
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
+const fakes = useFakeProviders({ resetEach: true });
 let env: TestEnv;
-const allFakes = () => [regional, vision, search, llm, web];
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
-  web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
-  web.addImage('/copy-2.jpg', await reencoded('camera.png', 80), 'image/jpeg');
-  web.route('/article', { headers: { 'content-type': 'text/html; charset=utf-8', 'last-modified': 'Mon, 31 Aug 2026 08:30:00 GMT' }, body: ARTICLE });
-  web.route('/gallery', { headers: { 'content-type': 'text/html' }, body: '<p>gallery</p>' });
+  fakes.web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
+  fakes.web.addImage('/copy-2.jpg', await reencoded('camera.png', 80), 'image/jpeg');
+  fakes.web.route('/article', { headers: { 'content-type': 'text/html; charset=utf-8', 'last-modified': 'Mon, 31 Aug 2026 08:30:00 GMT' }, body: ARTICLE });
+  fakes.web.route('/gallery', { headers: { 'content-type': 'text/html' }, body: '<p>gallery</p>' });
 });
-afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
 beforeEach(() => {
-  for (const f of allFakes()) f.reset();
-  vision.detection = {
+  fakes.vision.detection = {
     pagesWithMatchingImages: [
-      { url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] },
-      { url: web.urlFor('/gallery'), pageTitle: 'Gallery', fullMatchingImages: [{ url: web.urlFor('/copy-2.jpg') }] },
+      { url: fakes.web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: fakes.web.urlFor('/copy.jpg') }] },
+      { url: fakes.web.urlFor('/gallery'), pageTitle: 'Gallery', fullMatchingImages: [{ url: fakes.web.urlFor('/copy-2.jpg') }] },
     ],
   };
-  llm.answer = (prompt) => `같은 사진이 기사에 실렸습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
+  fakes.llm.answer = (prompt) => `같은 사진이 기사에 실렸습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
 });
 afterEach(async () => env?.dispose());
 
@@ -117,7 +91,7 @@ interface Manifest {
 }
 
 async function decidedCase() {
-  env = await createTestEnv({ ...fakeProviderSettings({ regional, vision, search, llm }), SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' });
+  env = await createTestEnv(fakes.settings);
   copyFixture('camera.png', env.paths.imagesDir);
   await env.call('POST', '/api/submissions/reload');
   await env.jobs.drain();
@@ -178,10 +152,10 @@ describe('case bundle', () => {
     expect(matched.find((f) => f.evidence_id === matches[0].id)!.evidence_status).toBe('판단에 사용');
 
     const pages = manifest.files.filter((f) => f.role === 'page_capture');
-    expect(pages.map((p) => p.source_url).sort()).toEqual([web.urlFor('/article'), web.urlFor('/gallery')]);
-    const article = pages.find((p) => p.source_url === web.urlFor('/article'))!;
+    expect(pages.map((p) => p.source_url).sort()).toEqual([fakes.web.urlFor('/article'), fakes.web.urlFor('/gallery')]);
+    const article = pages.find((p) => p.source_url === fakes.web.urlFor('/article'))!;
     expect(files.get(article.path)!.toString('utf8')).toBe(ARTICLE);
-    expect(article).toMatchObject({ final_url: web.urlFor('/article'), http_status: 200, recorded_sha256: sha256(ARTICLE), sha256: sha256(ARTICLE) });
+    expect(article).toMatchObject({ final_url: fakes.web.urlFor('/article'), http_status: 200, recorded_sha256: sha256(ARTICLE), sha256: sha256(ARTICLE) });
   });
 
   it('says who decided, the risk with its signals, the cited summary and only this case’s audit events', async () => {

@@ -5,19 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startImageService, type RunningImageService } from '../../image-service.js';
 import { buildConfig } from '../../lib/config.js';
 import { startLocalWorker } from '../../scripts/local-worker.js';
-import {
-  fakeProviderSettings,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
 
 /**
@@ -28,45 +16,35 @@ import { fixturePath, reencoded } from '../helpers/fixtures.js';
 const ADMIN = 'worker-admin-token-7c2e41';
 const auth = { authorization: `Bearer ${ADMIN}` };
 
+const fakes = useFakeProviders();
 let mf: Miniflare;
 let images: RunningImageService;
 let imageCalls: string[];
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
 
 beforeAll(async () => {
-  [regional, vision, search, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
-  web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
-  vision.detection = {
-    pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: web.urlFor('/copy.jpg') }] }],
+  fakes.web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
+  fakes.vision.detection = {
+    pagesWithMatchingImages: [
+      { url: fakes.web.urlFor('/article'), pageTitle: 'Cameraman - Photo Archive', fullMatchingImages: [{ url: fakes.web.urlFor('/copy.jpg') }] },
+    ],
   };
-  web.route('/article', {
+  fakes.web.route('/article', {
     headers: { 'content-type': 'text/html' },
     body: '<html><head><title>Cameraman</title></head><body><img src="/copy.jpg"></body></html>',
   });
-  llm.answer = (prompt) => `웹 페이지에서 같은 사진이 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
+  fakes.llm.answer = (prompt) => `웹 페이지에서 같은 사진이 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
   images = await startImageService(buildConfig({}).config, 0);
   imageCalls = [];
   mf = await startLocalWorker({
     imageServiceUrl: images.url,
     onImageCall: (path) => imageCalls.push(path),
-    bindings: { SVC_ADMIN_TOKEN: ADMIN, SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', ...fakeProviderSettings({ regional, vision, search, llm }) },
+    bindings: { SVC_ADMIN_TOKEN: ADMIN, ...fakes.settings },
   });
 }, 120_000);
 
 afterAll(async () => {
   await mf?.dispose();
   await images?.stop();
-  await Promise.all([regional, vision, search, llm, web].map((f) => f?.close()));
 });
 
 const call = async (method: string, path: string, body?: unknown) => {
@@ -117,13 +95,13 @@ describe('the Worker under miniflare (D1, R2, Queues, the image service)', () =>
     const review = await json('GET', '/api/submissions/camera/review');
     expect(review.submission).toMatchObject({ analysis_status: 'done', enrichment_status: 'done', thumb_url: '/media/thumbs/camera.jpg' });
     expect(review.submission.phash).toMatch(/^[0-9a-f]{16}$/);
-    expect(review.evidence).toContainEqual(expect.objectContaining({ group: 'web_match', image_url: web.urlFor('/copy.jpg'), matched: true }));
+    expect(review.evidence).toContainEqual(expect.objectContaining({ group: 'web_match', image_url: fakes.web.urlFor('/copy.jpg'), matched: true }));
     expect(review.captures).toHaveLength(1);
     expect(review.evidence.find((e: { kind: string }) => e.kind === 'summary')).toBeTruthy();
     expect(imageCalls).toEqual(expect.arrayContaining(['/v1/probe', '/v1/analyse', '/v1/derive', '/v1/fingerprints']));
 
     // What left for web detection is the derived copy, without the owner's EXIF.
-    const sent = vision.sentImages();
+    const sent = fakes.vision.sentImages();
     expect(sent.length).toBeGreaterThanOrEqual(2);
     for (const image of sent) expect(image.includes(Buffer.from('owner-in-exif-4411'))).toBe(false);
 
