@@ -150,6 +150,7 @@ export const ProviderRecord = z.object({
   id: z.enum(['regional', 'global_vision', 'global_search', 'local_llm']),
   name: z.string(),
   kind: z.enum(['search', 'vision', 'llm']),
+  /** Who serves the role when it has a choice (`global_search`: `custom_search` or `brave`). */
   vendor: z.enum(GLOBAL_SEARCH_VENDORS).nullable(),
   enabled: z.boolean(),
   switched_on: z.boolean(),
@@ -211,6 +212,7 @@ export const JobRecord = z.object({
 });
 
 export const JobProgressRecord = z.object({
+  /** True while any job is queued or running. */
   active: z.boolean(),
   types: z.array(
     z.object({
@@ -220,10 +222,13 @@ export const JobProgressRecord = z.object({
       done: z.number().int(),
       failed: z.number().int(),
       skipped: z.number().int(),
+      /** Jobs of this type finished per second over the last minute. */
       rate_per_s: z.number().min(0),
+      /** Seconds until the queued and running jobs are done at that rate; null when idle or unknown. */
       eta_s: z.number().int().nullable(),
     }),
   ),
+  /** The failures of the current run (or of the last one), newest first. */
   failures: z.array(
     z.object({ job_id: z.number().int(), type: jobType, submission_id: z.string().nullable(), error: z.string().nullable(), finished_at: iso.nullable() }),
   ),
@@ -259,6 +264,20 @@ export const QuotaAlertRecord = z.object({
   attempts: z.number().int(),
   delivered_at: iso.nullable(),
   last_error: z.string().nullable(),
+});
+
+/** What a retention run deleted (POST /api/retention/run and the daily job). */
+export const RetentionReportRecord = z.object({
+  retention_days: z.number().int(),
+  cutoff: iso,
+  /** Evidence records whose downloaded image was deleted (the records themselves are kept). */
+  evidence_images: z.number().int(),
+  /** Submissions whose derived (metadata-stripped) image was deleted. */
+  derived_images: z.number().int(),
+  /** Old files under evidence/ or derived/ that no record points to, such as face crops. */
+  unreferenced_files: z.number().int(),
+  /** Files that could not be deleted (logged; retried by age on the next run). */
+  failed_files: z.number().int(),
 });
 
 /** A page of the review queue (GET /api/review-queue, and the first page in GET /api/bootstrap). */

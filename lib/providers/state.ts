@@ -2,33 +2,13 @@ import { configuredEnv, missingEnv, PROVIDER_IDS, providerInfo, type ProviderId 
 import { listProviderSwitches, type ProviderSwitchRow } from '../repo/providers.js';
 import { usedToday } from '../repo/quota.js';
 import { dayIn } from '../time.js';
-import type { GlobalSearchVendor } from '../config.js';
+import type { z } from 'zod';
+import type { ProviderHealthRecord as ProviderHealthSchema, ProviderRecord as ProviderSchema } from '../api/records.js';
 import type { Env } from '../ports.js';
 
 /** A provider as the API shows it (CONTRACT.md section 3): names of variables, never their values. */
-export interface ProviderRecord {
-  id: ProviderId;
-  name: string;
-  kind: 'search' | 'vision' | 'llm';
-  /** Who serves the role when it has a choice (`global_search`: `custom_search` or `brave`). */
-  vendor: GlobalSearchVendor | null;
-  enabled: boolean;
-  switched_on: boolean;
-  configured: boolean;
-  missing_env: string[];
-  reason: string | null;
-  requiredEnv: string[];
-  configuredEnv: string[];
-  daily_limit: number;
-  used_today: number;
-  remaining_today: number;
-}
-
-export interface ProviderHealthRecord extends ProviderRecord {
-  last_success_at: string | null;
-  last_failure_at: string | null;
-  last_error: string | null;
-}
+export type ProviderRecord = z.infer<typeof ProviderSchema>;
+export type ProviderHealthRecord = z.infer<typeof ProviderHealthSchema>;
 
 function toRecord(env: Env, row: ProviderSwitchRow, used: number): ProviderHealthRecord {
   const info = providerInfo(env.config, row.id);

@@ -1,17 +1,11 @@
+import type { z } from 'zod';
+import type { AccountRecord, ApiTokenRecord } from '../api/records.js';
 import type { Role } from '../auth/actor.js';
 import { newId } from './json.js';
 import type { Database } from '../ports.js';
 
 /** An account as the API shows it: never its password hash. */
-export interface Account {
-  id: string;
-  username: string;
-  role: Role;
-  disabled: boolean;
-  locked_until: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type Account = z.infer<typeof AccountRecord>;
 
 interface AccountRow extends Omit<Account, 'disabled'> {
   disabled: number;
@@ -127,15 +121,7 @@ export async function revokeAccountSessions(db: Database, accountId: string, now
   return result.meta.changes;
 }
 
-export interface ApiToken {
-  id: string;
-  name: string;
-  role: Role;
-  created_by: string | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+export type ApiToken = z.infer<typeof ApiTokenRecord>;
 
 export async function createApiToken(
   db: Database,

@@ -1,22 +1,12 @@
-import type { ProviderId } from '../providers/catalog.js';
+import type { z } from 'zod';
+import type { QuotaAlertRecord } from '../api/records.js';
 import type { Database } from '../ports.js';
 
 /** The stored quota alerts, one per provider, threshold and day (the rules: lib/providers/alerts.ts). */
 
+export type QuotaAlert = z.infer<typeof QuotaAlertRecord>;
 /** The percents of the daily limit an alert is raised at. */
-export type AlertThreshold = 80 | 100;
-
-export interface QuotaAlert {
-  provider: ProviderId;
-  day: string;
-  threshold: AlertThreshold;
-  used: number;
-  daily_limit: number;
-  created_at: string;
-  attempts: number;
-  delivered_at: string | null;
-  last_error: string | null;
-}
+export type AlertThreshold = QuotaAlert['threshold'];
 
 export type QuotaAlertKey = Pick<QuotaAlert, 'provider' | 'day' | 'threshold'>;
 

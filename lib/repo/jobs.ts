@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { JobRecord } from '../api/records.js';
+import type { JobProgressRecord, JobRecord } from '../api/records.js';
 import { fromJson, toJson } from './json.js';
 import type { Database } from '../ports.js';
 
@@ -125,34 +125,9 @@ export function owedWorkStatements(db: Database, now: string) {
   ];
 }
 
-export interface JobTypeProgress {
-  type: JobType;
-  queued: number;
-  running: number;
-  done: number;
-  failed: number;
-  skipped: number;
-  /** Jobs of this type finished per second over the last minute. */
-  rate_per_s: number;
-  /** Seconds until the queued and running jobs are done at that rate; null when idle or unknown. */
-  eta_s: number | null;
-}
-
-export interface JobFailure {
-  job_id: number;
-  type: JobType;
-  submission_id: string | null;
-  error: string | null;
-  finished_at: string | null;
-}
-
-export interface JobProgress {
-  /** True while any job is queued or running. */
-  active: boolean;
-  types: JobTypeProgress[];
-  /** The failures of the current run (or of the last one), newest first. */
-  failures: JobFailure[];
-}
+export type JobProgress = z.infer<typeof JobProgressRecord>;
+type JobTypeProgress = JobProgress['types'][number];
+type JobFailure = JobProgress['failures'][number];
 
 const RATE_WINDOW_MS = 60_000;
 const FAILURES_SHOWN = 20;

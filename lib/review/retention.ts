@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { RetentionReportRecord } from '../api/records.js';
 import { checkedKey, listAll } from '../blobs/types.js';
 import { auditStatement } from '../repo/audit.js';
 import { clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths } from '../repo/captures.js';
@@ -5,18 +7,7 @@ import { clearEvidenceMediaStatement, listEvidenceMediaPaths, listExpiredEvidenc
 import { clearExpiredDerivedStatement, listDerivedPaths, listExpiredDerivedImages } from '../repo/submissions.js';
 import type { Env } from '../ports.js';
 
-export interface RetentionReport {
-  retention_days: number;
-  cutoff: string;
-  /** Evidence records whose downloaded image was deleted (the records themselves are kept). */
-  evidence_images: number;
-  /** Submissions whose derived (metadata-stripped) image was deleted. */
-  derived_images: number;
-  /** Old files under evidence/ or derived/ that no record points to, such as face crops. */
-  unreferenced_files: number;
-  /** Files that could not be deleted (logged; retried by age on the next run). */
-  failed_files: number;
-}
+export type RetentionReport = z.infer<typeof RetentionReportRecord>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SWEPT = ['evidence/', 'derived/'];
