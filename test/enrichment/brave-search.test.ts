@@ -1,28 +1,11 @@
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/log.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
-import {
-  braveError,
-  braveImageResult,
-  braveWebResult,
-  fakeBraveSettings,
-  fakeProviderSettings,
-  startFakeBraveSearch,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeBraveSearch,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { braveError, braveImageResult, braveWebResult, fakeBraveSettings, type FakeBraveSearch } from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
 
 /**
@@ -31,47 +14,25 @@ import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
  * the wrong vendor would show.
  */
 
-let regional: FakeRegional;
-let vision: FakeVision;
-let custom: FakeGlobalSearch;
-let brave: FakeBraveSearch;
-let llm: FakeLocalLlm;
-let web: FakeWeb;
+const fakes = useFakeProviders({ resetEach: true });
 let env: TestEnv;
 
 const TITLE = 'Cameraman on the lawn - Photo Archive';
-const allFakes = () => [regional, vision, custom, brave, llm, web];
-const providerEnv = () => ({
-  ...fakeProviderSettings({ regional, vision, search: custom, llm }),
-  ...fakeBraveSettings(brave),
-  SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
-});
+const providerEnv = () => ({ ...fakes.settings, ...fakeBraveSettings(fakes.brave) });
 
 beforeAll(async () => {
-  [regional, vision, custom, brave, llm, web] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeBraveSearch(),
-    startFakeLocalLlm(),
-    startFakeWeb(),
-  ]);
-  web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
-  web.addImage('/rocket.jpg', await sharp(fixturePath('rocket.jpg')).jpeg().toBuffer(), 'image/jpeg');
-  web.addPage('/article', '<html><head><title>Archive</title></head><body>article</body></html>');
-  web.addPage('/blog', '<html><body>a post</body></html>');
+  fakes.web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
+  fakes.web.addImage('/rocket.jpg', await sharp(fixturePath('rocket.jpg')).jpeg().toBuffer(), 'image/jpeg');
+  fakes.web.addPage('/article', '<html><head><title>Archive</title></head><body>article</body></html>');
+  fakes.web.addPage('/blog', '<html><body>a post</body></html>');
 });
-afterAll(async () => Promise.all(allFakes().map((f) => f.close())));
 
 beforeEach(() => {
-  for (const f of allFakes()) f.reset();
-  regional.results.image = [];
-  regional.results.blog = [];
-  regional.results.webkr = [];
-  brave.results.image = [];
-  brave.results.web = [];
-  vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: TITLE }], webEntities: [{ description: 'Cameraman', score: 0.8 }] };
-  llm.answer = (prompt) => `웹 페이지에서 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
+  fakes.vision.detection = {
+    pagesWithMatchingImages: [{ url: fakes.web.urlFor('/article'), pageTitle: TITLE }],
+    webEntities: [{ description: 'Cameraman', score: 0.8 }],
+  };
+  fakes.llm.answer = (prompt) => `웹 페이지에서 발견되었습니다 [${/"id":"(ev_[a-z0-9]+)"/.exec(prompt)?.[1] ?? 'none'}].`;
 });
 afterEach(async () => env?.dispose());
 
@@ -90,50 +51,50 @@ const failuresOf = (r: { evidence: Evidence[] }) => r.evidence.filter((e) => e.g
 
 describe('enrichment through Brave', () => {
   it('finds, verifies and captures a copy through Brave image search, as global_search evidence', async () => {
-    brave.results.image = [braveImageResult('Cameraman', web.urlFor('/copy.jpg'), web.urlFor('/article'))];
+    fakes.brave.results.image = [braveImageResult('Cameraman', fakes.web.urlFor('/copy.jpg'), fakes.web.urlFor('/article'))];
     const r = await reloadAndRun();
     expect(r.submission.enrichment_status).toBe('done');
     const match = r.evidence.find((e: Evidence) => e.group === 'web_match' && e.source === 'global_search');
-    expect(match).toMatchObject({ kind: 'image_result', url: web.urlFor('/article'), image_url: web.urlFor('/copy.jpg'), matched: true });
+    expect(match).toMatchObject({ kind: 'image_result', url: fakes.web.urlFor('/article'), image_url: fakes.web.urlFor('/copy.jpg'), matched: true });
     expect([TITLE, 'Cameraman']).toContain(match.query);
     expect(match.similarity).toBeGreaterThanOrEqual(0.9);
     expect((await env.call('GET', match.local_media_url)).status).toBe(200);
-    expect(match.pages.find((p: { url: string }) => p.url === web.urlFor('/article'))?.capture).not.toBeNull();
+    expect(match.pages.find((p: { url: string }) => p.url === fakes.web.urlFor('/article'))?.capture).not.toBeNull();
     expect(r.submission.risk.signals.map((s: { code: string }) => s.code)).toContain('web_match');
     // The direct match stops the helpers; the custom search is not the active vendor and hears nothing.
-    expect(brave.searches('image').map((q) => q.query.q)).toEqual([TITLE, 'Cameraman']);
-    expect(brave.searches('web')).toHaveLength(0);
-    expect(custom.requests).toHaveLength(0);
+    expect(fakes.brave.searches('image').map((q) => q.query.q)).toEqual([TITLE, 'Cameraman']);
+    expect(fakes.brave.searches('web')).toHaveLength(0);
+    expect(fakes.search.requests).toHaveLength(0);
   });
 
   it('runs Brave web search as a helper and verifies the page picture it names', async () => {
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
-    brave.results.web = [braveWebResult('카메라맨 블로그', web.urlFor('/blog'), web.urlFor('/copy.jpg'))];
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
+    fakes.brave.results.web = [braveWebResult('카메라맨 블로그', fakes.web.urlFor('/blog'), fakes.web.urlFor('/copy.jpg'))];
     const r = await reloadAndRun();
-    expect(brave.searches('web').map((q) => q.query)).toEqual([{ q: '카메라맨 사진 이미지', count: '3', offset: '0' }]);
+    expect(fakes.brave.searches('web').map((q) => q.query)).toEqual([{ q: '카메라맨 사진 이미지', count: '3', offset: '0' }]);
     expect(r.evidence.find((e: Evidence) => e.kind === 'web_result')).toMatchObject({
       source: 'global_search',
       group: 'web_match',
-      url: web.urlFor('/blog'),
-      image_url: web.urlFor('/copy.jpg'),
+      url: fakes.web.urlFor('/blog'),
+      image_url: fakes.web.urlFor('/copy.jpg'),
       text: '카메라맨 블로그 ...',
     });
   });
 
   it('sends Brave text only: no image, no submission address or file name, nothing but q, count and offset', async () => {
-    brave.results.image = [braveImageResult('Cameraman', web.urlFor('/copy.jpg'), web.urlFor('/article'))];
-    vision.detection = { pagesWithMatchingImages: [{ url: web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
+    fakes.brave.results.image = [braveImageResult('Cameraman', fakes.web.urlFor('/copy.jpg'), fakes.web.urlFor('/article'))];
+    fakes.vision.detection = { pagesWithMatchingImages: [{ url: fakes.web.urlFor('/article'), pageTitle: '카메라맨 사진' }] };
     await reloadAndRun();
     await env.call('POST', '/api/submissions/camera/rerun-enrichment', { face_crop: true });
     expect(
       (await env.call('POST', '/api/search/manual', { provider: 'global_search', query: '카메라 사진', type: 'image', submission_id: 'camera' })).status,
     ).toBe(200);
     expect((await env.call('POST', '/api/search/manual', { provider: 'global_search', query: '카메라 블로그', type: 'web' })).status).toBe(200);
-    const sent = vision.sentImages();
+    const sent = fakes.vision.sentImages();
     expect(sent.length).toBeGreaterThan(0);
     const queries = new Set(['카메라맨 사진', '카메라맨 사진 이미지', '카메라 사진', '카메라 블로그']);
-    expect(brave.requests.length).toBeGreaterThanOrEqual(4);
-    for (const request of brave.requests) {
+    expect(fakes.brave.requests.length).toBeGreaterThanOrEqual(4);
+    for (const request of fakes.brave.requests) {
       expect(request.method).toBe('GET');
       expect(request.body.length).toBe(0);
       expect(Object.keys(request.query).filter((k) => !['q', 'count', 'offset'].includes(k))).toEqual([]);
@@ -145,18 +106,18 @@ describe('enrichment through Brave', () => {
       }
       expect(everything).not.toMatch(/[A-Za-z0-9+/]{200,}/);
     }
-    expect(custom.requests).toHaveLength(0);
+    expect(fakes.search.requests).toHaveLength(0);
   });
 });
 
 describe('quota and failures', () => {
   it('counts a Brave request against global_search only when it succeeded, under the Brave limit', async () => {
-    brave.respondWith({ status: 503, body: 'upstream down' });
+    fakes.brave.respondWith({ status: 503, body: 'upstream down' });
     const failed = await reloadAndRun({ SVC_BRAVE_SEARCH_DAILY_LIMIT: '7', SVC_GLOBAL_CUSTOM_SEARCH_DAILY_LIMIT: '50' });
-    expect(brave.requests.length).toBeGreaterThan(0);
+    expect(fakes.brave.requests.length).toBeGreaterThan(0);
     expect(failuresOf(failed).map((e) => e.error)).toContainEqual({ code: 'http_error', message: 'brave search: answered HTTP 503' });
     expect(await globalSearch()).toMatchObject({ vendor: 'brave', daily_limit: 7, used_today: 0, remaining_today: 7 });
-    brave.reset();
+    fakes.brave.reset();
     expect((await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'camera', type: 'web' })).status).toBe(200);
     expect(await globalSearch('/api/providers/health')).toMatchObject({ vendor: 'brave', used_today: 1, remaining_today: 6 });
     expect((await globalSearch('/api/providers/health')).last_success_at).not.toBeNull();
@@ -164,17 +125,19 @@ describe('quota and failures', () => {
 
   it('refuses the request past the Brave daily limit without calling Brave', async () => {
     await reloadAndRun({ SVC_BRAVE_SEARCH_DAILY_LIMIT: '2' });
-    expect(brave.requests).toHaveLength(2);
-    brave.reset();
+    expect(fakes.brave.requests).toHaveLength(2);
+    fakes.brave.reset();
     const refused = await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'camera' });
     expect(refused.status).toBe(429);
     expect((await refused.json()).error.code).toBe('quota_exhausted');
-    expect(brave.requests).toHaveLength(0);
+    expect(fakes.brave.requests).toHaveLength(0);
   });
 
   it('stores malformed JSON, HTML and a 200 error body each as failure evidence, and loses nothing else', async () => {
-    regional.results.image = [{ title: 'found', link: web.urlFor('/rocket.jpg'), thumbnail: web.urlFor('/rocket.jpg'), sizewidth: '1', sizeheight: '1' }];
-    brave.results.image = [braveImageResult('Cameraman', web.urlFor('/copy.jpg'), web.urlFor('/article'))];
+    fakes.regional.results.image = [
+      { title: 'found', link: fakes.web.urlFor('/rocket.jpg'), thumbnail: fakes.web.urlFor('/rocket.jpg'), sizewidth: '1', sizeheight: '1' },
+    ];
+    fakes.brave.results.image = [braveImageResult('Cameraman', fakes.web.urlFor('/copy.jpg'), fakes.web.urlFor('/article'))];
     const before = await reloadAndRun();
     expect(before.evidence.some((e: Evidence) => e.source === 'global_search' && e.group === 'web_match')).toBe(true);
     const used = (await globalSearch()).used_today;
@@ -193,7 +156,7 @@ describe('quota and failures', () => {
       ],
     ];
     for (const [answer, error] of bad) {
-      brave.respondWith(answer);
+      fakes.brave.respondWith(answer);
       const rerun = await env.call('POST', '/api/submissions/camera/rerun-enrichment');
       expect(rerun.status).toBe(200);
       const added: Evidence[] = (await rerun.json()).evidence_added;
@@ -212,7 +175,7 @@ describe('quota and failures', () => {
 describe('the key', () => {
   it('never appears in answers, stored rows, audit events or logs, even when Brave echoes it', async () => {
     const key = 'BSA-secret-brave-token-Qx41';
-    brave.respondWith((request) =>
+    fakes.brave.respondWith((request) =>
       request.query.q === 'camera'
         ? braveError(200, 'SUBSCRIPTION_TOKEN_INVALID', `token ${request.headers['x-subscription-token']} is invalid`)
         : braveError(422, 'SUBSCRIPTION_TOKEN_INVALID', `token ${request.headers['x-subscription-token']} is invalid`),
@@ -220,7 +183,7 @@ describe('the key', () => {
     const r = await reloadAndRun({ BRAVE_SEARCH_API_KEY: key });
     expect(failuresOf(r).length).toBeGreaterThanOrEqual(1);
     expect((await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'camera' })).status).toBe(502);
-    expect(brave.requests.every((request) => request.headers['x-subscription-token'] === key)).toBe(true);
+    expect(fakes.brave.requests.every((request) => request.headers['x-subscription-token'] === key)).toBe(true);
     const shown = await Promise.all(
       ['/api/submissions/camera/review', '/api/providers', '/api/providers/health', '/api/audit-events', '/api/bootstrap', '/api/jobs'].map(async (path) =>
         (await env.call('GET', path)).text(),
@@ -240,7 +203,7 @@ describe('the key', () => {
 
 describe('the provider records', () => {
   it('say which vendor serves global_search, with its own variables and limit', async () => {
-    env = await createTestEnv({ ...fakeProviderSettings({ regional, vision, search: custom, llm }) });
+    env = await createTestEnv({ ...fakes.settings });
     expect(await globalSearch()).toMatchObject({
       vendor: 'custom_search',
       enabled: true,
@@ -248,7 +211,7 @@ describe('the provider records', () => {
       daily_limit: 100,
     });
     await env.dispose();
-    env = await createTestEnv({ GLOBAL_SEARCH_PROVIDER: 'brave', BRAVE_SEARCH_URL: brave.url, SVC_BRAVE_SEARCH_DAILY_LIMIT: '40' });
+    env = await createTestEnv({ GLOBAL_SEARCH_PROVIDER: 'brave', BRAVE_SEARCH_URL: fakes.brave.url, SVC_BRAVE_SEARCH_DAILY_LIMIT: '40' });
     for (const path of ['/api/providers', '/api/providers/health']) {
       expect(await globalSearch(path)).toMatchObject({
         vendor: 'brave',
@@ -269,7 +232,7 @@ describe('the provider records', () => {
     const off = await env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'camera' });
     expect(off.status).toBe(409);
     expect((await off.json()).error).toEqual({ code: 'provider_disabled', message: 'global_search is disabled: missing env BRAVE_SEARCH_API_KEY' });
-    expect(brave.requests).toHaveLength(0);
+    expect(fakes.brave.requests).toHaveLength(0);
   });
 
   it('falls back to the custom search for an unknown vendor name, and says so', () => {

@@ -2,11 +2,13 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import {
   FAKE_LLM_ANSWER,
   fakeProviderSettings,
+  startFakeBraveSearch,
   startFakeGlobalSearch,
   startFakeLocalLlm,
   startFakeRegional,
   startFakeVision,
   startFakeWeb,
+  type FakeBraveSearch,
   type FakeGlobalSearch,
   type FakeLocalLlm,
   type FakeRegional,
@@ -17,7 +19,7 @@ import {
 
 /**
  * The fake-provider world every test that reaches a provider runs against: the regional search, the
- * vision service, the global search, the local language model and "the web", each a real HTTP server
+ * vision service, the global search (both vendors), the local language model and "the web", each a real HTTP server
  * on 127.0.0.1 that records what it receives. A test scripts them through the returned fakes
  * (results, detection, answer, web routes, respondWith / respondOnce for failures).
  */
@@ -25,6 +27,8 @@ export interface FakeProviders {
   regional: FakeRegional;
   vision: FakeVision;
   search: FakeGlobalSearch;
+  /** The global search's second vendor; `settings` name the custom search, add `fakeBraveSettings(brave)` to use it. */
+  brave: FakeBraveSearch;
   llm: FakeLocalLlm;
   web: FakeWeb;
   /**
@@ -32,7 +36,7 @@ export interface FakeProviders {
    * the keys they accept, and downloads from 127.0.0.1 allowed, where the fake web lives.
    */
   settings: Record<string, string>;
-  /** Every request the five fakes received, in order of arrival. */
+  /** Every request the six fakes received, in order of arrival. */
   requests(): RecordedRequest[];
   /**
    * Back to a world that finds nothing: scripted answers and recorded requests dropped, results and
@@ -43,18 +47,20 @@ export interface FakeProviders {
 }
 
 export async function startFakeProviders(): Promise<FakeProviders> {
-  const [regional, vision, search, llm, web] = await Promise.all([
+  const [regional, vision, search, brave, llm, web] = await Promise.all([
     startFakeRegional(),
     startFakeVision(),
     startFakeGlobalSearch(),
+    startFakeBraveSearch(),
     startFakeLocalLlm(),
     startFakeWeb(),
   ]);
-  const all = [regional, vision, search, llm, web];
+  const all = [regional, vision, search, brave, llm, web];
   return {
     regional,
     vision,
     search,
+    brave,
     llm,
     web,
     settings: { ...fakeProviderSettings({ regional, vision, search, llm }), SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' },
@@ -66,6 +72,8 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       regional.results.webkr = [];
       search.results.image = [];
       search.results.web = [];
+      brave.results.image = [];
+      brave.results.web = [];
       vision.detection = {};
       llm.answer = FAKE_LLM_ANSWER;
     },
