@@ -1,25 +1,11 @@
-import { z } from 'zod';
 import { answer } from '../lib/api/answer.js';
+import { ReloadReportRecord } from '../lib/api/records.js';
 import { readJson } from '../lib/http/json.js';
 import { reload } from '../lib/ingest/reload.js';
 import type { Env } from '../lib/ports.js';
 import type { RouteSpec } from './route.js';
 
-const Reload = answer(
-  'reload',
-  z.object({
-    imported: z.array(z.string()),
-    updated: z.array(z.string()),
-    unchanged: z.number().int(),
-    removed: z.array(z.string()),
-    rejected: z.array(z.object({ file: z.string().nullable(), id: z.string().nullable(), reason: z.string() })),
-    queued_jobs: z.number().int(),
-    remaining: z
-      .number()
-      .int()
-      .describe('New or changed files left for the next reload: a Worker invocation reads only so many. Always 0 on the Node service.'),
-  }),
-);
+const Reload = answer('reload', ReloadReportRecord);
 
 /** POST /api/submissions/reload: no body needed; answers the reload report. */
 export async function handleSubmissionsReload(request: Request, env: Env): Promise<Response> {

@@ -266,6 +266,18 @@ export const QuotaAlertRecord = z.object({
   last_error: z.string().nullable(),
 });
 
+/** What a reload found and did (POST /api/submissions/reload). */
+export const ReloadReportRecord = z.object({
+  imported: z.array(z.string()),
+  updated: z.array(z.string()),
+  unchanged: z.number().int(),
+  /** Quick submissions whose file is gone from the folder; their records and evidence are kept. */
+  removed: z.array(z.string()),
+  rejected: z.array(z.object({ file: z.string().nullable(), id: z.string().nullable(), reason: z.string() })),
+  queued_jobs: z.number().int(),
+  remaining: z.number().int().describe('New or changed files left for the next reload: a Worker invocation reads only so many. Always 0 on the Node service.'),
+});
+
 /** What a retention run deleted (POST /api/retention/run and the daily job). */
 export const RetentionReportRecord = z.object({
   retention_days: z.number().int(),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { basename, extname, isAbsolute } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
+import type { ReloadReportRecord } from '../api/records.js';
 import { listPages } from '../blobs/types.js';
 import { refreshRightsEvidence } from '../matching/analysis.js';
 import { describeIssues } from '../http/json.js';
@@ -21,20 +22,7 @@ import type { BlobInfo, Env, Statement } from '../ports.js';
  * while the rest import.
  */
 
-export interface ReloadReport {
-  imported: string[];
-  updated: string[];
-  unchanged: number;
-  /** Quick submissions whose file is gone from the folder; their records and evidence are kept. */
-  removed: string[];
-  rejected: { file: string | null; id: string | null; reason: string }[];
-  queued_jobs: number;
-  /**
-   * New or changed files left for the next reload: a Worker invocation may read only so many
-   * (lib/net/subrequests.ts). Always 0 in the Node service.
-   */
-  remaining: number;
-}
+export type ReloadReport = z.infer<typeof ReloadReportRecord>;
 
 const REGISTRY_NAME = 'submissions.json';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
