@@ -96,10 +96,12 @@ export async function capturePage(env: Env, evidence: Evidence, pageUrl = captur
  * The enrichment's step after storing evidence: every page of every verified web match is captured
  * (decision 0029). A match whose provider named no pages has its own page as its one page. A page
  * that fails keeps its error on its link; the match's own page also comes back as failure evidence
- * for the run to store (decision 0017); the run goes on.
+ * for the run to store (decision 0017); the run goes on. The evidence comes back as it then stands,
+ * its pages with their captures.
  */
-export async function captureMatchedPages(env: Env, stored: Evidence[]): Promise<NewEvidence[]> {
+export async function captureMatchedPages(env: Env, stored: Evidence[]): Promise<{ evidence: Evidence[]; failures: NewEvidence[] }> {
   const failures: NewEvidence[] = [];
+  if (!stored.some((e) => e.group === 'web_match')) return { evidence: stored, failures };
   for (const e of stored) {
     if (e.group !== 'web_match') continue;
     const own = capturablePage(e);
@@ -110,7 +112,8 @@ export async function captureMatchedPages(env: Env, stored: Evidence[]): Promise
       if (!outcome.ok && pageUrl === own) failures.push(outcome.failure);
     }
   }
-  return failures;
+  const ids = stored.map((e) => e.id);
+  return { evidence: await getEvidenceByIds(env.db, ids), failures };
 }
 
 /**

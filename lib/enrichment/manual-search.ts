@@ -74,9 +74,10 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
         ...verdictFields(v),
       });
     }
-    evidence = await addEvidence(env.db, submission.id, items, now());
     // A verified match found by hand is kept like one found by enrichment: its page is captured.
-    const failures = await captureMatchedPages(env, evidence);
+    const captured = await captureMatchedPages(env, await addEvidence(env.db, submission.id, items, now()));
+    evidence = captured.evidence;
+    const { failures } = captured;
     if (failures.length > 0) evidence.push(...(await addEvidence(env.db, submission.id, failures, now())));
     await recomputeRisk(env.db, submission.id, now());
   }

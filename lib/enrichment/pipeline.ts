@@ -103,8 +103,9 @@ class Run {
     });
     if (fresh.length === 0) return;
     const stored = await addEvidence(this.env.db, this.submission.id, fresh, this.env.clock.now().toISOString());
-    this.added.push(...stored);
-    await this.add(await captureMatchedPages(this.env, stored));
+    const { evidence, failures } = await captureMatchedPages(this.env, stored);
+    this.added.push(...evidence);
+    await this.add(failures);
   }
 
   /** One gated provider call; a refusal or failure is stored as failure evidence and gives null. */

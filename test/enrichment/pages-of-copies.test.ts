@@ -144,6 +144,18 @@ describe('pages where a copy lives', () => {
     expect(fetched.sort()).toEqual(Array.from({ length: MAX_PAGES_PER_IMAGE }, (_, i) => `/p/${i}`).sort());
   });
 
+  it('answers a match found by manual search with its page already captured', async () => {
+    await enrichCamera({});
+    fakes.search.results.image = [imageSearchItem('found by hand', fakes.web.urlFor('/copy.jpg'), fakes.web.urlFor('/news'))];
+    const answer = await body<{ evidence: Evidence[] }>(
+      env.call('POST', '/api/search/manual', { provider: 'global_search', query: 'cameraman', type: 'image', submission_id: 'camera' }),
+    );
+    const [match] = answer.evidence.filter((e) => e.group === 'web_match');
+    expect(match.pages).toEqual([
+      { url: fakes.web.urlFor('/news'), title: 'found by hand', error: null, capture: expect.objectContaining({ sha256: sha256(NEWS) }) },
+    ]);
+  });
+
   it('takes a search result’s context link as the page of its image', async () => {
     fakes.search.results.image = [imageSearchItem('found by search', fakes.web.urlFor('/copy.jpg'), fakes.web.urlFor('/blog'))];
     const review = await enrichCamera({ webEntities: [{ description: 'Cameraman', score: 0.9 }] });
