@@ -7,11 +7,13 @@ import { createProviderClients, type ProviderClients } from '../../lib/providers
 import { approveForVision, type ApprovedImage } from '../../lib/providers/derived-image.js';
 import { buildEvidencePrompt } from '../../lib/providers/local-llm.js';
 import { PROVIDER_RESPONSE_MAX_BYTES } from '../../lib/providers/call.js';
+import type { GlobalSearchClient } from '../../lib/providers/global-search.js';
+import { FAKE_BRAVE_SEARCH_API_KEY, startFakeBraveSearch, type FakeBraveSearch } from '../fakes/brave-search.js';
 import { FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, startFakeGlobalSearch, type FakeGlobalSearch } from '../fakes/global-search.js';
 import { startFakeLocalLlm, type FakeLocalLlm } from '../fakes/local-llm.js';
 import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, startFakeRegional, type FakeRegional } from '../fakes/regional.js';
 import type { FakeResponse, FakeServer } from '../fakes/server.js';
-import { fakeProviderSettings } from '../fakes/settings.js';
+import { fakeBraveSettings, fakeProviderSettings } from '../fakes/settings.js';
 import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
 
@@ -21,7 +23,14 @@ import { nodeEgress } from '../../lib/net/http-client.js';
  * and no secret in the message.
  */
 
-const SECRETS = [FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, FAKE_VISION_API_KEY, FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX];
+const SECRETS = [
+  FAKE_REGIONAL_CLIENT_ID,
+  FAKE_REGIONAL_CLIENT_SECRET,
+  FAKE_VISION_API_KEY,
+  FAKE_GLOBAL_SEARCH_API_KEY,
+  FAKE_GLOBAL_SEARCH_CX,
+  FAKE_BRAVE_SEARCH_API_KEY,
+];
 
 const VALID: Record<ProviderName, unknown> = {
   regional: {
@@ -51,6 +60,20 @@ const VALID: Record<ProviderName, unknown> = {
         title: 'Rocket',
         link: 'https://img.example.org/r.jpg',
         image: { contextLink: 'https://space.example.org/', thumbnailLink: 'https://img.example.org/t.jpg' },
+      },
+    ],
+  },
+  // The global search's second vendor, Brave's image search.
+  brave_search: {
+    type: 'images',
+    query: { original: 'rocket' },
+    results: [
+      {
+        type: 'image_result',
+        title: 'Rocket',
+        url: 'https://space.example.org/',
+        thumbnail: { src: 'https://img.example.org/t.jpg' },
+        properties: { url: 'https://img.example.org/r.jpg' },
       },
     ],
   },
@@ -95,6 +118,17 @@ const WRONG_TYPES: Record<ProviderName, [path: (string | number)[], value: unkno
     [['items', 0, 'pagemap'], 'x'],
     [['items', 0, 'pagemap'], { cse_image: 'https://img.example.org/x.jpg' }],
   ],
+  brave_search: [
+    [['type'], 'news'],
+    [['type'], null],
+    [['results'], 'x'],
+    [['results'], null],
+    [['results', 0], 5],
+    [['results', 0, 'title'], ['Rocket']],
+    [['results', 0, 'properties'], 'x'],
+    [['results', 0, 'properties', 'url'], 5],
+    [['results', 0, 'thumbnail'], 'x'],
+  ],
   local_llm: [
     [['response'], 5],
     [['response'], null],
@@ -105,8 +139,8 @@ const WRONG_TYPES: Record<ProviderName, [path: (string | number)[], value: unkno
   ],
 };
 
-type ProviderName = 'regional' | 'global_vision' | 'global_search' | 'local_llm';
-const PROVIDERS: ProviderName[] = ['regional', 'global_vision', 'global_search', 'local_llm'];
+type ProviderName = 'regional' | 'global_vision' | 'global_search' | 'brave_search' | 'local_llm';
+const PROVIDERS: ProviderName[] = ['regional', 'global_vision', 'global_search', 'brave_search', 'local_llm'];
 
 function withValue(source: unknown, path: (string | number)[], value: unknown): unknown {
   const copy = structuredClone(source) as Record<string | number, unknown>;
@@ -155,19 +189,29 @@ let regional: FakeRegional;
 let vision: FakeVision;
 let search: FakeGlobalSearch;
 let llm: FakeLocalLlm;
+let brave: FakeBraveSearch;
 let clients: ProviderClients;
+let braveClient: GlobalSearchClient;
 let approved: ApprovedImage;
 
 const images = localImageService(DEFAULT_MAX_PIXELS);
 afterAll(() => images.close());
 
 beforeAll(async () => {
-  [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
+  [regional, vision, search, llm, brave] = await Promise.all([
+    startFakeRegional(),
+    startFakeVision(),
+    startFakeGlobalSearch(),
+    startFakeLocalLlm(),
+    startFakeBraveSearch(),
+  ]);
   const { config } = buildConfig(fakeProviderSettings({ regional, vision, search, llm }));
   clients = createProviderClients(config, nodeEgress);
+  // The same clients with GLOBAL_SEARCH_PROVIDER=brave: the global search is Brave's.
+  braveClient = createProviderClients(buildConfig(fakeBraveSettings(brave)).config, nodeEgress).globalSearch;
   approved = await approveForVision(images, await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url)));
 });
-afterAll(() => Promise.all([regional, vision, search, llm].map((fake) => fake.close())));
+afterAll(() => Promise.all([regional, vision, search, llm, brave].map((fake) => fake.close())));
 
 function send(provider: ProviderName) {
   switch (provider) {
@@ -177,13 +221,15 @@ function send(provider: ProviderName) {
       return clients.globalVision.detectWeb(approved);
     case 'global_search':
       return clients.globalSearch.searchImages('rocket');
+    case 'brave_search':
+      return braveClient.searchImages('rocket');
     case 'local_llm':
       return clients.localLlm.generate(buildEvidencePrompt([]).prompt);
   }
 }
 
 function fakeOf(provider: ProviderName): FakeServer {
-  return { regional, global_vision: vision, global_search: search, local_llm: llm }[provider];
+  return { regional, global_vision: vision, global_search: search, brave_search: brave, local_llm: llm }[provider];
 }
 
 const ALL_CASES = PROVIDERS.flatMap((provider) => cases(provider).map(([name, response]) => ({ provider, name, response })));
