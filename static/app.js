@@ -82,7 +82,7 @@ function showAccount(session) {
   if (session.actor.role === 'admin') showAlerts();
 }
 
-const PROVIDER_NAME = { regional: '지역 검색', global_vision: '비전', global_search: '맞춤 검색', local_llm: '언어 모델' };
+const PROVIDER_NAME = { regional: '지역 검색', global_vision: '비전', global_search: '글로벌 검색', local_llm: '언어 모델' };
 
 /** Admins see today's quota alerts as a banner above every screen. */
 async function showAlerts() {
