@@ -11,9 +11,20 @@ import { auditStatement } from '../repo/audit.js';
 import { withLease } from '../repo/leases.js';
 import { enqueueJobStatement, owedWorkStatements, queuedCount } from '../repo/jobs.js';
 import { updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from '../repo/submissions.js';
+import {
+  getSubmissionMeta,
+  keepRefusalsStatements,
+  listRefusals,
+  listSubmissionMeta,
+  submissionIndexPage,
+  type IndexedSubmission,
+  type Refusal,
+  type SubmissionMeta,
+} from '../repo/ingest.js';
+import { IMAGES_PREFIX, REGISTRY_KEY } from '../blobs/keys.js';
 import { serialized } from '../db/serial.js';
 import { formatLocal, parseLocal } from '../time.js';
-import type { BlobInfo, Env, Statement } from '../ports.js';
+import type { BlobInfo, Env } from '../ports.js';
 
 /**
  * `POST /api/submissions/reload`: the registry file and the images folder become submissions.
@@ -49,9 +60,6 @@ type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'sub
   key: string;
   signature: FileSignature;
 };
-
-const IMAGES_PREFIX = 'submissions/images/';
-const REGISTRY_KEY = 'submissions/submissions.json';
 
 /** Quick ids: the file name without extension, lowercased, other characters as dashes. */
 export function quickId(fileName: string): string {
@@ -103,24 +111,6 @@ async function readRegistry(env: Env): Promise<RegistryRead> {
   return { entries: data };
 }
 
-/**
- * What a reload needs of each stored submission: no fingerprints, no counts. Title and time are
- * read only of registry rows, by a second query (a quick row's come from its file): four more
- * columns in the paged read, even empty, made reading 100,000 rows a third slower.
- */
-interface IndexedSubmission {
-  id: string;
-  file: string;
-  origin: 'quick' | 'registry';
-  title: string | null;
-  submitter: string | null;
-  submitted_at: string | null;
-  submitted_at_epoch: number | null;
-  bytes: number | null;
-  file_mtime_ms: number | null;
-  file_version: string | null;
-}
-
 /** What the store says of a file: when all three are as stored, the bytes are taken as unchanged. */
 interface FileSignature {
   size: number;
@@ -151,58 +141,24 @@ interface StoredIndex {
   refused: Map<string, Refusal>;
 }
 
-/** A file whose bytes were refused, with the signature it had then (migration 0015). */
-interface Refusal {
-  file: string;
-  bytes: number;
-  file_mtime_ms: number;
-  file_version: string;
-  reason: string;
-}
-
 /** Every stored submission, page by page, each page indexed before the next is read. */
 async function readStoredIndex(env: Env): Promise<StoredIndex> {
-  const refusals = await env.db.prepare('SELECT file, bytes, file_mtime_ms, file_version, reason FROM refused_files').all<Refusal>();
-  const index: StoredIndex = { byId: new Map(), byFile: new Map(), registryIds: new Set(), refused: new Map(refusals.results.map((r) => [r.file, r])) };
+  const refusals = await listRefusals(env.db);
+  const index: StoredIndex = { byId: new Map(), byFile: new Map(), registryIds: new Set(), refused: new Map(refusals.map((r) => [r.file, r])) };
   for (let after = ''; ; ) {
-    // A page is one JSON text: better-sqlite3's object and string per cell cost about twice
-    // SQLite's JSON and JSON.parse over 100,000 rows.
-    const page = await env.db
-      .prepare(
-        `SELECT json_group_array(json_array(id, file, origin, bytes, file_mtime_ms, file_version)) AS rows, max(id) AS last
-         FROM (SELECT id, file, origin, bytes, file_mtime_ms, file_version FROM submissions WHERE id > ? ORDER BY id LIMIT ?)`,
-      )
-      .bind(after, INDEX_PAGE)
-      .first<{ rows: string; last: string | null }>();
-    const rows = JSON.parse(page?.rows ?? '[]') as [string, string, IndexedSubmission['origin'], number | null, number | null, string | null][];
+    const { rows, last } = await submissionIndexPage(env.db, after, INDEX_PAGE);
     const registryIds: string[] = [];
-    for (const r of rows) {
-      const row: IndexedSubmission = {
-        id: r[0],
-        file: r[1],
-        origin: r[2],
-        bytes: r[3],
-        file_mtime_ms: r[4],
-        file_version: r[5],
-        title: null,
-        submitter: null,
-        submitted_at: null,
-        submitted_at_epoch: null,
-      };
+    for (const row of rows) {
       index.byId.set(row.id, row);
       index.byFile.set(row.file, row);
       if (row.origin === 'registry') registryIds.push(row.id);
     }
     if (registryIds.length > 0) {
       for (const id of registryIds) index.registryIds.add(id);
-      const metas = await env.db
-        .prepare('SELECT id, title, submitter, submitted_at, submitted_at_epoch FROM submissions WHERE id IN (SELECT value FROM json_each(?))')
-        .bind(JSON.stringify(registryIds))
-        .all<Pick<IndexedSubmission, 'id' | 'title' | 'submitter' | 'submitted_at' | 'submitted_at_epoch'>>();
-      for (const meta of metas.results) Object.assign(index.byId.get(meta.id)!, meta);
+      for (const meta of await listSubmissionMeta(env.db, registryIds)) Object.assign(index.byId.get(meta.id)!, meta);
     }
-    if (rows.length < INDEX_PAGE || !page?.last) return index;
-    after = page.last;
+    if (rows.length < INDEX_PAGE || !last) return index;
+    after = last;
     await yieldToEvents();
   }
 }
@@ -408,11 +364,12 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     if ('row' in outcome) newBytes.push(outcome.row);
   });
   report.queued_jobs += await storeNewBytes(env, newBytes);
-  await keepRefusals(
-    env,
+  const refusalStatements = keepRefusalsStatements(
+    env.db,
     newRefusals,
     [...refused.keys()].filter((file) => !stillRefused.has(file)),
   );
+  if (refusalStatements.length > 0) await env.db.batch(refusalStatements);
 
   const now = env.clock.now().toISOString();
   // Work a crash left owed (an analysis never finished, an enrichment never queued) is queued too.
@@ -481,8 +438,7 @@ async function sha256Of(bytes: Buffer): Promise<string> {
  */
 async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmission | null): Promise<ImportOutcome> {
   const now = env.clock.now().toISOString();
-  type Meta = Pick<IndexedSubmission, 'title' | 'submitter' | 'submitted_at' | 'submitted_at_epoch'>;
-  const metaChanged = (row: Meta) =>
+  const metaChanged = (row: SubmissionMeta) =>
     row.title !== c.title || row.submitter !== c.submitter || row.submitted_at !== c.submitted_at || row.submitted_at_epoch !== c.submitted_at_epoch;
   if (existing && existing.file === c.file && sameSignature(existing, c.signature)) {
     if (!metaChanged(existing)) return { kind: 'unchanged' };
@@ -492,15 +448,15 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   }
   const bytes = await env.blobs.get(c.key).catch(() => null);
   if (!bytes) return { reason: 'file cannot be read' };
+  // A file still being written (being copied in, saved by an editor) is another size than the
+  // listing said: left for the next reload, which lists it again, rather than imported half. Not
+  // remembered as refused, so nothing about it is kept.
+  if (bytes.length !== c.signature.size) {
+    return { reason: `file is still being written (${c.signature.size} bytes listed, ${bytes.length} read); the next reload takes it` };
+  }
   const sha256 = await sha256Of(bytes);
-  // What was read is what counts, even if the file changed between stat and read.
-  const signature = { ...c.signature, size: bytes.length };
-  const row = existing
-    ? await env.db
-        .prepare('SELECT title, submitter, submitted_at, submitted_at_epoch, sha256 FROM submissions WHERE id = ?')
-        .bind(c.id)
-        .first<Meta & { sha256: string | null }>()
-    : null;
+  const { signature } = c;
+  const row = existing ? await getSubmissionMeta(env.db, c.id) : null;
   if (existing && row && row.sha256 === sha256 && existing.file === c.file) {
     const changed = metaChanged(row);
     await updateSubmissionMetaStatement(env.db, c.id, c, signature, now).run();
@@ -561,31 +517,4 @@ async function storeNewBytes(env: Env, rows: SubmissionInput[]): Promise<number>
     queued += queuedCount([jobs]);
   }
   return queued;
-}
-
-// Refusals written or cleared per statement: one JSON array each, well inside D1's statement size.
-const REFUSAL_PAGE = 200;
-
-/** Remembers the newly refused files and forgets those that are gone, changed or now accepted. */
-async function keepRefusals(env: Env, added: Refusal[], cleared: string[]): Promise<void> {
-  const statements: Statement[] = [];
-  for (let start = 0; start < added.length; start += REFUSAL_PAGE) {
-    statements.push(
-      env.db
-        .prepare(
-          `INSERT INTO refused_files (file, bytes, file_mtime_ms, file_version, reason)
-           SELECT json_extract(value, '$.file'), json_extract(value, '$.bytes'), json_extract(value, '$.file_mtime_ms'), json_extract(value, '$.file_version'), json_extract(value, '$.reason') FROM json_each(?) WHERE true
-           ON CONFLICT (file) DO UPDATE SET bytes = excluded.bytes, file_mtime_ms = excluded.file_mtime_ms, file_version = excluded.file_version, reason = excluded.reason`,
-        )
-        .bind(JSON.stringify(added.slice(start, start + REFUSAL_PAGE))),
-    );
-  }
-  for (let start = 0; start < cleared.length; start += REFUSAL_PAGE) {
-    statements.push(
-      env.db
-        .prepare('DELETE FROM refused_files WHERE file IN (SELECT value FROM json_each(?))')
-        .bind(JSON.stringify(cleared.slice(start, start + REFUSAL_PAGE))),
-    );
-  }
-  if (statements.length > 0) await env.db.batch(statements);
 }
