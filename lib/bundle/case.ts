@@ -4,14 +4,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Actor } from '../auth/actor.js';
 import { notFound } from '../http/errors.js';
 import { readMediaBytes } from '../http/media.js';
-import { auditStatement } from '../repo/audit.js';
+import { auditStatement, listCaseAuditEvents, type AuditEvent } from '../repo/audit.js';
 import { listPageCaptureRows, type PageCaptureRow } from '../repo/captures.js';
 import { listEvidence, type Evidence } from '../repo/evidence.js';
-import { fromJson } from '../repo/json.js';
 import { getKnowledgeEntryForSubmission } from '../repo/knowledge.js';
 import { getSubmission, type Submission } from '../repo/submissions.js';
 import { SLICE_BYTES, type ZipFile } from './zip.js';
-import type { Database, Env } from '../ports.js';
+import { submissionKey } from '../blobs/keys.js';
+import type { Env } from '../ports.js';
 
 /**
  * A case as one file a rights team can hand on: the submission image, every downloaded matched
@@ -41,45 +41,6 @@ export interface ManifestFile {
   date?: string | null;
   last_modified?: string | null;
   recorded_sha256?: string;
-}
-
-interface CaseAuditEvent {
-  id: number;
-  at: string;
-  action: string;
-  target_type: string;
-  target_id: string | null;
-  details: Record<string, unknown>;
-  actor: { type: string; id: string | null; name: string | null; role: string | null; client: string | null };
-}
-
-type AuditRow = Omit<CaseAuditEvent, 'details' | 'actor'> & {
-  details: string;
-  actor_type: string | null;
-  actor_id: string | null;
-  actor_name: string | null;
-  actor_role: string | null;
-  client: string | null;
-};
-
-/** Every audit event about the case: the submission, its evidence, its entry, searches made for it. */
-export async function listCaseAuditEvents(db: Database, submissionId: string): Promise<CaseAuditEvent[]> {
-  const rows = await db
-    .prepare(
-      `SELECT * FROM audit_events
-       WHERE (target_type = 'submission' AND target_id = ?)
-          OR (target_type = 'evidence' AND target_id IN (SELECT id FROM evidence WHERE submission_id = ?))
-          OR (target_type = 'knowledge_entry' AND target_id IN (SELECT id FROM knowledge_entries WHERE submission_id = ?))
-          OR (target_type = 'provider' AND action = 'search.manual' AND json_extract(details, '$.submission_id') = ?)
-       ORDER BY id`,
-    )
-    .bind(submissionId, submissionId, submissionId, submissionId)
-    .all<AuditRow>();
-  return rows.results.map(({ actor_type, actor_id, actor_name, actor_role, client, details, ...row }) => ({
-    ...row,
-    details: fromJson<Record<string, unknown>>(details, {}),
-    actor: { type: actor_type ?? 'anonymous', id: actor_id, name: actor_name, role: actor_role, client },
-  }));
 }
 
 /** SHA-256 of the bytes, a slice per turn of the event loop, like the archive's CRC-32. */
@@ -145,7 +106,7 @@ interface CaseParts {
   evidence: Evidence[];
   captures: PageCaptureRow[];
   entry: Awaited<ReturnType<typeof getKnowledgeEntryForSubmission>>;
-  audit: CaseAuditEvent[];
+  audit: AuditEvent[];
   actor: Actor;
   generatedAt: Date;
 }
@@ -165,7 +126,7 @@ async function* bundleFiles(env: Env, c: CaseParts): AsyncGenerator<ZipFile> {
     return { name: path, bytes, compress, modified };
   };
 
-  const image = await env.blobs.get(`submissions/${c.submission.file}`).catch(() => null);
+  const image = await env.blobs.get(submissionKey(c.submission.file)).catch(() => null);
   if (image) {
     yield await file(`submission/${safeName(basename(c.submission.file))}`, image, false, new Date(c.submission.submitted_at_epoch * 1000), {
       role: 'submission_image',

@@ -29,7 +29,8 @@ export type AuditAction =
   | 'token.revoke'
   | 'evidence.capture'
   | 'submission.bundle'
-  | 'caller.rate_limited';
+  | 'caller.rate_limited'
+  | 'backup.start';
 
 /** Who did it: the account or token (id and name, never a secret), its role, and the client address. */
 export type AuditActor = z.infer<typeof AuditEventRecord>['actor'];
@@ -74,6 +75,22 @@ export async function listAuditEvents(db: Database, limit: number, before?: numb
     before === undefined
       ? await db.prepare('SELECT * FROM audit_events ORDER BY id DESC LIMIT ?').bind(limit).all<AuditRow>()
       : await db.prepare('SELECT * FROM audit_events WHERE id < ? ORDER BY id DESC LIMIT ?').bind(before, limit).all<AuditRow>();
+  return rows.results.map(toEvent);
+}
+
+/** Every audit event about a case: the submission, its evidence, its entry, searches made for it. */
+export async function listCaseAuditEvents(db: Database, submissionId: string): Promise<AuditEvent[]> {
+  const rows = await db
+    .prepare(
+      `SELECT * FROM audit_events
+       WHERE (target_type = 'submission' AND target_id = ?)
+          OR (target_type = 'evidence' AND target_id IN (SELECT id FROM evidence WHERE submission_id = ?))
+          OR (target_type = 'knowledge_entry' AND target_id IN (SELECT id FROM knowledge_entries WHERE submission_id = ?))
+          OR (target_type = 'provider' AND action = 'search.manual' AND json_extract(details, '$.submission_id') = ?)
+       ORDER BY id`,
+    )
+    .bind(submissionId, submissionId, submissionId, submissionId)
+    .all<AuditRow>();
   return rows.results.map(toEvent);
 }
 

@@ -1,4 +1,5 @@
 import { listQueue, type QueueFilter } from '../repo/submissions.js';
+import { listDecisionPage, listWatchlistPage } from '../repo/exports.js';
 import type { KnowledgeState } from '../vocabulary.js';
 import type { Database } from '../ports.js';
 
@@ -117,21 +118,9 @@ export const DECISION_COLUMNS = [
 export async function* decisionPages(db: Database): AsyncGenerator<Row[]> {
   let after: [string, string] | null = null;
   for (;;) {
-    const rows: (Row & { decided_at: string; id: string; attention_match: number })[] = (
-      await db
-        .prepare(
-          `SELECT s.id, s.title, s.decision, s.decision_note AS note, s.decided_at, s.risk_score, s.risk_level, s.evidence_count,
-             (SELECT COUNT(*) FROM evidence e WHERE e.submission_id = s.id AND e.status = '판단에 사용') AS evidence_used,
-             (SELECT COUNT(*) FROM evidence e WHERE e.submission_id = s.id AND e.group_key = 'web_match') AS web_matches,
-             s.attention_match
-           FROM submissions s WHERE s.decision IS NOT NULL${after ? ' AND (s.decided_at, s.id) < (?, ?)' : ''}
-           ORDER BY s.decided_at DESC, s.id DESC LIMIT ?`,
-        )
-        .bind(...(after ?? []), PAGE)
-        .all<Row & { decided_at: string; id: string; attention_match: number }>()
-    ).results;
+    const rows = await listDecisionPage(db, after, PAGE);
     if (rows.length === 0) return;
-    yield rows.map((row) => ({ ...row, attention_match: Boolean(row.attention_match) }));
+    yield rows;
     const last = rows[rows.length - 1];
     after = [last.decided_at, last.id];
   }
@@ -143,16 +132,7 @@ export const WATCHLIST_COLUMNS = ['id', 'submission_id', 'title', 'state', 'deci
 export async function* watchlistPages(db: Database, state?: KnowledgeState): AsyncGenerator<Row[]> {
   let after = '';
   for (;;) {
-    const rows = (
-      await db
-        .prepare(
-          `SELECT k.id, k.submission_id, s.title, k.state, k.decision, k.phash, k.created_at, k.updated_at
-           FROM knowledge_entries k JOIN submissions s ON s.id = k.submission_id
-           WHERE k.id > ?${state ? ' AND k.state = ?' : ''} ORDER BY k.id LIMIT ?`,
-        )
-        .bind(after, ...(state ? [state] : []), PAGE)
-        .all<Row & { id: string }>()
-    ).results;
+    const rows = await listWatchlistPage(db, state, after, PAGE);
     if (rows.length === 0) return;
     yield rows;
     after = rows[rows.length - 1].id;
