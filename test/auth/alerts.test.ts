@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ALERT_SIGNATURE_HEADER, signAlert } from '../../lib/providers/alerts.js';
 import {
+  fakeBraveSettings,
   fakeProviderSettings,
+  startFakeBraveSearch,
   startFakeGlobalSearch,
   startFakeLocalLlm,
   startFakeRegional,
@@ -22,6 +24,7 @@ const startAll = async () => ({
   vision: await startFakeVision(),
   search: await startFakeGlobalSearch(),
   llm: await startFakeLocalLlm(),
+  brave: await startFakeBraveSearch(),
 });
 
 beforeAll(async () => {
@@ -114,6 +117,29 @@ describe('quota alerts', () => {
     // The refused first attempt, then the retry about a second later.
     expect(webhook.requests).toHaveLength(2);
     expect(webhook.requests[1].sequence).toBeGreaterThan(webhook.requests[0].sequence);
+  });
+
+  it('holds Brave, serving the global search, to its own limit: counted after success, alerted, then refused', async () => {
+    env = await createTestEnv({
+      ...fakeProviderSettings(fakes),
+      ...fakeBraveSettings(fakes.brave),
+      SVC_BRAVE_SEARCH_DAILY_LIMIT: '2',
+      SVC_GLOBAL_CUSTOM_SEARCH_DAILY_LIMIT: '50',
+    });
+    fakes.brave.reset();
+    fakes.search.reset();
+    const search = async () => (await env!.call('POST', '/api/search/manual', { provider: 'global_search', query: 'lunar module', type: 'web' })).status;
+    expect(await search()).toBe(200);
+    fakes.brave.respondOnce({ status: 500, body: 'upstream down' });
+    expect([await search(), await search(), await search()]).toEqual([502, 200, 429]);
+    expect(fakes.brave.requests).toHaveLength(3);
+    expect(fakes.search.requests).toHaveLength(0);
+    expect((await alerts()).map((a) => [a.provider, a.threshold, a.used])).toEqual([
+      ['global_search', 80, 2],
+      ['global_search', 100, 2],
+    ]);
+    const providers = (await (await env.call('GET', '/api/providers')).json()).providers;
+    expect(providers.find((p: { id: string }) => p.id === 'global_search')).toMatchObject({ vendor: 'brave', daily_limit: 2, used_today: 2 });
   });
 
   it('keeps alerts in the console when no webhook is set, and only admins may read them', async () => {
