@@ -1,4 +1,5 @@
-import { readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { appendFileSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,7 +7,7 @@ import { D1_MAX_BOUND_VALUES, D1_MAX_QUERIES, limitedDatabase } from '../../lib/
 import { quickId, quickTitle, reload as reloadFiles } from '../../lib/ingest/reload.js';
 import { countedBlobStore, SubrequestLimitExceeded, subrequestBudget } from '../../lib/net/subrequests.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
-import { copyFixture, reencoded } from '../helpers/fixtures.js';
+import { copyFixture, fixturePath, reencoded } from '../helpers/fixtures.js';
 import type { BlobStore, Env } from '../../lib/ports.js';
 
 let env: TestEnv;
@@ -314,6 +315,30 @@ describe('reload as an index pass', () => {
     });
     expect(reads).not.toContain('submissions/images/camera.png');
     expect((await reloadFiles(env)).imported).toEqual(['camera']);
+  });
+
+  it('skips a file still being written with the reason, keeps nothing of it, and takes it whole on the next reload', async () => {
+    copyFixture('camera.png', env.paths.imagesDir);
+    const whole = readFileSync(fixturePath('rocket.jpg'));
+    const file = join(env.paths.imagesDir, 'rocket.jpg');
+    writeFileSync(file, whole.subarray(0, 4096));
+    // The copy goes on while the reload runs: between the listing and the read, the writer adds a piece.
+    const get = env.blobs.get.bind(env.blobs);
+    env.blobs.get = (key) => {
+      if (key === 'submissions/images/rocket.jpg') appendFileSync(file, whole.subarray(4096, 12288));
+      return get(key);
+    };
+    expect(await reload()).toMatchObject({
+      imported: ['camera'],
+      rejected: [{ file: 'images/rocket.jpg', id: 'rocket', reason: 'file is still being written (4096 bytes listed, 12288 read); the next reload takes it' }],
+    });
+    expect(await env.db.prepare("SELECT COUNT(*) AS n FROM submissions WHERE id = 'rocket'").first()).toEqual({ n: 0 });
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM refused_files').first()).toEqual({ n: 0 });
+    // The copy ends; the next reload takes the whole file.
+    env.blobs.get = get;
+    writeFileSync(file, whole);
+    expect(await reload()).toMatchObject({ imported: ['rocket'], rejected: [] });
+    expect((await review('rocket')).row).toMatchObject({ bytes: whole.length, sha256: createHash('sha256').update(whole).digest('hex') });
   });
 
   it('resolves registry files from the listing, not with a store request per entry', async () => {
