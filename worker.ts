@@ -8,7 +8,7 @@ import { httpImageService, type Fetcher } from './lib/images/http-service.js';
 import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike } from './lib/jobs/queue.js';
 import { createLogger } from './lib/log.js';
 import { fetchEgress } from './lib/net/fetch-egress.js';
-import { owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
+import { countQueuedJobs, owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
 import { runRetention } from './lib/review/retention.js';
 import { countedBlobStore, countedEgress, countedFetcher, countedQueue, subrequestBudget } from './lib/net/subrequests.js';
 import { createRouter } from './functions/router.js';
@@ -95,9 +95,9 @@ async function sweepJobs(env: Env): Promise<number> {
   const now = env.clock.now();
   await requeueStaleJobs(env.db, new Date(now.getTime() - STALE_JOB_MS).toISOString());
   await env.db.batch(owedWorkStatements(env.db, now.toISOString()));
-  const waiting = await env.db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'`).first<{ n: number }>();
-  await env.jobs.notify(waiting?.n ?? 0);
-  return waiting?.n ?? 0;
+  const waiting = await countQueuedJobs(env.db);
+  await env.jobs.notify(waiting);
+  return waiting;
 }
 
 export default {

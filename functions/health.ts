@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { answer } from '../lib/api/answer.js';
+import { pingDatabase } from '../lib/repo/health.js';
 import type { Env } from '../lib/ports.js';
 import type { RouteSpec } from './route.js';
 
@@ -9,7 +10,7 @@ const Health = answer('health', z.object({ status: z.enum(['ok', 'degraded']), v
 export async function handleHealth(_request: Request, env: Env): Promise<Response> {
   const uptime_s = Math.round((env.clock.now().getTime() - env.startedAt.getTime()) / 1000);
   try {
-    await env.db.prepare('SELECT 1 AS ok').first();
+    await pingDatabase(env.db);
     return Health.send({ status: 'ok', version: env.version, uptime_s, db: 'ok' });
   } catch {
     return Health.send({ status: 'degraded', version: env.version, uptime_s, db: 'unavailable' }, 503);

@@ -187,6 +187,12 @@ export async function listJobs(db: Database, status?: JobStatus, limit = 200): P
   return rows.results.map(toJob);
 }
 
+/** Jobs waiting to run. */
+export async function countQueuedJobs(db: Database): Promise<number> {
+  const row = await db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'`).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
 export async function getJob(db: Database, id: number): Promise<Job | null> {
   const row = await db.prepare('SELECT * FROM jobs WHERE id = ?').bind(id).first<JobRow>();
   return row ? toJob(row) : null;
