@@ -8,6 +8,7 @@ import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
 import { createEnv, type EnvOptions, type JobsQueuedMessage, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/http/errors.js';
+import { startingGate } from './lib/http/startup.js';
 import { countAccounts } from './lib/repo/accounts.js';
 import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { resumeAlertDelivery } from './lib/providers/alerts.js';
@@ -31,8 +32,10 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
   const env = await createEnv(config, options);
   // Before the first request can take one.
   await clearLeases(env.db);
+  const startup = (env.startup = startingGate(PICKING_UP_WORK));
   const server = await listen(env);
   const retention = await startWork(env);
+  startup.open();
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -95,12 +98,15 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
   let stopping = false;
   let url = '';
   const listening = new Set<Worker>();
+  let ready = false;
   const fork = () =>
     new Promise<string>((resolve, reject) => {
       const worker = cluster.fork();
       worker.on('message', (message: WorkerMessage) => {
         if (message?.type === 'listening') {
           listening.add(worker);
+          // One started after the work was picked up (a replacement) is ready at once.
+          if (ready) worker.send({ type: 'ready' } satisfies WorkerMessage);
           resolve(message.url);
         }
         if (message?.type === 'jobs-queued') void env.jobs.notify(message.count);
@@ -123,6 +129,8 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
     throw error;
   }
   const retention = await startWork(env);
+  ready = true;
+  for (const worker of listening) worker.send({ type: 'ready' } satisfies WorkerMessage);
   const stop = async () => {
     stopping = true;
     clearInterval(retention);
@@ -143,16 +151,22 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
 
 const RESTART_DELAY_MS = 1000;
 
-type WorkerMessage = { type: 'listening'; url: string } | JobsQueuedMessage | { type: 'stop' } | undefined;
+type WorkerMessage = { type: 'listening'; url: string } | JobsQueuedMessage | { type: 'ready' } | { type: 'stop' } | undefined;
+
+/** Why reload and rerun answer 503 between listening and the end of startWork. */
+const PICKING_UP_WORK = 'picking up the work a previous process left';
 
 /** A request process: answers on the shared port; the jobs its requests queue run in the primary. */
 async function startRequestProcess(config: Config): Promise<void> {
   const env = await createEnv(config, { jobs: 'primary' });
+  // The primary picks up the work a previous process left once this process listens; it says when.
+  const startup = (env.startup = startingGate(PICKING_UP_WORK));
   const server = await listen(env);
   // The primary decides when to stop (a terminal's Ctrl-C reaches every process of the group).
   process.on('SIGINT', () => {});
   process.on('SIGTERM', () => {});
   process.on('message', (message: WorkerMessage) => {
+    if (message?.type === 'ready') startup.open();
     if (message?.type !== 'stop') return;
     closeServer(server)
       .then(() => env.close())

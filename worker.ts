@@ -1,4 +1,5 @@
 import consoleFiles from 'virtual:console-assets';
+import migrationNames from 'virtual:migrations';
 import { mapAssets } from './lib/assets/memory.js';
 import { SYSTEM_ACTOR } from './lib/auth/actor.js';
 import { r2BlobStore, type R2BucketLike } from './lib/blobs/r2.js';
@@ -9,11 +10,12 @@ import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike } from '
 import { createLogger } from './lib/log.js';
 import { fetchEgress } from './lib/net/fetch-egress.js';
 import { countQueuedJobs, owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
+import { appliedMigrationCount } from './lib/repo/schema.js';
 import { runRetention } from './lib/review/retention.js';
 import { countedBlobStore, countedEgress, countedFetcher, countedQueue, subrequestBudget } from './lib/net/subrequests.js';
 import { createRouter } from './functions/router.js';
 import { systemClock } from './lib/time.js';
-import type { Database, Env, Logger } from './lib/ports.js';
+import type { Database, Env, Logger, Startup } from './lib/ports.js';
 
 /**
  * The Worker entry: the same router, handlers and console as the Node service (server.ts), on
@@ -26,6 +28,8 @@ export interface WorkerBindings {
   MEDIA: R2BucketLike;
   JOBS: QueueLike;
   IMAGES: { fetch: Fetcher };
+  /** Only under `npm run dev:worker` (scripts/local-worker.ts): answers `{reason}`, null once its start-up work is done. */
+  STARTUP?: { fetch: Fetcher };
   [setting: string]: unknown;
 }
 
@@ -48,6 +52,9 @@ interface IsolateParts {
   config: Config;
   log: Logger;
   startedAt: Date;
+  /** Start-up seen done (isolateStartup): then never asked again in this isolate. */
+  migrated: boolean;
+  workReady: boolean;
 }
 
 let isolate: IsolateParts | undefined;
@@ -61,7 +68,7 @@ function isolateParts(bindings: WorkerBindings): IsolateParts {
   const { config, warnings } = buildConfig(settings);
   const log = createLogger(config, { sink: (level, line) => (level === 'info' ? console.log(line) : console.error(line)) });
   for (const warning of warnings) log.warn('configuration corrected', { warning });
-  isolate = { bindings, config, log, startedAt: systemClock.now() };
+  isolate = { bindings, config, log, startedAt: systemClock.now(), migrated: false, workReady: false };
   return isolate;
 }
 
@@ -87,6 +94,35 @@ function workerEnv(bindings: WorkerBindings): Env {
     actor: SYSTEM_ACTOR,
     subrequests,
     maxFileBytes: MAX_FILE_BYTES,
+    startup: isolateStartup(parts),
+  };
+}
+
+/**
+ * Start-up as the Worker sees it. D1 must hold every migration this bundle was built with: a
+ * deployment whose migrations were not applied, or `npm run dev:worker` before it has applied them,
+ * answered 500 "no such table". And a `STARTUP` binding, where there is one (`npm run dev:worker`
+ * while it copies the data folder's images into the bucket), must say the work may start: a reload
+ * meanwhile would find half the images and the registry naming files not yet there. Each is asked
+ * until it says yes, then never again in this isolate.
+ */
+function isolateStartup(parts: IsolateParts): Startup {
+  const { bindings } = parts;
+  return {
+    async waiting(what) {
+      if (!parts.migrated) {
+        const applied = await appliedMigrationCount(bindings.DB, migrationNames);
+        if (applied < migrationNames.length) return `the database is not migrated yet (${applied} of ${migrationNames.length} migrations applied)`;
+        parts.migrated = true;
+      }
+      if (what === 'database' || parts.workReady) return null;
+      const reason = bindings.STARTUP
+        ? ((await (await bindings.STARTUP.fetch(new Request('http://startup/'))).json()) as { reason: string | null }).reason
+        : null;
+      if (reason) return reason;
+      parts.workReady = true;
+      return null;
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import { Router } from 'itty-router';
 import { authorize } from '../lib/auth/authenticate.js';
 import { callerLimits } from '../lib/auth/rate-limits.js';
 import { errorResponse, invalid, isStorageFull, notFound, ServiceError } from '../lib/http/errors.js';
+import { STARTING_HEADERS, startupNeedOf, stillStarting } from '../lib/http/startup.js';
 import type { Env } from '../lib/ports.js';
 import { consoleRoute } from './console.js';
 import { ROUTES } from './index.js';
@@ -42,23 +43,26 @@ function unexpected(err: unknown, request: Request, env: Env): Response {
 
 function routes() {
   const router = Router<RouteRequest, [Env, unknown?]>({ catch: unexpected });
-  // The one access check and rate limit: the handler then sees the caller as `env.actor` (handlers
-  // called directly, as in tests, act as the service). The health check and the console's files
-  // are not limited: monitors poll the one, the other holds no data and a page load fetches many.
+  // The one start-up check, access check and rate limit: the handler then sees the caller as
+  // `env.actor` (handlers called directly, as in tests, act as the service). The health check and the
+  // console's files are open: not limited (monitors poll the one, the other holds no data and a page
+  // load fetches many) and served while the service starts (the health check says it is starting).
   const limits = callerLimits();
   const guarded =
-    ({ access, handler }: RouteSpec, limited = true): Handler =>
+    ({ path, access, handler }: RouteSpec, open = false): Handler =>
     async (request, env, ctx) => {
-      const actor = limited ? await limits.admit(request, env, ctx, access) : await authorize(request, env, ctx, access);
+      const starting = open ? null : await env.startup?.waiting(startupNeedOf(path));
+      if (starting) return errorResponse(stillStarting(starting), STARTING_HEADERS);
+      const actor = open ? await authorize(request, env, ctx, access) : await limits.admit(request, env, ctx, access);
       if (actor instanceof Response) return actor;
       return handler(request, { ...env, actor }, ctx);
     };
-  for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec, spec.path !== '/health'));
+  for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec, spec.path === '/health'));
   router
     .all('/api/*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     })
-    .get('*', guarded(consoleRoute, false))
+    .get('*', guarded(consoleRoute, true))
     .all('*', (request) => {
       throw notFound(`no route for ${request.method} ${new URL(request.url).pathname}`);
     });

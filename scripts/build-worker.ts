@@ -1,18 +1,24 @@
 // Bundles worker.ts into dist/worker.js for workerd (wrangler deploy / dev, and the Worker tests).
-// The console's static files travel inside the bundle as `virtual:console-assets`; node:* modules
-// are left to workerd's Node compatibility (nodejs_compat).
+// The console's static files travel inside the bundle as `virtual:console-assets`, the names of the
+// database migrations as `virtual:migrations` (the Worker checks D1 holds them all before it serves);
+// node:* modules are left to workerd's Node compatibility (nodejs_compat).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { migrationFiles } from '../lib/db/migrate.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-const consoleAssets: Plugin = {
-  name: 'console-assets',
+const virtualModules: Plugin = {
+  name: 'virtual-modules',
   setup(b) {
-    b.onResolve({ filter: /^virtual:console-assets$/ }, () => ({ path: 'console-assets', namespace: 'virtual' }));
-    b.onLoad({ filter: /.*/, namespace: 'virtual' }, () => {
+    b.onResolve({ filter: /^virtual:(console-assets|migrations)$/ }, (args) => ({ path: args.path.slice('virtual:'.length), namespace: 'virtual' }));
+    b.onLoad({ filter: /^migrations$/, namespace: 'virtual' }, () => ({
+      contents: `export default ${JSON.stringify(migrationFiles().map((m) => m.name))};`,
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /^console-assets$/, namespace: 'virtual' }, () => {
       const dir = join(root, 'static');
       const files = Object.fromEntries(
         readdirSync(dir)
@@ -36,7 +42,7 @@ export async function buildWorker(outfile = join(root, 'dist', 'worker.js')): Pr
     mainFields: ['module', 'main'],
     conditions: ['workerd', 'worker', 'import'],
     external: ['node:*'],
-    plugins: [consoleAssets],
+    plugins: [virtualModules],
     logLevel: 'warning',
   });
   return outfile;

@@ -20,6 +20,10 @@ export interface LocalWorkerOptions {
   persistDir?: string;
   /** Sees the path of every call the Worker makes to the image service, and which instance made it (tests). */
   onImageCall?: (path: string, instance: number) => void;
+  /** Why the work may not start yet (`npm run dev:worker` copying images), or null: the Worker's STARTUP binding. */
+  startup?: () => string | null;
+  /** Applies the migrations to D1 before answering (the default); false leaves a fresh D1 empty (tests of the start-up). */
+  migrate?: boolean;
   /**
    * Instances of the Worker, each consuming its own queue (1 by default): the first serves HTTP;
    * the scheduled sweep of each sends notices for waiting jobs to its own queue (benches).
@@ -55,6 +59,7 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Min
         });
         return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers }) as never;
       },
+      ...(options.startup ? { STARTUP: async () => Response.json({ reason: options.startup!() }) as never } : {}),
     },
     bindings: options.bindings,
   }));
@@ -64,6 +69,6 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Min
     ...(options.persistDir ? { d1Persist: join(options.persistDir, 'd1'), r2Persist: join(options.persistDir, 'r2') } : {}),
     workers,
   });
-  await migrate((await mf.getD1Database('DB')) as unknown as Database);
+  if (options.migrate ?? true) await migrate((await mf.getD1Database('DB')) as unknown as Database);
   return mf;
 }

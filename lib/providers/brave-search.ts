@@ -25,6 +25,8 @@ export interface BraveSearchSettings {
 const MAX_WEB_COUNT = 20;
 const MAX_WEB_OFFSET = 9;
 const MAX_IMAGE_COUNT = 200;
+/** Brave refuses a query of more than 50 words; the words past that are dropped rather than the search lost. */
+const MAX_QUERY_WORDS = 50;
 const WEB_PATH = '/res/v1/web/search';
 const IMAGE_PATH = '/res/v1/images/search';
 
@@ -131,20 +133,20 @@ export function createBraveSearchClient(settings: BraveSearchSettings, egress: E
       secrets,
     });
   };
-  const checked = (query: string, page: number): string | ProviderFailure => {
+  /** The query as it may leave, or the failure that sends nothing. */
+  const sendable = (query: string, page: number, lastPage: number): string | ProviderFailure => {
     const text = textQuery(query);
     if (text === null) return providerFailure('invalid_input', 'brave search: the query must be non-empty text', secrets);
-    if (!Number.isInteger(page) || page < 0) return providerFailure('invalid_input', `brave search: page ${page} is out of range`, secrets);
-    return text;
+    if (!Number.isInteger(page) || page < 0 || page > lastPage) return providerFailure('invalid_input', `brave search: page ${page} is out of range`, secrets);
+    return text.split(' ').slice(0, MAX_QUERY_WORDS).join(' ');
   };
   const count = (results: number, max: number) => Math.min(max, Math.max(1, Math.round(Number.isFinite(results) ? results : 1)));
 
   return {
     async searchWeb(query, page = 0): Promise<GlobalSearchResult> {
-      const text = checked(query, page);
-      if (typeof text !== 'string') return text;
-      if (page > MAX_WEB_OFFSET) return providerFailure('invalid_input', `brave search: page ${page} is out of range`, secrets);
       const n = count(settings.web.results, MAX_WEB_COUNT);
+      const text = sendable(query, page, MAX_WEB_OFFSET);
+      if (typeof text !== 'string') return text;
       const answer = await call(WEB_PATH, { q: text, count: String(n), offset: String(page) }, webAnswer);
       if (!answer.ok) return answer;
       if (answer.data.type === 'ErrorResponse') return errorFailure(answer.data, secrets);
@@ -152,12 +154,11 @@ export function createBraveSearchClient(settings: BraveSearchSettings, egress: E
       return { ok: true, total: null, items: (answer.data.web?.results ?? []).slice(0, n).map(webItem) };
     },
     async searchImages(query, page = 0): Promise<GlobalSearchResult> {
-      const text = checked(query, page);
-      if (typeof text !== 'string') return text;
       const n = count(settings.image.results, MAX_IMAGE_COUNT);
       // Image search has no offset: page p asks for the first (p + 1) * n results and keeps the last n.
+      const text = sendable(query, page, Math.floor(MAX_IMAGE_COUNT / n) - 1);
+      if (typeof text !== 'string') return text;
       const upTo = (page + 1) * n;
-      if (upTo > MAX_IMAGE_COUNT) return providerFailure('invalid_input', `brave search: page ${page} is out of range`, secrets);
       const answer = await call(IMAGE_PATH, { q: text, count: String(upTo) }, imageAnswer);
       if (!answer.ok) return answer;
       if (answer.data.type === 'ErrorResponse') return errorFailure(answer.data, secrets);

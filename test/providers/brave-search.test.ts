@@ -55,6 +55,12 @@ describe('Brave request', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it('keeps the first 50 words of a longer query, the most Brave takes', async () => {
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`);
+    expect((await client.searchWeb(words.join(' '))).ok).toBe(true);
+    expect(fake.requests[0].query.q).toBe(words.slice(0, 50).join(' '));
+  });
+
   it('refuses anything but non-empty text as a query, sending nothing', async () => {
     for (const query of [Buffer.from('GIF89a') as unknown as string, '', '   ', 42 as unknown as string]) {
       expect(await client.searchImages(query)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
