@@ -151,7 +151,7 @@ export const ProviderRecord = z.object({
   name: z.string(),
   kind: z.enum(['search', 'vision', 'llm']),
   /** Who serves the role when it has a choice (`global_search`: `custom_search` or `brave`). */
-  vendor: z.enum(GLOBAL_SEARCH_VENDORS).nullable(),
+  vendor: z.enum(GLOBAL_SEARCH_VENDORS).nullable().describe('global_search: custom_search or brave (GLOBAL_SEARCH_PROVIDER); null for the others'),
   enabled: z.boolean(),
   switched_on: z.boolean(),
   configured: z.boolean(),
