@@ -13,6 +13,7 @@ import { countAccounts } from './lib/repo/accounts.js';
 import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { resumeAlertDelivery } from './lib/providers/alerts.js';
 import { runRetention } from './lib/review/retention.js';
+import { queueDailyBackup } from './lib/jobs/backup.js';
 import { dayIn } from './lib/time.js';
 import { clearLeases } from './lib/repo/leases.js';
 import { clearReservations } from './lib/repo/quota.js';
@@ -82,6 +83,7 @@ async function startWork(env: OwnedEnv): Promise<NodeJS.Timeout> {
   if (queued) env.log.info('queued work left owed', { count: queued });
   await resumeAlertDelivery(env, dayIn(env.clock.now(), env.config.SVC_TIMEZONE));
   env.jobs.start();
+  await queueDailyBackup(env);
   return scheduleRetention(env);
 }
 
@@ -219,9 +221,13 @@ function refuseUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The retention job runs once a day while the service is up (and on demand at POST /api/retention/run). */
+/**
+ * The retention job runs once a day while the service is up (and on demand at POST /api/retention/run),
+ * and with SVC_BACKUP_DAILY the daily backup is queued (also at start, when the last is a day old).
+ */
 function scheduleRetention(env: OwnedEnv): NodeJS.Timeout {
   const timer = setInterval(() => {
+    queueDailyBackup(env).catch((error) => env.log.error('daily backup not queued', { error: error instanceof Error ? error.message : String(error) }));
     runRetention(env).then(
       (report) => env.log.info('retention run', { ...report }),
       (error) => env.log.error('retention failed', { error: error instanceof Error ? error.message : String(error) }),

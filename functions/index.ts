@@ -1,3 +1,4 @@
+import { backupStartRoute, backupsListRoute } from './admin-backup.js';
 import { accountCreateRoute, accountRevokeSessionsRoute, accountsListRoute, accountUpdateRoute } from './accounts.js';
 import { alertsRoute } from './alerts.js';
 import { auditEventsRoute } from './audit-events.js';
@@ -29,6 +30,7 @@ import { submissionBundleRoute } from './submission-bundle.js';
 import { submissionDecisionRoute } from './submission-decision.js';
 import { submissionReviewRoute } from './submission-review.js';
 import { reloadRoute } from './submissions-reload.js';
+import { reloadReportRoute } from './reload-report.js';
 import { rerunRoute } from './submissions-rerun.js';
 import { tokenCreateRoute, tokenRevokeRoute, tokensListRoute } from './tokens.js';
 
@@ -53,8 +55,11 @@ export const ROUTES: readonly RouteSpec[] = [
   providerUpdateRoute,
   emergencyDisableRoute,
   retentionRunRoute,
+  backupStartRoute,
+  backupsListRoute,
   alertsRoute,
   reloadRoute,
+  reloadReportRoute,
   rerunRoute,
   manualSearchRoute,
   jobsRoute,

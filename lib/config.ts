@@ -91,6 +91,10 @@ export const RULES = {
   // One per core by default (see buildConfig): one event loop queued 8 reviewers' requests.
   SVC_HTTP_PROCESSES: int(1, 1, 16),
   SVC_EVIDENCE_RETENTION_DAYS: int(90, 1, 36500),
+  // Where backups go (npm run backup, POST /api/admin/backup, the daily one); empty: <SVC_DATA_DIR>/backups.
+  SVC_BACKUP_DIR: str(''),
+  SVC_BACKUP_DAILY: bool(false),
+  SVC_BACKUP_KEEP: int(7, 1, 365),
   SVC_PROVIDER_TIMEOUT_MS: int(15000, 1000, 120000),
   SVC_DOWNLOAD_MAX_BYTES: int(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   SVC_DOWNLOAD_TIMEOUT_MS: int(10000, 100, 120000),

@@ -1,6 +1,7 @@
 import { SYSTEM_ACTOR } from './auth/actor.js';
 import type { Config } from './config.js';
 import { folderAssets } from './assets/folder.js';
+import { folderBackups } from './backup/folder.js';
 import { folderBlobStore } from './blobs/folder.js';
 import { migrate } from './db/migrate.js';
 import { openSqlite } from './db/sqlite.js';
@@ -9,7 +10,7 @@ import { nodeEgress } from './net/http-client.js';
 import { JOB_HANDLERS } from './jobs/handlers.js';
 import { createJobRunner, type JobRunner } from './jobs/loops.js';
 import { createLogger } from './log.js';
-import { dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
+import { backupFolder, dataPaths, ensureDataDirs, type DataPaths } from './paths.js';
 import { unlimitedSubrequests } from './net/subrequests.js';
 import { systemClock } from './time.js';
 import type { BlobStore, Clock, Database, Env, Logger } from './ports.js';
@@ -68,6 +69,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
   await migrate(db);
   const clock = options.clock ?? systemClock;
   const images = localImageService(config.SVC_MAX_IMAGE_PIXELS);
+  const version = options.version ?? '0.1.0';
   const env: OwnedEnv = {
     config,
     db,
@@ -77,12 +79,16 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     assets: folderAssets(),
     clock,
     log: options.log ?? createLogger(config),
-    version: options.version ?? '0.1.0',
+    version,
     startedAt: clock.now(),
     images,
     actor: SYSTEM_ACTOR,
     subrequests: unlimitedSubrequests,
     maxFileBytes: Number.POSITIVE_INFINITY,
+    // Online backups copy the SQLite file and the data folder; other storage has its own (D1 Time Travel).
+    backups: options.storage
+      ? undefined
+      : folderBackups({ dataDir: paths.dataDir, folder: backupFolder(config), keep: config.SVC_BACKUP_KEEP, version, clock }),
     jobs: undefined as unknown as JobRunner,
     async close() {
       await env.jobs.stop();
@@ -98,6 +104,7 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
           analyse: { handler: JOB_HANDLERS.analyse, concurrency: config.SVC_ANALYSIS_CONCURRENCY },
           enrich: { handler: JOB_HANDLERS.enrich, concurrency: config.SVC_ENRICH_CONCURRENCY },
           index: { handler: JOB_HANDLERS.index, concurrency: 1 },
+          backup: { handler: JOB_HANDLERS.backup, concurrency: 1 },
         });
   return env;
 }

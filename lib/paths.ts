@@ -27,6 +27,11 @@ export function dataPaths(dataDir: string): DataPaths {
   };
 }
 
+/** Where backups go: SVC_BACKUP_DIR, else `backups/` in the data folder. */
+export function backupFolder(config: { SVC_DATA_DIR: string; SVC_BACKUP_DIR: string }): string {
+  return resolve(config.SVC_BACKUP_DIR || join(config.SVC_DATA_DIR, 'backups'));
+}
+
 export function ensureDataDirs(paths: DataPaths): void {
   for (const dir of [paths.dataDir, paths.imagesDir, paths.evidenceDir, paths.derivedDir, paths.thumbsDir]) mkdirSync(dir, { recursive: true });
 }

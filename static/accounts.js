@@ -1,6 +1,7 @@
 // Accounts and personal API tokens (admins only; the server refuses everyone else). A new token's
 // secret is shown once, in this screen, and never again.
 import { api } from './api.js';
+import { backupPanel } from './backup.js';
 import { h, append, actionButton, clear, formatInstant } from './dom.js';
 import { state, attempt, loading, errorPanel, emptyState, toast } from './ui.js';
 
@@ -79,6 +80,7 @@ export async function renderAccounts(view) {
     h('div', { class: 'screen-head' }, h('h1', {}, '계정 ', h('span', { class: 'en' }, 'Accounts'))),
     h('section', { class: 'panel' }, h('h2', {}, '계정'), accountForm, accountsSlot),
     h('section', { class: 'panel' }, h('h2', {}, 'API 토큰'), tokenForm, secretSlot, tokensSlot),
+    backupPanel(),
   );
 
   async function loadAccounts() {

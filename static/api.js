@@ -93,4 +93,6 @@ export const api = {
   alerts: () => request('GET', '/api/alerts'),
   createToken: (body) => request('POST', '/api/tokens', body),
   revokeToken: (id) => request('POST', `/api/tokens/${seg(id)}/revoke`),
+  startBackup: () => request('POST', '/api/admin/backup'),
+  backups: () => request('GET', '/api/admin/backups'),
 };

@@ -15,6 +15,7 @@ const ACTION_LABEL = {
   'provider.emergency_disable': '긴급 전체 차단',
   'search.manual': '수동 검색',
   'retention.run': '보존 기한 정리',
+  'backup.start': '백업 시작',
   'submission.decision_change': '결정 변경',
   'auth.login': '로그인',
   'auth.login_failed': '로그인 실패',

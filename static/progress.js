@@ -4,7 +4,7 @@
 import { api } from './api.js';
 import { clear, h } from './dom.js';
 
-const TYPE_LABEL = { analyse: '분석 (analysis)', enrich: '근거 수집 (enrichment)', index: '유사도 색인 (similarity index)' };
+const TYPE_LABEL = { analyse: '분석 (analysis)', enrich: '근거 수집 (enrichment)', index: '유사도 색인 (similarity index)', backup: '백업 (backup)' };
 const POLL_MS = 1000;
 
 function duration(seconds) {

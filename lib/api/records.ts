@@ -193,7 +193,7 @@ export const ErrorBody = z
   .strict();
 
 export const RoleRecord = z.enum(['operator', 'admin']);
-const jobType = z.enum(['analyse', 'enrich', 'index']);
+const jobType = z.enum(['analyse', 'enrich', 'index', 'backup']);
 const jobStatus = z.enum(['queued', 'running', 'done', 'failed', 'skipped']);
 
 export const GroupRecord = z.object({ key: z.string(), label: z.string(), evidence_ids: z.array(z.string()) });

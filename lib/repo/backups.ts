@@ -1,3 +1,5 @@
+import { toJob, type Job, type JobRow } from './jobs.js';
+import { toJson } from './json.js';
 import type { Database } from '../ports.js';
 
 /**
@@ -34,4 +36,38 @@ export async function* storedMediaPaths(db: Database): AsyncGenerator<string[]> 
       after = rows.results[rows.results.length - 1].at;
     }
   }
+}
+
+/** A backup job waits or runs: the console's button and the daily timer queue no second one. */
+const NONE_IN_FLIGHT = "NOT EXISTS (SELECT 1 FROM jobs WHERE type = 'backup' AND status IN ('queued', 'running'))";
+
+/** Queues a backup unless one is queued or running; returns the id queued (RETURNING), if any. */
+export function enqueueBackupStatement(db: Database, now: string) {
+  return db.prepare(`INSERT INTO jobs (type, status, payload, created_at) SELECT 'backup', 'queued', '{}', ? WHERE ${NONE_IN_FLIGHT} RETURNING id`).bind(now);
+}
+
+/** Queues the daily backup unless one is in flight or one made since `since` succeeded. */
+export function enqueueDailyBackupStatement(db: Database, now: string, since: string) {
+  return db
+    .prepare(
+      `INSERT INTO jobs (type, status, payload, created_at) SELECT 'backup', 'queued', '{"daily":true}', ?
+       WHERE ${NONE_IN_FLIGHT} AND NOT EXISTS (SELECT 1 FROM jobs WHERE type = 'backup' AND status = 'done' AND created_at >= ?) RETURNING id`,
+    )
+    .bind(now, since);
+}
+
+/** The backup job in flight, if any. */
+export async function backupInFlight(db: Database): Promise<Job | null> {
+  const row = await db.prepare("SELECT * FROM jobs WHERE type = 'backup' AND status IN ('queued', 'running') ORDER BY id LIMIT 1").first<JobRow>();
+  return row ? toJob(row) : null;
+}
+
+export async function listBackupJobs(db: Database, limit: number): Promise<Job[]> {
+  const rows = await db.prepare("SELECT * FROM jobs WHERE type = 'backup' ORDER BY id DESC LIMIT ?").bind(limit).all<JobRow>();
+  return rows.results.map(toJob);
+}
+
+/** A backup job's progress, then its result, in its payload: what GET /api/jobs and /api/admin/backups show. */
+export async function saveBackupPayload(db: Database, id: number, payload: Record<string, unknown>): Promise<void> {
+  await db.prepare("UPDATE jobs SET payload = ? WHERE id = ? AND type = 'backup'").bind(toJson(payload), id).run();
 }

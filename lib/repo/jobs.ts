@@ -9,16 +9,16 @@ export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'skipped';
  * Local analysis of a submission's image, then its enrichment through the providers. `index`
  * writes the similarity index of submissions compared before it moved into the database (migration
  * 0014 queues it); no analysis starts while one is owed, since a comparison would miss what is not
- * indexed yet.
+ * indexed yet. `backup` writes one backup archive (lib/jobs/backup.ts), on the Node service only.
  */
-export const JOB_TYPES = ['analyse', 'enrich', 'index'] as const;
+export const JOB_TYPES = ['analyse', 'enrich', 'index', 'backup'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export type Job = z.infer<typeof JobRecord>;
 
-type JobRow = Omit<Job, 'payload'> & { payload: string; run_token: string | null };
+export type JobRow = Omit<Job, 'payload'> & { payload: string; run_token: string | null };
 
-const toJob = ({ run_token: _token, ...row }: JobRow): Job => ({ ...row, payload: fromJson(row.payload, {}) });
+export const toJob = ({ run_token: _token, ...row }: JobRow): Job => ({ ...row, payload: fromJson(row.payload, {}) });
 
 /**
  * Queues a job unless the same job is already waiting for the same submission. Statements that
@@ -72,7 +72,10 @@ export async function finishJob(db: Database, id: number, token: string, status:
 
 /** A claimed job goes back to the queue unfinished (its worker met a full disk), with the reason. */
 export async function putJobBack(db: Database, id: number, token: string, reason: string) {
-  await db.prepare(`UPDATE jobs SET status = 'queued', error = ?, started_at = NULL, run_token = NULL WHERE id = ? AND run_token = ?`).bind(reason, id, token).run();
+  await db
+    .prepare(`UPDATE jobs SET status = 'queued', error = ?, started_at = NULL, run_token = NULL WHERE id = ? AND run_token = ?`)
+    .bind(reason, id, token)
+    .run();
 }
 
 /** Jobs left running by a process that died go back to the queue; returns how many. */
