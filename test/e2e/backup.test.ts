@@ -8,7 +8,7 @@ describe('backup panel', () => {
   const session = consoleSession();
 
   it('starts a backup from the accounts screen and shows it done with its archive, as the folder holds it', async () => {
-    const service = await session.start({ seed: { images: { 'camera.png': 'camera.png' } } });
+    const service = await session.start({});
     const { page, errors } = await session.open(service, '#/accounts');
     await page.click('#start-backup');
     const row = page.locator('#backup-list tbody tr[data-status="done"]');
