@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startImageService } from '../image-service.js';
+import { IMAGES_PREFIX, REGISTRY_KEY } from '../lib/blobs/keys.js';
 import { SECRET_VARIABLES } from '../lib/config.js';
 import { loadConfig } from '../lib/config-file.js';
 import { dataPaths } from '../lib/paths.js';
@@ -22,8 +23,8 @@ const bindings = Object.fromEntries(Object.entries(config).map(([name, value]) =
 const files = [
   ...readdirSync(paths.imagesDir, { withFileTypes: true })
     .filter((e) => e.isFile() && !e.name.startsWith('.'))
-    .map((e) => ({ file: join(paths.imagesDir, e.name), key: `submissions/images/${e.name}` })),
-  ...(statSync(paths.registryFile, { throwIfNoEntry: false }) ? [{ file: paths.registryFile, key: 'submissions/submissions.json' }] : []),
+    .map((e) => ({ file: join(paths.imagesDir, e.name), key: `${IMAGES_PREFIX}${e.name}` })),
+  ...(statSync(paths.registryFile, { throwIfNoEntry: false }) ? [{ file: paths.registryFile, key: REGISTRY_KEY }] : []),
 ];
 let done = 0;
 const startup = () => (done < files.length ? `copying images into the bucket (${done} of ${files.length})` : null);

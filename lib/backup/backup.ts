@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { access, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { folderBlobStore } from '../blobs/folder.js';
+import { DERIVED_AREA, EVIDENCE_AREA, SUBMISSIONS_AREA, THUMBS_AREA, submissionKey } from '../blobs/keys.js';
 import { checkedKey, listPages } from '../blobs/types.js';
 import { openSqlite } from '../db/sqlite.js';
 import { appliedMigrations, storedMediaPaths } from '../repo/backups.js';
@@ -23,7 +24,7 @@ export const BACKUP_FORMAT = 'image-rights-backup/1';
 export const DATABASE_ENTRY = 'svc.sqlite3';
 export const MANIFEST_ENTRY = 'manifest.json';
 /** The areas of the data folder a backup holds; a restore accepts no other path. */
-export const BACKED_UP_AREAS = ['submissions/', 'evidence/', 'derived/', 'thumbs/'] as const;
+export const BACKED_UP_AREAS = [SUBMISSIONS_AREA, EVIDENCE_AREA, DERIVED_AREA, THUMBS_AREA] as const;
 
 export interface BackupManifest {
   format: typeof BACKUP_FORMAT;
@@ -41,7 +42,7 @@ export const migrationNumber = (name: string) => Number.parseInt(name, 10) || 0;
 
 /** The data folder key of a stored media path (`images/a.jpg` is the submission `submissions/images/a.jpg`). */
 function storedKey(path: string): string | null {
-  const key = path.startsWith('images/') ? `submissions/${path}` : path;
+  const key = path.startsWith('images/') ? submissionKey(path) : path;
   try {
     return BACKED_UP_AREAS.some((area) => key.startsWith(area)) ? checkedKey(key) : null;
   } catch {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { capturedPageKey } from '../blobs/keys.js';
 import { readMediaBytes } from '../http/media.js';
 import { downloadSettings, fetchSafely } from '../net/download.js';
 import { conflict, isStorageFull, notFound } from '../http/errors.js';
@@ -61,7 +62,7 @@ export async function capturePage(env: Env, evidence: Evidence, pageUrl = captur
   try {
     const hash = sha256(fetched.body);
     const mediaType = (fetched.contentType ?? '').split(';')[0].trim().toLowerCase();
-    const mediaPath = `evidence/${evidence.submission_id}/pages/${hash.slice(0, 24)}.${HTML_TYPES.has(mediaType) ? 'html' : 'bin'}`;
+    const mediaPath = capturedPageKey(evidence.submission_id, `${hash.slice(0, 24)}.${HTML_TYPES.has(mediaType) ? 'html' : 'bin'}`);
     await env.blobs.put(mediaPath, fetched.body);
     const imageBytes = evidence.local_media_url?.startsWith('/media/evidence/')
       ? await readMediaBytes(env.blobs, evidence.local_media_url.slice('/media/'.length))

@@ -1,3 +1,4 @@
+import { DERIVED_AREA, EVIDENCE_AREA, IMAGES_PREFIX, THUMBS_AREA } from '../blobs/keys.js';
 import type { BlobStore } from '../ports.js';
 
 /**
@@ -10,7 +11,7 @@ export const MEDIA_HEADERS = {
 } as const;
 
 /** Each media folder's place in blob storage. */
-const FOLDERS = { images: 'submissions/images', evidence: 'evidence', derived: 'derived', thumbs: 'thumbs' } as const;
+const FOLDERS = { images: IMAGES_PREFIX, evidence: EVIDENCE_AREA, derived: DERIVED_AREA, thumbs: THUMBS_AREA } as const;
 
 /**
  * Maps the raw (still percent-encoded) path after `/media/` to a file inside its folder, or null.
@@ -36,7 +37,7 @@ export function mediaRelativePath(rawPath: string): { folder: keyof typeof FOLDE
 /** The blob key behind a media path, or null when the path is refused. */
 export function mediaKey(rawPath: string): string | null {
   const rel = mediaRelativePath(rawPath);
-  return rel ? `${FOLDERS[rel.folder]}/${rel.segments.join('/')}` : null;
+  return rel ? `${FOLDERS[rel.folder]}${rel.segments.join('/')}` : null;
 }
 
 /** The stored bytes behind a media path (links that leave their folder are refused by the store). */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RetentionReportRecord } from '../api/records.js';
 import { checkedKey, listAll } from '../blobs/types.js';
+import { DERIVED_AREA, EVIDENCE_AREA } from '../blobs/keys.js';
 import { auditStatement } from '../repo/audit.js';
 import { clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths } from '../repo/captures.js';
 import { clearEvidenceMediaStatement, listEvidenceMediaPaths, listExpiredEvidenceMedia } from '../repo/evidence.js';
@@ -10,7 +11,7 @@ import type { Env } from '../ports.js';
 export type RetentionReport = z.infer<typeof RetentionReportRecord>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const SWEPT = ['evidence/', 'derived/'];
+const SWEPT = [EVIDENCE_AREA, DERIVED_AREA];
 
 /** A stored media path as a key under evidence/ or derived/; anything else is never deleted. */
 function retainedKey(stored: string): string | null {
