@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { answer } from '../lib/api/answer.js';
-import { EvidenceRecord } from '../lib/api/records.js';
+import { ManualSearchRecord } from '../lib/api/records.js';
 import { manualSearch } from '../lib/enrichment/manual-search.js';
 import { cleanQueryText } from '../lib/enrichment/queries.js';
 import { invalid } from '../lib/http/errors.js';
@@ -17,18 +17,7 @@ export const ManualSearchBody = z
   })
   .strict();
 
-const ManualSearch = answer(
-  'manualSearch',
-  z.object({
-    provider: z.string(),
-    query: z.string(),
-    type: z.enum(['image', 'blog', 'web']),
-    results: z.array(
-      z.object({ title: z.string().nullable(), url: z.string().nullable(), image_url: z.string().nullable(), thumbnail_url: z.string().nullable() }),
-    ),
-    evidence: z.array(EvidenceRecord),
-  }),
-);
+const ManualSearch = answer('manualSearch', ManualSearchRecord);
 
 /** POST /api/search/manual: only the text query is sent to the provider. */
 export async function handleManualSearch(request: Request, env: Env): Promise<Response> {

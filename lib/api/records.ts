@@ -278,6 +278,17 @@ export const ReloadReportRecord = z.object({
   remaining: z.number().int().describe('New or changed files left for the next reload: a Worker invocation reads only so many. Always 0 on the Node service.'),
 });
 
+/** A search by hand (POST /api/search/manual): the provider's results, and the evidence kept when a submission was named. */
+export const ManualSearchRecord = z.object({
+  provider: z.string(),
+  query: z.string(),
+  type: z.enum(['image', 'blog', 'web']),
+  results: z.array(
+    z.object({ title: z.string().nullable(), url: z.string().nullable(), image_url: z.string().nullable(), thumbnail_url: z.string().nullable() }),
+  ),
+  evidence: z.array(EvidenceRecord),
+});
+
 /** What a retention run deleted (POST /api/retention/run and the daily job). */
 export const RetentionReportRecord = z.object({
   retention_days: z.number().int(),

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { ManualSearchRecord } from '../api/records.js';
 import { ServiceError, conflict, invalid, notFound } from '../http/errors.js';
 import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients, type ProviderClients } from '../providers/clients.js';
@@ -18,14 +20,9 @@ import type { Env } from '../ports.js';
  * with a submission, the results become its evidence and their images are verified like any other.
  */
 export type ManualProvider = 'regional' | 'global_search';
-export type ManualType = 'image' | 'blog' | 'web';
-
-export interface ManualResult {
-  title: string;
-  url: string | null;
-  image_url: string | null;
-  thumbnail_url: string | null;
-}
+type ManualSearch = z.infer<typeof ManualSearchRecord>;
+type ManualType = ManualSearch['type'];
+type ManualResult = ManualSearch['results'][number];
 
 export async function manualSearch(env: Env, request: { provider: ManualProvider; query: string; type: ManualType; submission_id?: string }) {
   const { provider, query, type } = request;
