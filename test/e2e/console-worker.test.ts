@@ -5,17 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startImageService, type RunningImageService } from '../../image-service.js';
 import { buildConfig } from '../../lib/config.js';
 import { startLocalWorker } from '../../scripts/local-worker.js';
-import {
-  fakeProviderSettings,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
-import { ACCOUNTS, launchBrowser, openConsole, type Service } from './harness.js';
+import { adminClient, type TestServer } from '../helpers/server.js';
+import { ACCOUNTS, launchBrowser, openConsole } from './harness.js';
 
 /**
  * The console against the Worker under miniflare (D1, R2, the queue, the image service, the
@@ -28,14 +21,11 @@ const TOKEN = 'console-worker-token-51d2e8';
 let mf: Miniflare;
 let images: RunningImageService;
 let browser: Browser;
-let service: Service;
-let fakes: { close(): Promise<void> }[];
-let web: FakeWeb;
+let service: { url: string } & Pick<TestServer, 'api'>;
+const fakes = useFakeProviders();
 
 beforeAll(async () => {
-  const [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
-  web = await startFakeWeb();
-  fakes = [regional, vision, search, llm, web];
+  const { vision, web } = fakes;
   web.addImage('/copy.jpg', await reencoded('camera.png', 60), 'image/jpeg');
   web.route('/article', {
     headers: { 'content-type': 'text/html' },
@@ -49,21 +39,11 @@ beforeAll(async () => {
     imageServiceUrl: images.url,
     host: '127.0.0.1',
     port: 0,
-    bindings: { SVC_ADMIN_TOKEN: TOKEN, SVC_ALLOW_PRIVATE_DOWNLOADS: 'true', ...fakeProviderSettings({ regional, vision, search, llm }) },
+    bindings: { SVC_ADMIN_TOKEN: TOKEN, ...fakes.settings },
   });
   const url = (await mf.ready).toString().replace(/\/$/, '');
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-    return JSON.parse(text);
-  };
-  for (const account of Object.values(ACCOUNTS)) await api('POST', '/api/accounts', account);
-  service = { url, dataDir: '', server: undefined as never, api, dispose: async () => {} };
+  service = { url, ...adminClient(() => url, TOKEN) };
+  for (const account of Object.values(ACCOUNTS)) await service.api('POST', '/api/accounts', account);
   browser = await launchBrowser();
 }, 120_000);
 
@@ -71,7 +51,6 @@ afterAll(async () => {
   await browser?.close();
   await mf?.dispose();
   await images?.stop();
-  await Promise.all((fakes ?? []).map((f) => f.close()));
 });
 
 describe('the console on the Worker', () => {
@@ -114,7 +93,7 @@ describe('the console on the Worker', () => {
     const { page, errors } = await openConsole(browser, service, '#/review/camera');
     const match = page.locator('.group-web_match .evidence').first();
     await match.waitFor();
-    await expect(match.textContent()).resolves.toContain(web.urlFor('/copy.jpg'));
+    await expect(match.textContent()).resolves.toContain(fakes.web.urlFor('/copy.jpg'));
     await page.locator('#decision-note').fill('웹 사본 확인');
     await page.locator('.decision-button[data-decision="반려"]').click();
     await page.locator('.current-decision.decision-reject').waitFor();

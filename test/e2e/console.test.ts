@@ -1,50 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import {
-  ACCOUNTS,
-  launchBrowser,
-  openConsole,
-  startService,
-  waitForAnalysis,
-  waitForEnrichment,
-  type ConsolePage,
-  type Service,
-  type Seed,
-} from './harness.js';
-import { startWebWorld, type WebWorld } from './web-world.js';
+import { describe, expect, it } from 'vitest';
+import type { Seed, TestServer } from '../helpers/server.js';
+import { ACCOUNTS, waitForAnalysis, waitForEnrichment, type ConsolePage } from './harness.js';
+import { consoleSession } from './session.js';
 
 /** The same photo twice, so the two submissions match each other internally. */
 const TWIN_ASTRONAUTS: Seed = { images: { 'astronaut.png': 'astronaut.png', 'astronaut-copy.png': 'astronaut.png' } };
 const XSS_TITLE = '<img src=x onerror=alert(1)>';
 
 describe('operator console in a real browser', () => {
-  let browser: Browser;
-  let service: Service | undefined;
-  let opened: ConsolePage | undefined;
-  let world: WebWorld | undefined;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await opened?.page.context().close();
-    await service?.dispose();
-    await world?.close();
-    opened = undefined;
-    service = undefined;
-    world = undefined;
-  });
+  const session = consoleSession();
+  let service: TestServer;
+  let opened: ConsolePage;
 
   async function open(seed: Seed, hash?: string, reload = true, settings: Record<string, string> = {}) {
-    service = await startService(seed, settings);
+    service = await session.start({ seed, settings });
     if (reload) {
       await service.api('POST', '/api/submissions/reload');
       await waitForAnalysis(service);
     }
-    opened = await openConsole(browser, service, hash);
+    opened = await session.open(service, hash);
     return { page: opened.page, service };
   }
 
@@ -73,7 +47,7 @@ describe('operator console in a real browser', () => {
     // The two matching astronauts carry an internal-match signal and sort above the cat.
     await expect(rows.nth(2).getAttribute('data-submission-id')).resolves.toBe('chelsea');
     const astronaut = page.locator('.queue-row[data-submission-id="astronaut"]');
-    const queued = await service!.api('GET', '/api/review-queue');
+    const queued = await service.api('GET', '/api/review-queue');
     const expected = queued.items.find((s: { id: string }) => s.id === 'astronaut');
     await expect(astronaut.locator('.risk-score').textContent()).resolves.toBe(String(expected.risk.score));
     await expect(astronaut.locator('.decision').textContent()).resolves.toBe('미결정');
@@ -106,8 +80,8 @@ describe('operator console in a real browser', () => {
     await page.locator('#filter-attention').selectOption('true');
     await page.waitForFunction(() => location.hash.includes('attention=true') && document.querySelector('.queue-list .empty') !== null);
     await page.locator('#filter-attention').selectOption('');
-    await waitForEnrichment(service!, ['astronaut', 'astronaut-copy', 'chelsea']);
-    const settled = (await service!.api('GET', '/api/review-queue')).items as { id: string; enrichment_status: string }[];
+    await waitForEnrichment(service, ['astronaut', 'astronaut-copy', 'chelsea']);
+    const settled = (await service.api('GET', '/api/review-queue')).items as { id: string; enrichment_status: string }[];
     const status = settled.find((s) => s.id === 'chelsea')!.enrichment_status;
     const sameStatus = settled
       .filter((s) => s.enrichment_status === status)
@@ -291,8 +265,8 @@ describe('operator console in a real browser', () => {
   });
 
   it('an operator signs in, sees no admin screens, and is told in words when an admin action is refused', async () => {
-    service = await startService({});
-    opened = await openConsole(browser, service, '#/providers', 'operator');
+    service = await session.start();
+    opened = await session.open(service, '#/providers', 'operator');
     const { page } = opened;
     await expect(page.locator('.account-name').textContent()).resolves.toBe(`${ACCOUNTS.operator.username} (operator)`);
     await expect(page.locator('a[data-route="accounts"]').isHidden()).resolves.toBe(true);
@@ -308,10 +282,10 @@ describe('operator console in a real browser', () => {
   });
 
   it('shows an admin the quota alert as a banner and on the providers page', async () => {
-    world = await startWebWorld();
-    service = await startService({}, { ...world.settings, SVC_REGIONAL_DAILY_LIMIT: '1' });
+    const world = await session.world();
+    service = await session.start({ settings: { ...world.settings, SVC_REGIONAL_DAILY_LIMIT: '1' } });
     await service.api('POST', '/api/search/manual', { provider: 'regional', query: 'lunar module' });
-    opened = await openConsole(browser, service, '#/providers');
+    opened = await session.open(service, '#/providers');
     const { page } = opened;
     await page.locator('#alert-banner', { hasText: '한도 도달 (1/1)' }).waitFor();
     await page.locator('.quota-alerts li[data-alert-provider="regional"][data-alert-threshold="100"]').waitFor();
@@ -319,8 +293,8 @@ describe('operator console in a real browser', () => {
   });
 
   it('on a fresh data folder offers the first-administrator page, then the desk; a wrong password is refused in words', async () => {
-    service = await startService({}, {}, { accounts: false });
-    const page = await browser.newPage();
+    service = await session.start({ accounts: [] });
+    const page = await session.blank();
     opened = { page, dialogs: [], errors: [] };
     await page.goto(`${service.url}/#/queue`);
     await page.locator('form.signin h1', { hasText: '첫 관리자' }).waitFor();
@@ -350,8 +324,8 @@ describe('operator console in a real browser', () => {
     await expect(page.locator('h1.review-title').textContent()).resolves.toBe(XSS_TITLE);
     await expect(page.locator('h1.review-title img').count()).resolves.toBe(0);
     await expect(page.evaluate(() => document.querySelectorAll('img[src="x"], [onerror]').length)).resolves.toBe(0);
-    expect(opened!.dialogs).toEqual([]);
-    expect(opened!.errors).toEqual([]);
+    expect(opened.dialogs).toEqual([]);
+    expect(opened.errors).toEqual([]);
   });
 
   it('tells the operator about API errors in words and keeps working', async () => {
@@ -377,11 +351,11 @@ describe('operator console in a real browser', () => {
   });
 
   it('shows web evidence with its downloaded copy, and the summary links to the evidence it cites', async () => {
-    world = await startWebWorld();
-    service = await startService({ images: { 'astronaut.png': 'astronaut.png' } }, world.settings);
+    const world = await session.world();
+    service = await session.start({ seed: { images: { 'astronaut.png': 'astronaut.png' } }, settings: world.settings });
     await service.api('POST', '/api/submissions/reload');
     await waitForEnrichment(service, ['astronaut']);
-    opened = await openConsole(browser, service, '#/review/astronaut');
+    opened = await session.open(service, '#/review/astronaut');
     const { page } = opened;
 
     const match = page.locator('.group-web_match .evidence').first();
@@ -419,11 +393,11 @@ describe('operator console in a real browser', () => {
   });
 
   it('reruns enrichment with face crops, showing progress until the answer arrives', async () => {
-    world = await startWebWorld();
-    service = await startService({ images: { 'astronaut.png': 'astronaut.png' } }, world.settings);
+    const world = await session.world();
+    service = await session.start({ seed: { images: { 'astronaut.png': 'astronaut.png' } }, settings: world.settings });
     await service.api('POST', '/api/submissions/reload');
     await waitForEnrichment(service, ['astronaut']);
-    opened = await openConsole(browser, service, '#/review/astronaut');
+    opened = await session.open(service, '#/review/astronaut');
     const { page } = opened;
     await page.locator('.evidence').first().waitFor();
 
@@ -434,7 +408,7 @@ describe('operator console in a real browser', () => {
       ++visionCalls === 2
         ? {
             webEntities: [{ description: 'Astronaut face close-up', score: 0.7 }],
-            pagesWithMatchingImages: [{ url: world!.web.urlFor('/crew'), pageTitle: '우주비행사 얼굴 사진' }],
+            pagesWithMatchingImages: [{ url: world.web.urlFor('/crew'), pageTitle: '우주비행사 얼굴 사진' }],
           }
         : typeof full === 'function'
           ? full(image)
@@ -467,7 +441,7 @@ describe('operator console in a real browser', () => {
   });
 
   it('runs a manual search, shows the results as image cards and stores them for the chosen submission', async () => {
-    world = await startWebWorld();
+    const world = await session.world();
     const { page } = await open({ images: { 'rocket.jpg': 'rocket.jpg' } }, '#/search?submission=rocket', true, world.settings);
     await expect(page.locator('#search-submission').inputValue()).resolves.toBe('rocket');
     await page.locator('#search-provider').selectOption('regional');

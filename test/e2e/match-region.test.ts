@@ -103,7 +103,7 @@ describe('matched regions on the review desk', () => {
   }
 
   it('outlines the matched region on both images and names the similarity that decided the match', async () => {
-    const service = await session.start(SEED);
+    const service = await session.start({ seed: SEED });
     await service.api('POST', '/api/submissions/reload');
     await waitForAnalysis(service);
     await waitForEnrichment(service, ['chelsea', 'astronaut']);

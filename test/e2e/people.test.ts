@@ -32,7 +32,7 @@ describe('people on the review desk and in the queue', () => {
   const session = consoleSession();
 
   async function open(hash: string) {
-    const service = await session.start(SEED);
+    const service = await session.start({ seed: SEED });
     await service.api('POST', '/api/submissions/reload');
     await waitForAnalysis(service);
     const submission = async (id: string) => (await service.api('GET', `/api/submissions/${id}/review`)).submission as Submission;

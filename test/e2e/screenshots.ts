@@ -7,7 +7,8 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { fixturePath } from '../helpers/fixtures.js';
-import { launchBrowser, openConsole, startService, waitForEnrichment } from './harness.js';
+import { startTestServer } from '../helpers/server.js';
+import { ACCOUNTS, launchBrowser, openConsole, waitForEnrichment } from './harness.js';
 import { startWebWorld } from './web-world.js';
 
 const OUT = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
@@ -15,8 +16,8 @@ const OUT = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
 async function main() {
   mkdirSync(OUT, { recursive: true });
   const world = await startWebWorld();
-  const service = await startService(
-    {
+  const service = await startTestServer({
+    seed: {
       images: {
         'astronaut.png': 'astronaut.png',
         'astronaut-copy.png': 'astronaut.png',
@@ -29,8 +30,9 @@ async function main() {
         { id: 'xss-title', title: '<img src=x onerror=alert(1)>', file: 'images/coffee.png', width: 400, height: 400, submitted_at: '2026-11-20 09:30' },
       ],
     },
-    world.settings,
-  );
+    settings: world.settings,
+    accounts: Object.values(ACCOUNTS),
+  });
   const browser = await launchBrowser();
   try {
     const ids = (await service.api('POST', '/api/submissions/reload')).imported as string[];

@@ -1,47 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
-import {
-  fakeProviderSettings,
-  imageSearchItem,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeVision,
-  startFakeWeb,
-  webSearchItem,
-  type FakeGlobalSearch,
-  type FakeLocalLlm,
-  type FakeRegional,
-  type FakeVision,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { imageSearchItem, webSearchItem } from '../fakes/index.js';
+import { startFakeProviders, type FakeProviders } from '../helpers/fake-world.js';
 import { fixturePath } from '../helpers/fixtures.js';
 
 /**
  * A small web on 127.0.0.1 where the astronaut photo has been copied: a gallery page, a mirrored
  * copy, a re-encoded copy and an unrelated rocket picture, found by the four fake providers.
  * One result title carries markup and one result a `javascript:` link, as the open web can.
+ * `world.settings` point the service at it.
  */
-
-export interface WebWorld {
-  web: FakeWeb;
-  vision: FakeVision;
-  regional: FakeRegional;
-  globalSearch: FakeGlobalSearch;
-  llm: FakeLocalLlm;
-  /** Settings that point the service at the fakes (as environment variable text). */
-  settings: Record<string, string>;
-  close(): Promise<void>;
-}
-
-export async function startWebWorld(): Promise<WebWorld> {
-  const [web, vision, regional, globalSearch, llm] = await Promise.all([
-    startFakeWeb(),
-    startFakeVision(),
-    startFakeRegional(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-  ]);
+export async function startWebWorld(): Promise<FakeProviders> {
+  const world = await startFakeProviders();
+  const { web, vision, regional, search, llm } = world;
   const copy = web.addImage('/photos/astronaut.jpg', await sharp(fixturePath('astronaut.png')).jpeg({ quality: 80 }).toBuffer(), 'image/jpeg');
   const mirrored = web.addImage('/photos/astronaut-mirrored.png', await sharp(fixturePath('astronaut.png')).flop().png().toBuffer());
   const rocket = web.addImage('/photos/rocket.jpg', await readFile(fixturePath('rocket.jpg')), 'image/jpeg');
@@ -62,28 +33,13 @@ export async function startWebWorld(): Promise<WebWorld> {
   ];
   regional.results.blog = [{ title: '우주 블로그', link: gallery, description: '우주비행사 사진 모음' }];
   regional.results.webkr = [{ title: 'javascript 링크 문서', link: 'javascript:alert(1)', description: '열면 안 되는 주소' }];
-  globalSearch.results.image = [imageSearchItem('Astronaut poster', copy, gallery)];
-  globalSearch.results.web = [webSearchItem('Astronaut gallery', gallery, copy)];
+  search.results.image = [imageSearchItem('Astronaut poster', copy, gallery)];
+  search.results.web = [webSearchItem('Astronaut gallery', gallery, copy)];
   // The summary cites the first two evidence items of its prompt, the way the real model is asked to.
   llm.answer = (prompt) => {
     const ids = [...prompt.matchAll(/"id":"(ev_[a-z0-9]+)"/g)].map((m) => m[1]).slice(0, 2);
     return ids.length ? `두 근거 ${ids.map((id) => `[${id}]`).join(' ')}가 같은 사진을 가리킵니다.` : '인용할 근거가 없습니다.';
   };
 
-  const settings = {
-    ...fakeProviderSettings({ regional, vision, search: globalSearch, llm }),
-    // The fake web lives on 127.0.0.1, which the service otherwise never fetches.
-    SVC_ALLOW_PRIVATE_DOWNLOADS: 'true',
-  };
-  return {
-    web,
-    vision,
-    regional,
-    globalSearch,
-    llm,
-    settings,
-    async close() {
-      await Promise.all([web.close(), vision.close(), regional.close(), globalSearch.close(), llm.close()]);
-    },
-  };
+  return world;
 }

@@ -8,6 +8,7 @@ import { createLogger } from '../../lib/log.js';
 import { createRouter } from '../../functions/router.js';
 import { d1r2Storage } from './d1-r2.js';
 import { checkAnswer } from './openapi-check.js';
+import { TEST_ADMIN_TOKEN } from './admin-token.js';
 import type { Clock, Database, Statement } from '../../lib/ports.js';
 
 /**
@@ -31,8 +32,8 @@ export function fakeClock(start = '2026-11-21T03:00:00.000Z'): Clock & { set(iso
   };
 }
 
-/** The admin token every test env accepts; `call` sends it unless the test gives its own authorization. */
-export const TEST_ADMIN_TOKEN = 'test-admin-token-5b1c9e';
+/** `call` sends the admin token unless the test gives its own authorization. */
+export { TEST_ADMIN_TOKEN };
 
 export interface TestEnv extends OwnedEnv {
   dataDir: string;

@@ -7,7 +7,7 @@ import { buildConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/log.js';
 import type { Logger } from '../../lib/ports.js';
 import { startServer, type RunningServer } from '../../server.js';
-import { TEST_ADMIN_TOKEN } from './env.js';
+import { TEST_ADMIN_TOKEN } from './admin-token.js';
 import { copyFixture } from './fixtures.js';
 
 /**
@@ -59,6 +59,29 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/**
+ * `fetch` and `api` of a TestServer for any service at `url` (the Worker under miniflare too), as
+ * the admin token `token`.
+ */
+export function adminClient(url: () => string, token = TEST_ADMIN_TOKEN): Pick<TestServer, 'fetch' | 'api'> {
+  const client: Pick<TestServer, 'fetch' | 'api'> = {
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (!headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
+      if (headers.get('authorization') === '') headers.delete('authorization');
+      return fetch(`${url()}${path}`, { ...init, headers });
+    },
+    async api(method, path, body) {
+      const init: RequestInit = body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+      const response = await client.fetch(path, init);
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+      return JSON.parse(text);
+    },
+  };
+  return client;
+}
+
 export async function startTestServer(options: ServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-server-'));
   const { config } = buildConfig({
@@ -74,21 +97,7 @@ export async function startTestServer(options: ServerOptions = {}): Promise<Test
     url: '',
     dataDir,
     server: await startServer(config, { log }),
-    fetch(path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (!headers.has('authorization')) headers.set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`);
-      if (headers.get('authorization') === '') headers.delete('authorization');
-      return fetch(`${running.url}${path}`, { ...init, headers });
-    },
-    async api(method, path, body) {
-      const init: RequestInit = { method };
-      if (body !== undefined) init.headers = { 'content-type': 'application/json' };
-      if (body !== undefined) init.body = JSON.stringify(body);
-      const response = await running.fetch(path, init);
-      const text = await response.text();
-      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-      return JSON.parse(text);
-    },
+    ...adminClient(() => running.url),
     async restart() {
       await running.server.stop();
       running.server = await startServer(config, { log });
