@@ -61,16 +61,21 @@ function localHeader(e: Written): Buffer {
   const h = Buffer.alloc(30);
   h.writeUInt32LE(0x04034b50, 0);
   h.writeUInt16LE(VERSION, 4);
-  h.writeUInt16LE(UTF8_NAMES, 6);
-  h.writeUInt16LE(e.method, 8);
-  h.writeUInt16LE(e.time, 10);
-  h.writeUInt16LE(e.date, 12);
-  h.writeUInt32LE(e.crc, 14);
-  h.writeUInt32LE(e.compressedSize, 18);
-  h.writeUInt32LE(e.size, 22);
-  h.writeUInt16LE(e.name.length, 26);
+  writeEntryFields(h, e, 6);
   h.writeUInt16LE(0, 28);
   return Buffer.concat([h, e.name]);
+}
+
+/** The fields both headers give an entry, in the same order: flags, method, time, date, CRC, sizes, name length. */
+function writeEntryFields(h: Buffer, e: Written, at: number): void {
+  h.writeUInt16LE(UTF8_NAMES, at);
+  h.writeUInt16LE(e.method, at + 2);
+  h.writeUInt16LE(e.time, at + 4);
+  h.writeUInt16LE(e.date, at + 6);
+  h.writeUInt32LE(e.crc, at + 8);
+  h.writeUInt32LE(e.compressedSize, at + 12);
+  h.writeUInt32LE(e.size, at + 16);
+  h.writeUInt16LE(e.name.length, at + 20);
 }
 
 function centralHeader(e: Written): Buffer {
@@ -79,14 +84,7 @@ function centralHeader(e: Written): Buffer {
   // Made by Unix, so unzip gives the files mode 0644 rather than its FAT defaults.
   h.writeUInt16LE((3 << 8) | VERSION, 4);
   h.writeUInt16LE(VERSION, 6);
-  h.writeUInt16LE(UTF8_NAMES, 8);
-  h.writeUInt16LE(e.method, 10);
-  h.writeUInt16LE(e.time, 12);
-  h.writeUInt16LE(e.date, 14);
-  h.writeUInt32LE(e.crc, 16);
-  h.writeUInt32LE(e.compressedSize, 20);
-  h.writeUInt32LE(e.size, 24);
-  h.writeUInt16LE(e.name.length, 28);
+  writeEntryFields(h, e, 8);
   // Extra field, comment, disk number and internal attributes: zero.
   h.writeUInt32LE((0o100644 << 16) >>> 0, 38);
   h.writeUInt32LE(e.offset, 42);
