@@ -44,6 +44,9 @@ function readFilters(query) {
   };
 }
 
+/** The filters that choose rows, as the queue API and the export take them (the page's place apart). */
+const chosenRows = ({ q, decision, level, enrichment, attention, people }) => ({ q, decision, level, enrichment, attention, people });
+
 function go(filters) {
   location.hash = routeHref(['queue'], {
     q: filters.q || undefined,
@@ -143,19 +146,7 @@ export async function renderQueue(view) {
         { class: 'toolbar' },
         actionButton('새로 고침', () => loadList(), { id: 'refresh-queue' }),
         // The export takes the filters shown; the whole filtered queue, not just this page.
-        downloadLink(
-          'queue',
-          {
-            q: filters.q,
-            decision: filters.decision,
-            level: filters.level,
-            enrichment: filters.enrichment,
-            attention: filters.attention,
-            people: filters.people,
-          },
-          'CSV 내보내기',
-          { id: 'export-queue' },
-        ),
+        downloadLink('queue', chosenRows(filters), 'CSV 내보내기', { id: 'export-queue' }),
         downloadLink('decisions', {}, '결정 내보내기', { id: 'export-decisions' }),
         reloadButton,
       ),
@@ -198,12 +189,7 @@ export async function renderQueue(view) {
     try {
       const data = await api.reviewQueue({
         limit: filters.limit,
-        q: filters.q,
-        decision: filters.decision,
-        level: filters.level,
-        enrichment: filters.enrichment,
-        attention: filters.attention,
-        people: filters.people,
+        ...chosenRows(filters),
         ...(filters.after ? { cursor: filters.after } : { offset: filters.offset }),
       });
       clear(listSlot, queueTable(data.items ?? []), pager(filters, data));
