@@ -1,32 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../../lib/config.js';
-import { createLogger } from '../../lib/log.js';
-import { startServer, type RunningServer } from '../../server.js';
+import { describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.js';
 
-let dataDir: string;
-let running: RunningServer;
-let port: number;
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-hostile-http-'));
-  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0' });
-  running = await startServer(config, { log: createLogger(config, { silent: true }) });
-  port = Number(new URL(running.url).port);
-});
-
-afterAll(async () => {
-  await running.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const running = useTestServer();
+const port = () => Number(new URL(running.url).port);
 
 /** Sends bytes exactly as given (fetch would refuse to) and reads the whole answer. */
 function rawRequest(text: string): Promise<{ status: number; headers: string; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    const socket = connect(port(), '127.0.0.1', () => socket.write(text));
     let answer = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk) => (answer += chunk));

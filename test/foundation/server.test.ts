@@ -8,59 +8,55 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/log.js';
-import { closingCutAnswers, startServer, type RunningServer } from '../../server.js';
-import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
+import { closingCutAnswers } from '../../server.js';
+import { TEST_ADMIN_TOKEN } from '../helpers/admin-token.js';
 import { copyFixture } from '../helpers/fixtures.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
-let dataDir: string;
-let running: RunningServer | undefined;
+/** The data folder of a test that runs the service as its own process. */
+let dataDir: string | undefined;
+let running: TestServer | undefined;
 
 afterEach(async () => {
-  await running?.stop();
+  await running?.dispose();
   running = undefined;
-  rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  dataDir = undefined;
 });
 
 describe('the Node server', () => {
   it('lets an in-flight request finish on stop, then closes the database', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-server-'));
-    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
-    running = await startServer(config, { log: createLogger(config, { silent: true }) });
+    running = await startTestServer();
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(await (await fetch(`${running.url}/health`)).json()).toMatchObject({ status: 'ok' });
-    for (const name of ['astronaut.png', 'camera.png', 'coffee.png']) copyFixture(name, running.env.paths.imagesDir);
-    const reload = fetch(`${running.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
+    for (const name of ['astronaut.png', 'camera.png', 'coffee.png']) copyFixture(name, running.server.env.paths.imagesDir);
+    const reload = running.fetch('/api/submissions/reload', { method: 'POST' });
     await new Promise((r) => setTimeout(r, 50));
-    const stopped = running.stop();
+    const stopped = running.server.stop();
     const res = await reload;
     expect(res.status).toBe(200);
     expect((await res.json()).imported).toHaveLength(3);
     await stopped;
-    expect(running.env.db.open).toBe(false);
+    expect(running.server.env.db.open).toBe(false);
     await expect(fetch(`${running.url}/health`)).rejects.toThrow();
   });
 
   it('picks up a job that was running when the process died, and runs it once', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-restart-'));
-    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
-    const log = createLogger(config, { silent: true });
-    running = await startServer(config, { log });
-    copyFixture('camera.png', running.env.paths.imagesDir);
-    await fetch(`${running.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
+    const service = await startTestServer();
+    running = service;
+    copyFixture('camera.png', service.server.env.paths.imagesDir);
+    await service.api('POST', '/api/submissions/reload');
     const enrichJobs = async () =>
-      ((await (await fetch(`${running!.url}/api/jobs`, { headers: ADMIN })).json()).jobs as { type: string; status: string; attempts: number }[]).filter(
-        (j) => j.type === 'enrich',
-      );
+      ((await service.api('GET', '/api/jobs')).jobs as { type: string; status: string; attempts: number }[]).filter((j) => j.type === 'enrich');
     for (let i = 0; i < 100 && (await enrichJobs()).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-    await running.env.jobs.stop();
+    await service.server.env.jobs.stop();
     // As if the process died mid-job: the row says running, nothing finished it.
-    await running.env.db
+    await service.server.env.db
       .prepare("UPDATE jobs SET status = 'running', finished_at = NULL, run_token = 'dead' WHERE submission_id = 'camera' AND type = 'enrich'")
       .run();
-    await running.stop();
-    running = await startServer(config, { log });
+    await service.restart();
     let jobs = await enrichJobs();
     for (let i = 0; i < 100 && jobs.some((j) => j.status === 'running' || j.status === 'queued'); i++) {
       await new Promise((r) => setTimeout(r, 100));
