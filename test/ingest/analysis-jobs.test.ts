@@ -80,6 +80,7 @@ describe('analysis as queued work', () => {
       expect.objectContaining({ type: 'analyse', queued: 3, running: 0, done: 0, failed: 0 }),
       expect.objectContaining({ type: 'enrich', queued: 0, running: 0, done: 0 }),
       expect.objectContaining({ type: 'index', queued: 0, running: 0, done: 0 }),
+      expect.objectContaining({ type: 'backup', queued: 0, running: 0, done: 0 }),
     ]);
     env.clock.advance(1000);
     await env.jobs.drain('analyse');
@@ -106,7 +107,7 @@ describe('analysis as queued work', () => {
     expect(await (await env.call('GET', '/api/jobs/progress')).json()).toMatchObject({
       active: false,
       failures: [],
-      types: [expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 }), expect.objectContaining({ done: 0 })],
+      types: Array.from({ length: 4 }, () => expect.objectContaining({ done: 0 })),
     });
   });
 
