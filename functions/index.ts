@@ -30,6 +30,7 @@ import { submissionBundleRoute } from './submission-bundle.js';
 import { submissionDecisionRoute } from './submission-decision.js';
 import { submissionReviewRoute } from './submission-review.js';
 import { reloadRoute } from './submissions-reload.js';
+import { reloadReportRoute } from './reload-report.js';
 import { rerunRoute } from './submissions-rerun.js';
 import { tokenCreateRoute, tokenRevokeRoute, tokensListRoute } from './tokens.js';
 
@@ -58,6 +59,7 @@ export const ROUTES: readonly RouteSpec[] = [
   backupsListRoute,
   alertsRoute,
   reloadRoute,
+  reloadReportRoute,
   rerunRoute,
   manualSearchRoute,
   jobsRoute,

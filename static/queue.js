@@ -18,6 +18,8 @@ import {
   RISK_LEVEL_LABEL,
   ANALYSIS_LABEL,
   ENRICHMENT_LABEL,
+  labelled,
+  tableHead,
 } from './ui.js';
 
 /** The queue's `decision` filter value that selects submissions without a decision. */
@@ -127,7 +129,10 @@ export async function renderQueue(view) {
         reportSlot,
         reloadReport(report, () => clear(reportSlot)),
       );
-      toast(`가져옴 ${report.imported?.length ?? 0}건 · 갱신 ${report.updated?.length ?? 0}건 · 거부 ${report.rejected?.length ?? 0}건`, 'success');
+      toast(
+        `가져옴 ${report.counts.imported}건 · 갱신 ${report.counts.updated}건 · 거부 ${report.counts.rejected ?? report.rejected?.length ?? 0}건`,
+        'success',
+      );
       refreshSummary();
       progress.poll();
       await loadList();
@@ -163,21 +168,14 @@ export async function renderQueue(view) {
           },
         },
       },
-      h('label', { for: 'filter-q' }, '검색 '),
-      searchInput,
+      ...labelled('검색 ', searchInput),
       h('button', { type: 'submit' }, '찾기'),
-      h('label', { for: 'filter-decision' }, '결정 '),
-      decisionSelect,
-      h('label', { for: 'filter-level' }, '위험도 '),
-      levelSelect,
-      h('label', { for: 'filter-enrichment' }, '보강 '),
-      enrichmentSelect,
-      h('label', { for: 'filter-attention' }, '주의 '),
-      attentionSelect,
-      h('label', { for: 'filter-people' }, '인물 '),
-      peopleSelect,
-      h('label', { for: 'filter-limit' }, '쪽당 '),
-      sizeSelect,
+      ...labelled('결정 ', decisionSelect),
+      ...labelled('위험도 ', levelSelect),
+      ...labelled('보강 ', enrichmentSelect),
+      ...labelled('주의 ', attentionSelect),
+      ...labelled('인물 ', peopleSelect),
+      ...labelled('쪽당 ', sizeSelect),
     ),
     progress.panel,
     reportSlot,
@@ -205,21 +203,7 @@ function queueTable(items) {
   return h(
     'table',
     { class: 'table queue-table' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        h('th', { scope: 'col' }, '이미지'),
-        h('th', { scope: 'col' }, '제목 / ID'),
-        h('th', { scope: 'col' }, '제출 시각'),
-        h('th', { scope: 'col' }, '위험도'),
-        h('th', { scope: 'col' }, '결정'),
-        h('th', { scope: 'col' }, '보강'),
-        h('th', { scope: 'col' }, '주의'),
-      ),
-    ),
+    tableHead('이미지', '제목 / ID', '제출 시각', '위험도', '결정', '보강', '주의'),
     h('tbody', {}, items.map(queueRow)),
   );
 }
@@ -261,12 +245,15 @@ function pager(filters, data) {
 
 /**
  * Reloads until no file is left: on Workers one reload reads only as many new files as one
- * invocation may (`remaining` says how many wait). The calls' reports become one: each later call
- * counts the files an earlier one imported as unchanged, and reports every refusal again.
+ * invocation may (`remaining` says how many wait). The calls' reports become one: counts add up,
+ * each later call counts the files an earlier one imported as unchanged, every refusal is reported
+ * again, and the kept reports (`report_id`) page the lists beyond the first 100 of each call.
  */
 async function reloadAll(onRemaining) {
   const imported = [];
   const updated = [];
+  const reports = [];
+  const counts = { imported: 0, updated: 0 };
   let queued = 0;
   let remaining = Infinity;
   for (;;) {
@@ -274,29 +261,73 @@ async function reloadAll(onRemaining) {
     if (!report) return null;
     imported.push(...(report.imported ?? []));
     updated.push(...(report.updated ?? []));
+    counts.imported += report.counts?.imported ?? report.imported?.length ?? 0;
+    counts.updated += report.counts?.updated ?? report.updated?.length ?? 0;
+    if (report.report_id) reports.push(report.report_id);
     queued += report.queued_jobs ?? 0;
     // A call that read nothing more would be repeated forever.
     if (!(report.remaining > 0) || report.remaining >= remaining) {
-      const earlier = imported.length + updated.length - (report.imported?.length ?? 0) - (report.updated?.length ?? 0);
-      return { ...report, imported, updated, queued_jobs: queued, unchanged: Math.max(0, (report.unchanged ?? 0) - earlier) };
+      const earlier = counts.imported + counts.updated - (report.counts?.imported ?? 0) - (report.counts?.updated ?? 0);
+      return {
+        ...report,
+        imported,
+        updated,
+        counts: { ...report.counts, ...counts },
+        reports,
+        queued_jobs: queued,
+        unchanged: Math.max(0, (report.unchanged ?? 0) - earlier),
+      };
     }
     remaining = report.remaining;
     onRemaining(remaining);
   }
 }
 
+const REPORT_PAGE = 500;
+
+/**
+ * One list of a reload: the ids its answers named (the first 100 of each call), and on request
+ * the whole list, read page by page from the kept reports (GET /api/reloads/{id}).
+ */
+function reloadIdList(ids, total, list, reportIds) {
+  if (total === 0) return h('span', { class: 'muted' }, '없음');
+  const ul = h('ul', { class: 'id-list' });
+  const show = (items) => append(ul, ...items.map((id) => h('li', {}, hashLink(['review', id], id))));
+  show(ids);
+  let shown = ids.length;
+  let paging = false;
+  let at = 0;
+  let cursor = null;
+  const more = h('button', { type: 'button', class: 'quiet reload-more' });
+  const update = () => {
+    more.textContent = `더 보기 (${total - shown}건 남음)`;
+    more.hidden = shown >= total || at >= reportIds.length;
+  };
+  more.addEventListener('click', async () => {
+    // The first page of the reports repeats what the answers named: the list starts again from them.
+    if (!paging) {
+      clear(ul);
+      shown = 0;
+      paging = true;
+    }
+    const page = await attempt('다시 읽기 목록', () => api.reloadReport(reportIds[at], { list, cursor, limit: REPORT_PAGE }));
+    if (!page) return;
+    show(page.items.map((item) => item.id));
+    shown += page.items.length;
+    cursor = page.next_cursor;
+    if (!cursor) at++;
+    update();
+  });
+  update();
+  return h('div', {}, ul, more);
+}
+
 function reloadReport(report, dismiss) {
   const imported = report.imported ?? [];
   const updated = report.updated ?? [];
   const rejected = report.rejected ?? [];
-  const idList = (ids) =>
-    ids.length
-      ? h(
-          'ul',
-          { class: 'id-list' },
-          ids.map((id) => h('li', {}, hashLink(['review', id], id))),
-        )
-      : h('span', { class: 'muted' }, '없음');
+  const counts = { imported: imported.length, updated: updated.length, rejected: rejected.length, ...report.counts };
+  const reports = report.reports ?? [];
   return h(
     'section',
     { class: 'panel reload-report', 'aria-label': '다시 읽기 결과' },
@@ -309,22 +340,22 @@ function reloadReport(report, dismiss) {
     h(
       'dl',
       { class: 'report-grid' },
-      h('dt', {}, `가져옴 (imported) ${imported.length}`),
-      h('dd', {}, idList(imported)),
-      h('dt', {}, `갱신 (updated) ${updated.length}`),
-      h('dd', {}, idList(updated)),
+      h('dt', {}, `가져옴 (imported) ${counts.imported}`),
+      h('dd', {}, reloadIdList(imported, counts.imported, 'imported', reports)),
+      h('dt', {}, `갱신 (updated) ${counts.updated}`),
+      h('dd', {}, reloadIdList(updated, counts.updated, 'updated', reports)),
       h('dt', {}, '변경 없음 (unchanged)'),
       h('dd', {}, String(typeof report.unchanged === 'number' ? report.unchanged : (report.unchanged?.length ?? 0))),
       h('dt', {}, '대기열 작업 (queued jobs)'),
       h('dd', {}, String(typeof report.queued_jobs === 'number' ? report.queued_jobs : (report.queued_jobs?.length ?? 0))),
       report.remaining > 0 ? [h('dt', {}, '남은 파일 (remaining)'), h('dd', {}, `${report.remaining}건: 다시 읽기를 한 번 더 누르세요`)] : null,
     ),
-    h('h3', {}, `거부 (rejected) ${rejected.length}`),
+    h('h3', {}, `거부 (rejected) ${counts.rejected}`, counts.rejected > rejected.length ? ` (앞의 ${rejected.length}건)` : ''),
     rejected.length
       ? h(
           'table',
           { class: 'table rejected-table' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '파일'), h('th', { scope: 'col' }, 'ID'), h('th', { scope: 'col' }, '사유'))),
+          tableHead('파일', 'ID', '사유'),
           h(
             'tbody',
             {},

@@ -22,6 +22,24 @@ describe('operator console in a real browser', () => {
     return { page: opened.page, service };
   }
 
+  it('names the first 100 of a large reload and pages the rest of the list from the kept report', async () => {
+    const images = Object.fromEntries(Array.from({ length: 105 }, (_, i) => [`r-${String(i).padStart(3, '0')}.png`, 'rocket.jpg']));
+    const { page } = await open({ images }, '#/queue', false);
+    await page.locator('#reload-submissions').click();
+    const report = page.locator('.reload-report');
+    await report.waitFor();
+    await expect(report.locator('dt').first().textContent()).resolves.toContain('가져옴 (imported) 105');
+    const imported = report.locator('dd').first();
+    await expect(imported.locator('.id-list a').count()).resolves.toBe(100);
+    const more = imported.locator('.reload-more');
+    await expect(more.textContent()).resolves.toBe('더 보기 (5건 남음)');
+    await more.click();
+    await page.waitForFunction(() => document.querySelectorAll('.reload-report dd:first-of-type .id-list a').length === 105);
+    await expect(more.isHidden()).resolves.toBe(true);
+    const ids = await imported.locator('.id-list a').allTextContents();
+    expect(new Set(ids).size).toBe(105);
+  });
+
   it('imports submissions with the reload button, reports rejections and lists the queue', async () => {
     const { page } = await open(
       {
