@@ -258,6 +258,33 @@ export function matchFingerprints(query: Fingerprints, reference: Fingerprints, 
   return match(prepare(parse(query)), parse(reference), threshold);
 }
 
+/** A pair's verdict seen from each side: each side's own match as the query, or else the other's turned back. */
+export interface PairMatch {
+  /** The plain pHash similarity of the two, matched or not. */
+  plainSimilarity: number;
+  /** [x as the query, y as the query]; null when neither way matches. */
+  seen: [FingerprintMatch, FingerprintMatch] | null;
+}
+
+/**
+ * Both ways of a pair at once: a match either way is a match of the pair (the checks are not
+ * symmetric: a query's oriented regions and crop windows against the reference's stored ones), so
+ * the same two images give the same verdict whichever is compared second.
+ */
+export function matchPair(x: Fingerprints, y: Fingerprints, threshold: number): PairMatch {
+  const [px, py] = [parse(x), parse(y)];
+  const xy = match(prepare(px), py, threshold);
+  const yx = match(prepare(py), px, threshold);
+  const plainSimilarity = 1 - phashDistance(px.phash, py.phash) / 64;
+  return { plainSimilarity, seen: xy || yx ? [xy ?? turnedBack(yx!), yx ?? turnedBack(xy!)] : null };
+}
+
+/** The match the other way round: the inverse orientation (a crop or a trimmed border keeps its name). */
+function turnedBack(found: FingerprintMatch): FingerprintMatch {
+  const parts = found.transform.split('+').map((part) => (part in INVERSE_ORIENTATION ? INVERSE_ORIENTATION[part as Orientation] : part));
+  return { ...found, transform: parts.join('+') };
+}
+
 export interface RobustIndexMatch<K> {
   key: K;
   similarity: number;
@@ -378,11 +405,17 @@ function storedKeys(fingerprints: Fingerprints, parsed = parse(fingerprints)): {
 /**
  * Where the candidates of a query come from: the pHash within the threshold; the query's whole
  * and trimmed regions in all eight orientations against stored whole and trimmed regions; its crop
- * windows, unturned, against the same and against stored crop windows; and its whole region,
- * unturned and mirrored, against stored crop windows. Every candidate then gets the full pairwise
- * check. Lookups into the crop windows (six per image) cost six times more than the others, which
- * is why only the unturned copy's windows and the two commonest orientations of a cropped copy go
- * there; matchFingerprints checks all eight.
+ * windows, unturned and mirrored, against stored whole and trimmed regions; its unturned windows
+ * against stored crop windows; and its whole and trimmed regions, unturned and mirrored, against
+ * stored crop windows. Every candidate then gets the full pairwise check. Lookups into the crop
+ * windows (six per image) cost six times more than the others, which is why only the unturned
+ * copy's windows and the two commonest orientations of a cropped copy go there; matchFingerprints
+ * checks all eight.
+ *
+ * The lookups are symmetric: X finds Y exactly when Y finds X. An orientation moves the key bits
+ * among themselves (flipping some), so a distance is the same with either side turned back; each
+ * lookup of X's regions into Y's stored kind has its mirror image among Y's lookups into X's. So
+ * whichever of two submissions is compared second finds the first (decision 0032).
  */
 function lookups(phash: string, query: PreparedQuery, threshold: number): { store: IndexStore; key: string; distance: number }[] {
   const found: { store: IndexStore; key: string; distance: number }[] = [{ store: 'plain', key: phash, distance: radius(threshold) }];
@@ -394,13 +427,12 @@ function lookups(phash: string, query: PreparedQuery, threshold: number): { stor
     const regions = query.oriented[orientation];
     add('regions', regions.whole);
     add('regions', regions.trimmed);
-    if (orientation === 'identity' || orientation === 'hflip') add('windows', regions.whole);
+    if (orientation !== 'identity' && orientation !== 'hflip') continue;
+    add('windows', regions.whole);
+    add('windows', regions.trimmed);
+    for (const name of REGION_NAMES) if (isWindow(name)) add('regions', regions[name]);
   }
-  for (const name of REGION_NAMES) {
-    if (!isWindow(name)) continue;
-    add('regions', query.oriented.identity[name]);
-    add('windows', query.oriented.identity[name]);
-  }
+  for (const name of REGION_NAMES) if (isWindow(name)) add('windows', query.oriented.identity[name]);
   return found;
 }
 
