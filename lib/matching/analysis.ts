@@ -1,26 +1,18 @@
+import { createHash } from 'node:crypto';
 import { isStorageFull } from '../http/errors.js';
 import { ImageRejected } from '../images/rejected.js';
-import { RobustIndex, SlotQuery, type Fingerprints, type SlotProbe } from '../images/robust.js';
+import { RobustIndex, SlotQuery, matchPair, type Fingerprints } from '../images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
-import type { GeometryResult } from '../images/geometry.js';
-import {
-  geometricMatch,
-  internalMatchPartners,
-  matchRegionFields,
-  replaceRightsEvidence,
-  replaceSimilarityEvidence,
-  type MatchFields,
-  type NewEvidence,
-} from '../repo/evidence.js';
+import type { ConfirmedGeometry, GeometryResult } from '../images/geometry.js';
+import { geometricMatch, matchRegionFields, referenceEvidenceStatements, replaceRightsEvidence, type MatchFields, type NewEvidence } from '../repo/evidence.js';
 import { submissionKey, thumbnailKey } from '../blobs/keys.js';
 import { fromJson } from '../repo/json.js';
 import { listReferenceEntries } from '../repo/knowledge.js';
 import type { JobOutcome } from '../jobs/loops.js';
 import { enqueueIndexJobStatement, enqueueJobStatement, type Job } from '../repo/jobs.js';
-import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type FingerprintRow } from '../repo/fingerprint-slots.js';
-import { withLease } from '../repo/leases.js';
+import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type CandidateRow, type FingerprintRow } from '../repo/fingerprint-slots.js';
+import { dropStalePairsStatement, internalEvidenceStatements, listPairsOf, pairPartners, writePairsStatements, type PairVerdict } from '../repo/pairs.js';
 import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from '../repo/submissions.js';
-import { serialized } from '../db/serial.js';
 import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
 import type { Env, Settled } from '../ports.js';
@@ -135,23 +127,23 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
 
 /**
  * Stores a submission's fingerprints in the similarity index (or takes it out when it has none),
- * then refreshes the similarity evidence of it and of every submission it matched before or
- * matches now, so both sides of a match show it. One comparison at a time across all jobs,
- * processes and Worker isolates (the lease; `serialized` only spares this process's own jobs from
- * polling it): the analyses run side by side, but a match found by the second to finish must not
- * be overwritten by the first one's older view, so whichever order they finish in, both show it.
+ * judges its pairs with every submission the lookups find, then rebuilds the similarity evidence
+ * of it and of every submission it matched before or matches now. No lease: comparisons run side
+ * by side on every process and isolate (decision 0032). Its slots are written before it looks, so
+ * of two comparisons running at once the later lookup finds the earlier one's submission, and a
+ * pair judged by both gets the same verdict; a verdict is stored only while both sides still have
+ * the bytes it was judged on, and each side's evidence is derived from its pairs in one batch.
  */
 export async function compareSubmission(env: Env, id: string): Promise<void> {
-  await serialized('similarity', () =>
-    withLease(env.db, env.clock, 'similarity', async () => {
-      const row = await getSubmissionRow(env.db, id);
-      const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
-      await env.db.batch(fingerprintSlotsStatements(env.db, id, fp));
-      const before = await internalMatchPartners(env.db, id);
-      await refreshSimilarity(env, [id]);
-      await refreshSimilarity(env, new Set([...before, ...(await internalMatchPartners(env.db, id))]));
-    }),
-  );
+  const row = await getSubmissionRow(env.db, id);
+  const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
+  await env.db.batch(fingerprintSlotsStatements(env.db, id, fp));
+  const before = await pairPartners(env.db, id);
+  const judged = row && fp ? await judgePairs(env, row, fp) : [];
+  const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
+  await env.db.batch([dropStalePairsStatement(env.db, id, threshold), ...writePairsStatements(env.db, judged)]);
+  await refreshSimilarity(env, [id]);
+  await refreshInternalMatches(env, new Set([...before, ...(await pairPartners(env.db, id))]));
 }
 
 const rowFingerprints = (row: FingerprintRow) => storedFingerprints(row.phash, row.fingerprints);
@@ -185,15 +177,12 @@ export async function runIndexJob(env: Env): Promise<JobOutcome> {
   return { status: 'done' };
 }
 
-/** How far below the threshold a plain pHash similarity still sends a pair to the geometric check. */
-const NEAR_THRESHOLD = 0.1;
 /**
- * Geometric checks per comparison, the closest candidates first. Each costs the other image's
- * keypoints and a fit (150-200 ms), inside the comparison lease that every analysis waits for: a
- * batch of near-identical photos (a burst, a set of edits of one picture) sent every new image to
- * dozens of checks, and ingest of such a batch fell to 0.5 images/s.
+ * How far below the threshold a plain pHash similarity still sends a pair to the geometric check.
+ * Every such pair is checked, once: its verdict is kept (submission_pairs), and a submission's
+ * refreshed partners read theirs instead of checking again.
  */
-const NEAR_CHECKS = 3;
+const NEAR_THRESHOLD = 0.1;
 
 /**
  * The geometric check of a candidate (`query`) against a submission (`reference`); null when it
@@ -223,15 +212,95 @@ export function hashMatchStands(match: { plainSimilarity: number }, threshold: n
   return match.plainSimilarity >= threshold || !(geometry && !geometry.confirmed && geometry.disjoint);
 }
 
-/** Another stored submission (the candidate) checked geometrically against this one; null when a file is gone. */
-async function checkStoredPair(env: Env, row: SubmissionRow, other: SubmissionRow): Promise<GeometryResult | null> {
-  const [mine, theirs] = await Promise.all([env.blobs.get(submissionKey(row.file)), env.blobs.get(submissionKey(other.file))]);
-  return mine && theirs ? checkGeometry(env, theirs, mine, { submission: row.id, other: other.id }) : null;
+/** What a pair check reads of each side: the file, and the bytes (SHA-256) its fingerprints were computed from. */
+interface PairSide {
+  id: string;
+  file: string;
+  sha256: string | null;
 }
 
-/** The geometric check of a hash match the region hashes alone made (see hashMatchStands); null for a SPEC pHash match. */
-const regionOnlyCheck = (env: Env, row: SubmissionRow, other: SubmissionRow | null, match: { plainSimilarity: number }, threshold: number) =>
-  other && match.plainSimilarity < threshold ? checkStoredPair(env, row, other) : Promise.resolve(null);
+/** The side a pair's geometric check takes as its reference: the other is the query. */
+type CheckedPair = { geometry: GeometryResult | null; reference: string };
+
+/**
+ * The geometric check of a pair, always in the same direction whichever side is being compared: the
+ * side with the smaller SHA-256 is the query, so the same two pictures get the same check under
+ * any names and in any order. Null when a file is gone or no longer holds the bytes the pair was
+ * found for (its reload will compare it again).
+ */
+async function checkPair(env: Env, x: PairSide, y: PairSide): Promise<CheckedPair | null> {
+  const [query, reference] = (x.sha256 ?? '') <= (y.sha256 ?? '') ? [x, y] : [y, x];
+  const [queryBytes, referenceBytes] = await Promise.all([env.blobs.get(submissionKey(query.file)), env.blobs.get(submissionKey(reference.file))]);
+  if (!queryBytes || !referenceBytes || sha256Hex(queryBytes) !== query.sha256 || sha256Hex(referenceBytes) !== reference.sha256) return null;
+  const geometry = await checkGeometry(env, queryBytes, referenceBytes, { submission: reference.id, other: query.id });
+  return { geometry, reference: reference.id };
+}
+
+const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** A confirmed check as `side`'s evidence reads it: its own image is the check's reference (B). */
+function seenFrom(checked: CheckedPair | null, side: string): ConfirmedGeometry | null {
+  const geometry = checked?.geometry;
+  if (!checked || !geometry?.confirmed) return null;
+  if (checked.reference === side) return geometry;
+  return { ...geometry, regionA: geometry.regionB, regionB: geometry.regionA, coverageA: geometry.coverageB, coverageB: geometry.coverageA };
+}
+
+/**
+ * The verdicts on the pairs of a submission with every analysed submission its lookups find (hash
+ * candidates and the near-threshold band), judged anew unless a verdict for the same bytes of both
+ * sides at this threshold is kept. Both ways of the hash match count (matchPair); a match the region
+ * hashes alone made, and a pair in the near band, get the geometric check (checkPair).
+ */
+async function judgePairs(env: Env, row: SubmissionRow, fp: Fingerprints): Promise<PairVerdict[]> {
+  const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
+  const query = new SlotQuery(fp, threshold);
+  const found = new Map<string, CandidateRow>();
+  for (const probe of [query.matchProbe(), query.nearProbe(threshold - NEAR_THRESHOLD)]) {
+    for (const candidate of await submissionsFound(env.db, probe, row.id)) found.set(candidate.id, candidate);
+  }
+  const kept = new Set((await listPairsOf(env.db, row.id)).filter((p) => p.threshold === threshold).map((p) => `${p.a}|${p.a_sha256}|${p.b}|${p.b_sha256}`));
+  if (!row.sha256) return [];
+  const mine: JudgedSide = { ...row, sha256: row.sha256, fingerprints: fp };
+  const verdicts: PairVerdict[] = [];
+  for (const other of found.values()) {
+    if (!other.sha256) continue;
+    const [a, b] = row.id < other.id ? [row, other] : [other, row];
+    if (kept.has(`${a.id}|${a.sha256}|${b.id}|${b.sha256}`)) continue;
+    const verdict = await judgePair(env, mine, { ...other, sha256: other.sha256, fingerprints: rowFingerprints(other) }, threshold);
+    if (verdict) verdicts.push(verdict);
+  }
+  return verdicts;
+}
+
+interface JudgedSide extends PairSide {
+  sha256: string;
+  fingerprints: Fingerprints;
+}
+
+/**
+ * One pair's verdict, the same whichever side is compared: null when the two are neither a hash
+ * match nor in the near band, or when the check they need could not read the bytes they were found
+ * for. A check that fails in itself leaves the hash verdict (checkGeometry).
+ */
+async function judgePair(env: Env, x: JudgedSide, y: JudgedSide, threshold: number): Promise<PairVerdict | null> {
+  const [a, b] = x.id < y.id ? [x, y] : [y, x];
+  const hashed = matchPair(a.fingerprints, b.fingerprints, threshold);
+  const near = !hashed.seen && hashed.plainSimilarity >= threshold - NEAR_THRESHOLD - 1e-9;
+  if (!hashed.seen && !near) return null;
+  const needsCheck = near || hashed.plainSimilarity < threshold;
+  const checked = needsCheck ? await checkPair(env, a, b) : null;
+  if (needsCheck && (!checked || (near && !checked.geometry))) return null;
+  const pair = { a: a.id, b: b.id, a_sha256: a.sha256, b_sha256: b.sha256, threshold, similarity: hashed.plainSimilarity };
+  const unmatched = { ...pair, matched: false, a_view: null, b_view: null };
+  if (hashed.seen) {
+    const [forA, forB] = hashed.seen;
+    if (!hashMatchStands(forA, threshold, checked?.geometry ?? null)) return unmatched;
+    return { ...pair, matched: true, a_view: hashMatchFields(forA, seenFrom(checked, a.id)), b_view: hashMatchFields(forB, seenFrom(checked, b.id)) };
+  }
+  const [forA, forB] = [seenFrom(checked, a.id), seenFrom(checked, b.id)];
+  return forA && forB ? { ...pair, matched: true, a_view: geometricMatch(forA), b_view: geometricMatch(forB) } : unmatched;
+}
 
 /** What a hash match stores: how the hashes matched, and where, when the geometric check confirms it too. */
 export const hashMatchFields = (match: { transform: string; similarity: number }, geometry: GeometryResult | null): MatchFields => ({
@@ -260,8 +329,21 @@ async function referenceIndex(env: Env): Promise<{ index: RobustIndex<string>; e
 }
 
 /**
- * Recomputes the internal, attention and watchlist evidence of the given submissions and their
- * risk. Operator marks on evidence found again are kept. The decision is never touched.
+ * Rebuilds the internal evidence of the given submissions from their pairs (no comparison), and
+ * their risk. Operator marks on matches found again are kept.
+ */
+async function refreshInternalMatches(env: Env, ids: Iterable<string>): Promise<void> {
+  for (const id of new Set(ids)) {
+    const now = env.clock.now().toISOString();
+    await env.db.batch(internalEvidenceStatements(env.db, id, now));
+    await recomputeRisk(env.db, id, now);
+  }
+}
+
+/**
+ * Recomputes the similarity evidence of the given submissions and their risk: the internal matches
+ * from their pairs, the attention and watchlist matches against the entries as they stand.
+ * Operator marks on evidence found again are kept. The decision is never touched.
  */
 export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promise<void> {
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
@@ -273,59 +355,29 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
     // A row awaiting new analysis matches nothing.
     const fp = row.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
     const evidence: NewEvidence[] = [];
-    if (fp) {
-      /** An internal match with another submission; `confidence` is the figure that decided it. */
-      const internal = (other: SubmissionRow, plainSimilarity: number, how: MatchFields): NewEvidence => ({
-        source: 'internal',
-        kind: 'submission_match',
-        group: 'internal',
-        title: other.title,
-        local_media_path: other.file,
-        similarity: plainSimilarity,
+    for (const match of fp ? references.index.query(fp, threshold) : []) {
+      const entry = references.entries.get(match.key)!;
+      if (entry.submission_id === id) continue;
+      const other = await getSubmissionRow(env.db, entry.submission_id);
+      const geometry = other && match.plainSimilarity < threshold ? await checkPair(env, row, other) : null;
+      if (!hashMatchStands(match, threshold, geometry?.geometry ?? null)) continue;
+      const confirmed = entry.state === WATCHLIST_CONFIRMED;
+      evidence.push({
+        source: 'watchlist',
+        kind: confirmed ? 'watchlist_entry' : 'attention_candidate',
+        group: confirmed ? 'watchlist' : 'attention',
+        title: other?.title ?? entry.submission_id,
+        local_media_path: other?.file ?? null,
+        similarity: match.plainSimilarity,
         matched: true,
-        ...how,
-        confidence: how.match_similarity,
-        matched_submission_id: other.id,
+        ...hashMatchFields(match, seenFrom(geometry, id)),
+        confidence: match.similarity,
+        matched_submission_id: entry.submission_id,
+        knowledge_entry_id: entry.id,
       });
-      const query = new SlotQuery(fp, threshold);
-      const candidates = async (probe: SlotProbe | null) =>
-        (await submissionsFound(env.db, probe, id)).map((found) => ({ key: found.id, fingerprints: rowFingerprints(found) }));
-      for (const match of query.matches(await candidates(query.matchProbe()))) {
-        const other = await getSubmissionRow(env.db, match.key);
-        const geometry = await regionOnlyCheck(env, row, other, match, threshold);
-        if (other && hashMatchStands(match, threshold, geometry)) evidence.push(internal(other, match.plainSimilarity, hashMatchFields(match, geometry)));
-      }
-      // Near the threshold the pHash cannot tell; the geometric check of both images can.
-      const from = threshold - NEAR_THRESHOLD;
-      const nearest = query.near(await candidates(query.nearProbe(from)), from).sort((a, b) => b.plainSimilarity - a.plainSimilarity);
-      for (const near of nearest.slice(0, NEAR_CHECKS)) {
-        const other = await getSubmissionRow(env.db, near.key);
-        const geometry = other && (await checkStoredPair(env, row, other));
-        if (other && geometry?.confirmed) evidence.push(internal(other, near.plainSimilarity, geometricMatch(geometry)));
-      }
-      for (const match of references.index.query(fp, threshold)) {
-        const entry = references.entries.get(match.key)!;
-        if (entry.submission_id === id) continue;
-        const other = await getSubmissionRow(env.db, entry.submission_id);
-        const geometry = await regionOnlyCheck(env, row, other, match, threshold);
-        if (!hashMatchStands(match, threshold, geometry)) continue;
-        const confirmed = entry.state === WATCHLIST_CONFIRMED;
-        evidence.push({
-          source: 'watchlist',
-          kind: confirmed ? 'watchlist_entry' : 'attention_candidate',
-          group: confirmed ? 'watchlist' : 'attention',
-          title: other?.title ?? entry.submission_id,
-          local_media_path: other?.file ?? null,
-          similarity: match.plainSimilarity,
-          matched: true,
-          ...hashMatchFields(match, geometry),
-          confidence: match.similarity,
-          matched_submission_id: entry.submission_id,
-          knowledge_entry_id: entry.id,
-        });
-      }
     }
-    await replaceSimilarityEvidence(env.db, id, evidence, now);
+    // One batch: the internal matches read the pairs as they stand when it commits.
+    await env.db.batch([...internalEvidenceStatements(env.db, id, now), ...(await referenceEvidenceStatements(env.db, id, evidence, now))]);
     await recomputeRisk(env.db, id, now);
   }
 }

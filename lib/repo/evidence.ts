@@ -5,7 +5,7 @@ import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js'
 import { linkPagesStatements, listPagesOfEvidence, listPagesOfSubmission, type EvidencePage, type PageLink } from './evidence-pages.js';
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
-import type { Database } from '../ports.js';
+import type { Database, Statement } from '../ports.js';
 
 /** Evidence as the API returns it (CONTRACT.md section 3): the record's own type. */
 export type Evidence = z.infer<typeof EvidenceRecord>;
@@ -235,22 +235,23 @@ export function setEvidenceStatusStatement(db: Database, id: string, status: Evi
 }
 
 /**
- * Internal, attention and watchlist evidence is recomputed at every analysis. A match found again
- * (same group, same other submission or entry) keeps its id, its operator mark and its first-seen
- * time, so decisions and knowledge entries that cite it stay valid; a match no longer found goes.
+ * The statements that make a submission's attention and watchlist evidence `items` (its internal
+ * matches come from its pairs: lib/repo/pairs.ts). A match found again (same group and entry) keeps
+ * its id, its operator mark and its first-seen time, so decisions and knowledge entries that cite
+ * it stay valid; a match no longer found goes.
  */
-export async function replaceSimilarityEvidence(db: Database, submissionId: string, items: NewEvidence[], now: string): Promise<void> {
+export async function referenceEvidenceStatements(db: Database, submissionId: string, items: NewEvidence[], now: string): Promise<Statement[]> {
   const old = await db
     .prepare(
       `SELECT id, group_key, matched_submission_id, knowledge_entry_id FROM evidence
-       WHERE submission_id = ? AND group_key IN ('internal', 'attention', 'watchlist')`,
+       WHERE submission_id = ? AND group_key IN ('attention', 'watchlist')`,
     )
     .bind(submissionId)
     .all<{ id: string; group_key: string; matched_submission_id: string | null; knowledge_entry_id: string | null }>();
   const matchKey = (group: string, matched: string | null | undefined, entry: string | null | undefined) => `${group}|${matched ?? null}|${entry ?? null}`;
   const existing = new Map(old.results.map((r) => [matchKey(r.group_key, r.matched_submission_id, r.knowledge_entry_id), r.id]));
   const kept = new Set<string>();
-  const statements = [];
+  const statements: Statement[] = [];
   for (const e of items) {
     const id = existing.get(matchKey(e.group, e.matched_submission_id, e.knowledge_entry_id));
     if (id && !kept.has(id)) {
@@ -266,7 +267,7 @@ export async function replaceSimilarityEvidence(db: Database, submissionId: stri
     } else statements.push(insertEvidenceStatement(db, submissionId, e, now, newId('ev')));
   }
   for (const r of old.results) if (!kept.has(r.id)) statements.push(deleteEvidenceStatement(db, r.id));
-  if (statements.length) await db.batch(statements);
+  return statements;
 }
 
 const deleteEvidenceStatement = (db: Database, id: string) => db.prepare('DELETE FROM evidence WHERE id = ?').bind(id);
@@ -284,18 +285,6 @@ export async function replaceRightsEvidence(db: Database, submissionId: string, 
   const statements = old.results.filter((r) => r !== kept).map((r) => deleteEvidenceStatement(db, r.id));
   if (found && !kept) statements.push(insertEvidenceStatement(db, submissionId, found, now));
   if (statements.length) await db.batch(statements);
-}
-
-/** The submissions an internal match links to this one, in either direction. */
-export async function internalMatchPartners(db: Database, submissionId: string): Promise<string[]> {
-  const rows = await db
-    .prepare(
-      `SELECT submission_id AS id FROM evidence WHERE group_key = 'internal' AND matched_submission_id = ?
-       UNION SELECT matched_submission_id FROM evidence WHERE group_key = 'internal' AND submission_id = ?`,
-    )
-    .bind(submissionId, submissionId)
-    .all<{ id: string | null }>();
-  return rows.results.flatMap((r) => (r.id && r.id !== submissionId ? [r.id] : []));
 }
 
 /** Evidence whose downloaded image is older than the cutoff (for the retention job). */

@@ -30,16 +30,22 @@ function insertSlotsStatement(db: Database, submissions: [string, Fingerprints][
     .bind(JSON.stringify(rows));
 }
 
+/** A submission a lookup found: its fingerprints, and the file and bytes (SHA-256) they were computed from. */
+export interface CandidateRow extends FingerprintRow {
+  file: string;
+  sha256: string | null;
+}
+
 /**
  * The analysed submissions (other than `except`) a lookup finds: the rows of its slots whose whole
  * key is within its distance, then those submissions' fingerprints; every analysed submission when
  * the lookup is too wide to probe (null). Only analysed rows: a submission waiting for new analysis
  * may still have its old picture's slots.
  */
-export async function submissionsFound(db: Database, probe: SlotProbe | null, except: string): Promise<FingerprintRow[]> {
+export async function submissionsFound(db: Database, probe: SlotProbe | null, except: string): Promise<CandidateRow[]> {
   if (!probe) {
-    const all = db.prepare(`SELECT id, phash, fingerprints FROM submissions WHERE analysis_status = 'done' AND phash IS NOT NULL AND id <> ?`);
-    return (await all.bind(except).all<FingerprintRow>()).results;
+    const all = db.prepare(`SELECT id, phash, fingerprints, file, sha256 FROM submissions WHERE analysis_status = 'done' AND phash IS NOT NULL AND id <> ?`);
+    return (await all.bind(except).all<CandidateRow>()).results;
   }
   const ids = new Set<string>();
   for (let at = 0; at < probe.slots.length; at += SLOTS_PER_STATEMENT) {
@@ -58,10 +64,11 @@ export async function submissionsFound(db: Database, probe: SlotProbe | null, ex
   const rows = await db
     // "+" keeps the planner off the analysis-status index, which holds nearly every row.
     .prepare(
-      `SELECT s.id, s.phash, s.fingerprints FROM json_each(?) j JOIN submissions s ON s.id = j.value WHERE +s.analysis_status = 'done' AND s.phash IS NOT NULL`,
+      `SELECT s.id, s.phash, s.fingerprints, s.file, s.sha256 FROM json_each(?) j JOIN submissions s ON s.id = j.value
+       WHERE +s.analysis_status = 'done' AND s.phash IS NOT NULL`,
     )
     .bind(JSON.stringify([...ids]))
-    .all<FingerprintRow>();
+    .all<CandidateRow>();
   return rows.results;
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { refreshSimilarity, runIndexJob, storedFingerprints } from '../../lib/matching/analysis.js';
+import { compareSubmission, runIndexJob, storedFingerprints } from '../../lib/matching/analysis.js';
 import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { indexEntries } from '../../lib/images/robust.js';
@@ -162,12 +162,12 @@ describe('the index job', () => {
 });
 
 describe('the geometric check of near-threshold pairs', () => {
-  it('checks only the 3 closest near-threshold submissions of a comparison', async () => {
+  it('checks every near-threshold pair once, keeps its verdict, and checks none again when the submission is compared again', async () => {
     env = await createTestEnv();
     const names = ['astronaut.png', 'camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'];
     await reloadAndAnalyse(Object.fromEntries(names.map((name) => [name, readFileSync(fixturePath(name))])));
     // Bare pHashes 8 to 11 bits from the first one: 0.875-0.83 similar, under the 0.9 threshold
-    // (no hash match) and within 0.1 of it (near), the closest first.
+    // (no hash match) and within 0.1 of it (near); among themselves 1 to 3 bits apart (matches).
     const ids = ['astronaut', 'camera', 'chelsea', 'coffee', 'rocket'];
     const phashes = ['0000000000000000', '00000000000000ff', '00000000000001ff', '00000000000003ff', '00000000000007ff'];
     for (const [i, id] of ids.entries()) {
@@ -178,21 +178,26 @@ describe('the geometric check of near-threshold pairs', () => {
     const checked: string[] = [];
     const matchGeometry = env.images.matchGeometry.bind(env.images);
     env.images.matchGeometry = (query, reference) => {
-      checked.push([...files].find(([, bytes]) => bytes.equals(query))![0]);
+      const pair = [query, reference].map((bytes) => [...files].find(([, file]) => file.equals(bytes))![0]);
+      checked.push(pair.sort().join('+'));
       return matchGeometry(query, reference);
     };
-    await refreshSimilarity(env, ['astronaut']);
-    expect(checked).toEqual(['camera', 'chelsea', 'coffee']);
+    await compareSubmission(env, 'astronaut');
+    expect(checked.sort()).toEqual(['astronaut+camera', 'astronaut+chelsea', 'astronaut+coffee', 'astronaut+rocket']);
+    expect(await count('SELECT COUNT(*) AS n FROM submission_pairs WHERE a = ? AND matched = 0', 'astronaut')).toBe(4);
+    checked.length = 0;
+    await compareSubmission(env, 'astronaut');
+    expect(checked).toEqual([]);
   });
 });
 
-describe('the comparison lease', () => {
+describe('a lease', () => {
   it('lets one holder in at a time across separate callers, and frees a lease whose holder died when it expires', async () => {
     env = await createTestEnv();
     const inside: string[] = [];
     let overlapped = false;
     const hold = (who: string) =>
-      withLease(env.db, env.clock, 'similarity', async () => {
+      withLease(env.db, env.clock, 'reload', async () => {
         if (inside.length > 0) overlapped = true;
         inside.push(who);
         await new Promise((resolve) => setTimeout(resolve, 30));
@@ -205,11 +210,11 @@ describe('the comparison lease', () => {
 
     // A holder that died left its lease; it is taken once expired, not before.
     await env.db
-      .prepare("INSERT INTO leases (name, holder, expires_at) VALUES ('similarity', 'dead', ?)")
+      .prepare("INSERT INTO leases (name, holder, expires_at) VALUES ('reload', 'dead', ?)")
       .bind(new Date(env.clock.now().getTime() + 60_000).toISOString())
       .run();
     let entered = false;
-    const waiting = withLease(env.db, env.clock, 'similarity', async () => (entered = true));
+    const waiting = withLease(env.db, env.clock, 'reload', async () => (entered = true));
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(entered).toBe(false);
     env.clock.advance(61_000);
