@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rename, rm, rmdir, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { checkedKey } from '../blobs/types.js';
 import { migrationFiles } from '../db/migrate.js';
@@ -96,6 +96,8 @@ async function unpack(archive: string, staging: string): Promise<{ manifest: Bac
       } finally {
         await out.close();
       }
+      // A quick submission's time is its file's (lib/ingest/reload.ts): the restored file keeps it.
+      await utimes(file, entry.mtime, entry.mtime);
       found.set(path, { bytes, sha256: hash.digest('hex') });
     }
   } finally {

@@ -117,6 +117,8 @@ export class TarDamaged extends Error {}
 export interface TarEntry {
   name: string;
   size: number;
+  /** The file's modification time, to the second. */
+  mtime: Date;
   /** The entry's bytes; read it to the end before asking for the next entry. */
   body: AsyncGenerator<Buffer>;
 }
@@ -208,7 +210,7 @@ export async function* readTar(chunks: AsyncIterable<Buffer>): AsyncGenerator<Ta
     if (type === '5') continue;
     if (type !== '0') throw new TarDamaged(`${name} is not a regular file (type ${type})`);
     const body = reader.stream(size);
-    yield { name, size, body };
+    yield { name, size, mtime: new Date(parseOctal(h, 136, 12) * 1000), body };
     // Whatever the caller left unread of the body is skipped.
     for await (const _ of body);
     if ((await reader.take(padding(size))).length < padding(size)) throw new TarDamaged('the archive ends in the middle of a file');

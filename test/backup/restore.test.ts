@@ -63,6 +63,9 @@ describe('restore', () => {
     restored.delete('svc.sqlite3');
     const live = new Map([...folderHashes(env.dataDir)].filter(([path]) => !path.startsWith('svc.sqlite3')));
     expect(restored).toEqual(live);
+    // Each file keeps its modification time: a quick submission's time is its file's.
+    const mtime = (root: string, key: string) => Math.floor(statSync(join(root, key)).mtimeMs / 1000);
+    for (const key of restored.keys()) expect([key, mtime(target, key)]).toEqual([key, mtime(env.dataDir, key)]);
     // The database and every file: the two submitted images and their thumbnails.
     expect(JSON.parse(ran.stdout)).toMatchObject({ files: 5 });
     expect(live.size).toBe(4);
