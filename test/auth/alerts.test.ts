@@ -1,40 +1,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ALERT_SIGNATURE_HEADER, signAlert } from '../../lib/providers/alerts.js';
-import {
-  fakeBraveSettings,
-  fakeProviderSettings,
-  startFakeBraveSearch,
-  startFakeGlobalSearch,
-  startFakeLocalLlm,
-  startFakeRegional,
-  startFakeServer,
-  startFakeVision,
-  type FakeServer,
-} from '../fakes/index.js';
+import { fakeBraveSettings, startFakeServer, type FakeServer } from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
 /** A webhook receiver on 127.0.0.1 that checks the signature of what it receives. */
 const WEBHOOK_SECRET = 'whsec-test-8d1e77';
-let fakes: Awaited<ReturnType<typeof startAll>>;
+const fakes = useFakeProviders();
 let webhook: FakeServer;
 let env: TestEnv | undefined;
 
-const startAll = async () => ({
-  regional: await startFakeRegional(),
-  vision: await startFakeVision(),
-  search: await startFakeGlobalSearch(),
-  llm: await startFakeLocalLlm(),
-  brave: await startFakeBraveSearch(),
-});
-
 beforeAll(async () => {
-  fakes = await startAll();
   webhook = await startFakeServer((request) => {
     const signed = request.headers[ALERT_SIGNATURE_HEADER] === signAlert(request.body.toString('utf8'), WEBHOOK_SECRET);
     return signed ? { status: 204 } : { status: 401, json: { error: 'bad signature' } };
   });
 });
-afterAll(async () => Promise.all([...Object.values(fakes), webhook].map((f) => f.close())));
+afterAll(async () => webhook.close());
 afterEach(async () => {
   await env?.dispose();
   env = undefined;
@@ -69,7 +51,7 @@ async function until(check: () => Promise<boolean>) {
 describe('quota alerts', () => {
   it('alerts at 80 % and at the limit, once each per day, signed, to the webhook and in the console', async () => {
     env = await createTestEnv({
-      ...fakeProviderSettings(fakes),
+      ...fakes.settings,
       SVC_REGIONAL_DAILY_LIMIT: '5',
       SVC_ALERT_WEBHOOK_URL: webhook.url,
       SVC_ALERT_WEBHOOK_SECRET: WEBHOOK_SECRET,
@@ -99,7 +81,7 @@ describe('quota alerts', () => {
 
   it('retries a failed delivery with back-off and never holds up the search that crossed the line', async () => {
     env = await createTestEnv({
-      ...fakeProviderSettings(fakes),
+      ...fakes.settings,
       SVC_REGIONAL_DAILY_LIMIT: '10',
       SVC_ALERT_WEBHOOK_URL: webhook.url,
       SVC_ALERT_WEBHOOK_SECRET: WEBHOOK_SECRET,
@@ -121,7 +103,7 @@ describe('quota alerts', () => {
 
   it('holds Brave, serving the global search, to its own limit: counted after success, alerted, then refused', async () => {
     env = await createTestEnv({
-      ...fakeProviderSettings(fakes),
+      ...fakes.settings,
       ...fakeBraveSettings(fakes.brave),
       SVC_BRAVE_SEARCH_DAILY_LIMIT: '2',
       SVC_GLOBAL_CUSTOM_SEARCH_DAILY_LIMIT: '50',
@@ -143,7 +125,7 @@ describe('quota alerts', () => {
   });
 
   it('keeps alerts in the console when no webhook is set, and only admins may read them', async () => {
-    env = await createTestEnv({ ...fakeProviderSettings(fakes), SVC_REGIONAL_DAILY_LIMIT: '1' });
+    env = await createTestEnv({ ...fakes.settings, SVC_REGIONAL_DAILY_LIMIT: '1' });
     await searchTimes(1);
     expect((await alerts()).map((a) => [a.threshold, a.attempts, a.delivered_at])).toEqual([
       [80, 0, null],

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { cleanQueryText, deriveQueryCandidates, hasBrokenEncoding, hasTemplatePlaceholder, isSpecific } from '../../lib/enrichment/queries.js';
 import { keepCitedClaims } from '../../lib/enrichment/summary.js';
@@ -10,18 +10,8 @@ import { findPageImages, MAX_PAGE_HTML_BYTES } from '../../lib/net/page-images.j
 import { capText, cleanTitle, httpUrlOrNull, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS, textQuery } from '../../lib/providers/fields.js';
 import { createGlobalSearchClient } from '../../lib/providers/global-search.js';
 import { createRegionalClient } from '../../lib/providers/regional.js';
-import {
-  FAKE_GLOBAL_SEARCH_API_KEY,
-  FAKE_GLOBAL_SEARCH_CX,
-  FAKE_REGIONAL_CLIENT_ID,
-  FAKE_REGIONAL_CLIENT_SECRET,
-  startFakeGlobalSearch,
-  startFakeRegional,
-  startFakeWeb,
-  type FakeGlobalSearch,
-  type FakeRegional,
-  type FakeWeb,
-} from '../fakes/index.js';
+import { FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET } from '../fakes/index.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { seededRandom } from '../helpers/random.js';
 
 const MB = 1 << 20;
@@ -146,12 +136,7 @@ describe('every other step that reads outside text, on a megabyte of its worst c
 });
 
 describe('search answers padded beyond what was asked', () => {
-  let regional: FakeRegional;
-  let search: FakeGlobalSearch;
-  beforeAll(async () => {
-    [regional, search] = await Promise.all([startFakeRegional(), startFakeGlobalSearch()]);
-  });
-  afterAll(() => Promise.all([regional?.close(), search?.close()]));
+  const fakes = useFakeProviders();
 
   const PADDED = 1000;
   const title = '<b>{{</b>'.repeat(300);
@@ -160,7 +145,7 @@ describe('search answers padded beyond what was asked', () => {
   it('keep only the `display` asked for from the regional provider, each title and description cut', async () => {
     const client = createRegionalClient(
       {
-        baseUrl: regional.url,
+        baseUrl: fakes.regional.url,
         clientId: FAKE_REGIONAL_CLIENT_ID,
         clientSecret: FAKE_REGIONAL_CLIENT_SECRET,
         timeoutMs: 10_000,
@@ -171,7 +156,7 @@ describe('search answers padded beyond what was asked', () => {
       nodeEgress,
     );
     const items = Array.from({ length: PADDED }, (_, i) => ({ title, link: `https://pages.example/${i}`, description: snippet }));
-    regional.respondOnce({ json: { total: PADDED, start: 1, display: 7, items } });
+    fakes.regional.respondOnce({ json: { total: PADDED, start: 1, display: 7, items } });
     const answer = await client.searchBlogs('namsan');
     if (!answer.ok) throw new Error(answer.error.message);
     expect(answer.items).toHaveLength(7);
@@ -186,7 +171,7 @@ describe('search answers padded beyond what was asked', () => {
   it('keep only the `num` asked for from the custom search, each title and snippet cut', async () => {
     const client = createGlobalSearchClient(
       {
-        url: search.endpoint,
+        url: fakes.search.endpoint,
         apiKey: FAKE_GLOBAL_SEARCH_API_KEY,
         cx: FAKE_GLOBAL_SEARCH_CX,
         timeoutMs: 10_000,
@@ -196,7 +181,7 @@ describe('search answers padded beyond what was asked', () => {
       nodeEgress,
     );
     const items = Array.from({ length: PADDED }, (_, i) => ({ title, link: `https://pages.example/${i}`, snippet }));
-    search.respondOnce({ json: { searchInformation: { totalResults: String(PADDED) }, items } });
+    fakes.search.respondOnce({ json: { searchInformation: { totalResults: String(PADDED) }, items } });
     const answer = await client.searchWeb('namsan');
     if (!answer.ok) throw new Error(answer.error.message);
     expect(answer.items.map((item) => item.pageUrl)).toEqual([0, 1, 2, 3].map((i) => `https://pages.example/${i}`));
@@ -208,11 +193,7 @@ describe('search answers padded beyond what was asked', () => {
 });
 
 describe('a fetched page of the whole download limit', () => {
-  let web: FakeWeb;
-  beforeAll(async () => {
-    web = await startFakeWeb();
-  });
-  afterAll(() => web?.close());
+  const fakes = useFakeProviders();
   const settings = downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config, nodeEgress);
 
   it('is read for images only as far as its start, so hostile markup after it costs nothing', async () => {
@@ -220,10 +201,10 @@ describe('a fetched page of the whole download limit', () => {
     const late = '<img src="/late.jpg">';
     const filler = '&#1<a b c>'.repeat(Math.ceil(settings.maxBytes / 2 / 10));
     expect(early.length + filler.length).toBeGreaterThan(MAX_PAGE_HTML_BYTES * 8);
-    web.addPage('/long', `<html><head>${early}</head><body>${filler}${late}</body></html>`);
+    fakes.web.addPage('/long', `<html><head>${early}</head><body>${filler}${late}</body></html>`);
     const started = performance.now();
-    const found = await findPageImages(web.urlFor('/long'), settings, 5);
+    const found = await findPageImages(fakes.web.urlFor('/long'), settings, 5);
     expect(performance.now() - started).toBeLessThan(2000);
-    expect(found.ok && found.candidates).toEqual([web.urlFor('/og.jpg'), web.urlFor('/first.jpg')]);
+    expect(found.ok && found.candidates).toEqual([fakes.web.urlFor('/og.jpg'), fakes.web.urlFor('/first.jpg')]);
   });
 });

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision } from '../fakes/index.js';
-import { TEST_ADMIN_TOKEN } from '../helpers/env.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ADMIN_TOKEN } from '../helpers/admin-token.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
 
 /**
@@ -16,7 +16,7 @@ import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
  */
 const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 const ROOT = join(import.meta.dirname, '..', '..');
-const fakes = { regional: await startFakeRegional(), vision: await startFakeVision(), search: await startFakeGlobalSearch(), llm: await startFakeLocalLlm() };
+const fakes = useFakeProviders();
 let images: { name: string; bytes: Buffer }[];
 
 beforeAll(async () => {
@@ -37,7 +37,6 @@ beforeAll(async () => {
     images.push({ name: `part-${i}.jpg`, bytes });
   }
 });
-afterAll(async () => Promise.all(Object.values(fakes).map((f) => f.close())));
 
 interface Service {
   child: ChildProcess;
@@ -55,7 +54,7 @@ async function start(dataDir: string): Promise<Service> {
       SVC_PORT: port,
       SVC_ENRICH_CONCURRENCY: '2',
       SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-      ...fakeProviderSettings(fakes),
+      ...fakes.settings,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

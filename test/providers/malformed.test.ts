@@ -8,13 +8,13 @@ import { approveForVision, type ApprovedImage } from '../../lib/providers/derive
 import { buildEvidencePrompt } from '../../lib/providers/local-llm.js';
 import { PROVIDER_RESPONSE_MAX_BYTES } from '../../lib/providers/call.js';
 import type { GlobalSearchClient } from '../../lib/providers/global-search.js';
-import { FAKE_BRAVE_SEARCH_API_KEY, startFakeBraveSearch, type FakeBraveSearch } from '../fakes/brave-search.js';
-import { FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, startFakeGlobalSearch, type FakeGlobalSearch } from '../fakes/global-search.js';
-import { startFakeLocalLlm, type FakeLocalLlm } from '../fakes/local-llm.js';
-import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, startFakeRegional, type FakeRegional } from '../fakes/regional.js';
+import { FAKE_BRAVE_SEARCH_API_KEY } from '../fakes/brave-search.js';
+import { FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX } from '../fakes/global-search.js';
+import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET } from '../fakes/regional.js';
 import type { FakeResponse, FakeServer } from '../fakes/server.js';
-import { fakeBraveSettings, fakeProviderSettings } from '../fakes/settings.js';
-import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
+import { fakeBraveSettings } from '../fakes/settings.js';
+import { FAKE_VISION_API_KEY } from '../fakes/vision.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
 
 /**
@@ -185,11 +185,7 @@ function cases(provider: ProviderName): [string, FakeResponse][] {
   return out;
 }
 
-let regional: FakeRegional;
-let vision: FakeVision;
-let search: FakeGlobalSearch;
-let llm: FakeLocalLlm;
-let brave: FakeBraveSearch;
+const fakes = useFakeProviders();
 let clients: ProviderClients;
 let braveClient: GlobalSearchClient;
 let approved: ApprovedImage;
@@ -198,20 +194,12 @@ const images = localImageService(DEFAULT_MAX_PIXELS);
 afterAll(() => images.close());
 
 beforeAll(async () => {
-  [regional, vision, search, llm, brave] = await Promise.all([
-    startFakeRegional(),
-    startFakeVision(),
-    startFakeGlobalSearch(),
-    startFakeLocalLlm(),
-    startFakeBraveSearch(),
-  ]);
-  const { config } = buildConfig(fakeProviderSettings({ regional, vision, search, llm }));
+  const { config } = buildConfig(fakes.settings);
   clients = createProviderClients(config, nodeEgress);
   // The same clients with GLOBAL_SEARCH_PROVIDER=brave: the global search is Brave's.
-  braveClient = createProviderClients(buildConfig(fakeBraveSettings(brave)).config, nodeEgress).globalSearch;
+  braveClient = createProviderClients(buildConfig(fakeBraveSettings(fakes.brave)).config, nodeEgress).globalSearch;
   approved = await approveForVision(images, await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url)));
 });
-afterAll(() => Promise.all([regional, vision, search, llm, brave].map((fake) => fake.close())));
 
 function send(provider: ProviderName) {
   switch (provider) {
@@ -229,7 +217,7 @@ function send(provider: ProviderName) {
 }
 
 function fakeOf(provider: ProviderName): FakeServer {
-  return { regional, global_vision: vision, global_search: search, brave_search: brave, local_llm: llm }[provider];
+  return { regional: fakes.regional, global_vision: fakes.vision, global_search: fakes.search, brave_search: fakes.brave, local_llm: fakes.llm }[provider];
 }
 
 const ALL_CASES = PROVIDERS.flatMap((provider) => cases(provider).map(([name, response]) => ({ provider, name, response })));
