@@ -3,7 +3,7 @@
 import { api } from './api.js';
 import { backupPanel } from './backup.js';
 import { h, append, actionButton, clear, formatInstant } from './dom.js';
-import { state, attempt, loading, errorPanel, emptyState, toast } from './ui.js';
+import { state, attempt, loading, errorPanel, emptyState, toast, labelled, tableHead } from './ui.js';
 
 const ROLE_LABEL = { operator: '운영자 (operator)', admin: '관리자 (admin)' };
 
@@ -28,12 +28,9 @@ export async function renderAccounts(view) {
   const accountForm = h(
     'form',
     { class: 'inline-form', id: 'new-account' },
-    h('label', { for: 'new-account-username' }, '사용자 이름'),
-    username,
-    h('label', { for: 'new-account-password' }, '비밀번호 (10자 이상)'),
-    password,
-    h('label', { for: 'new-account-role' }, '역할'),
-    role,
+    ...labelled('사용자 이름', username),
+    ...labelled('비밀번호 (10자 이상)', password),
+    ...labelled('역할', role),
     h('button', { type: 'submit', class: 'primary' }, '계정 만들기'),
   );
   accountForm.addEventListener('submit', async (event) => {
@@ -51,10 +48,8 @@ export async function renderAccounts(view) {
   const tokenForm = h(
     'form',
     { class: 'inline-form', id: 'new-token' },
-    h('label', { for: 'new-token-name' }, '이름 (용도)'),
-    tokenName,
-    h('label', { for: 'new-token-role' }, '역할'),
-    tokenRole,
+    ...labelled('이름 (용도)', tokenName),
+    ...labelled('역할', tokenRole),
     h('button', { type: 'submit', class: 'primary' }, '토큰 만들기'),
   );
   tokenForm.addEventListener('submit', async (event) => {
@@ -104,15 +99,7 @@ export async function renderAccounts(view) {
     return h(
       'table',
       { class: 'table' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['사용자', '역할', '상태', '만든 시각', ''].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
+      tableHead('사용자', '역할', '상태', '만든 시각', ''),
       h(
         'tbody',
         {},
@@ -160,15 +147,7 @@ export async function renderAccounts(view) {
     return h(
       'table',
       { class: 'table' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['이름', '역할', '만든 시각', '마지막 사용', '상태', ''].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
+      tableHead('이름', '역할', '만든 시각', '마지막 사용', '상태', ''),
       h(
         'tbody',
         {},

@@ -1,7 +1,7 @@
 // API reference: the OpenAPI document the service serves (/api/openapi.json), made readable.
 // Nothing here is written by hand: every route, parameter and field comes from the document.
 import { h, append, clear } from './dom.js';
-import { errorPanel, loading } from './ui.js';
+import { errorPanel, loading, tableHead } from './ui.js';
 
 const ACCESS_LABEL = { public: '누구나', operator: '운영자', admin: '관리자' };
 
@@ -23,7 +23,7 @@ function fieldTable(schema, components) {
   return h(
     'table',
     { class: 'table api-fields' },
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '필드'), h('th', { scope: 'col' }, '형식'), h('th', { scope: 'col' }, '필수'))),
+    tableHead('필드', '형식', '필수'),
     h(
       'tbody',
       {},
@@ -59,7 +59,7 @@ function operationCard(path, method, operation, components) {
           h(
             'table',
             { class: 'table api-fields' },
-            h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '이름'), h('th', { scope: 'col' }, '위치'), h('th', { scope: 'col' }, '형식'))),
+            tableHead('이름', '위치', '형식'),
             h(
               'tbody',
               {},

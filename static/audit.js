@@ -1,7 +1,7 @@
 // Audit log (paged backwards with `before`) and the job table, both newest first.
 import { api } from './api.js';
 import { h, append, hashLink, actionButton, clear, formatInstant } from './dom.js';
-import { state, errorPanel, loading, emptyState, attempt, JOB_STATUS_LABEL } from './ui.js';
+import { state, errorPanel, loading, emptyState, attempt, JOB_STATUS_LABEL, labelled, tableHead } from './ui.js';
 
 const PAGE = 100;
 const ACTION_LABEL = {
@@ -92,25 +92,7 @@ async function renderEvents(slot) {
   }
   clear(
     slot,
-    h(
-      'table',
-      { class: 'table audit-table' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          h('th', { scope: 'col' }, '#'),
-          h('th', { scope: 'col' }, '시각'),
-          h('th', { scope: 'col' }, '작업 (action)'),
-          h('th', { scope: 'col' }, '누가 (actor)'),
-          h('th', { scope: 'col' }, '대상'),
-          h('th', { scope: 'col' }, '세부 (details)'),
-        ),
-      ),
-      rows,
-    ),
+    h('table', { class: 'table audit-table' }, tableHead('#', '시각', '작업 (action)', '누가 (actor)', '대상', '세부 (details)'), rows),
     h('div', { class: 'pager' }, more),
   );
 }
@@ -160,8 +142,7 @@ async function renderJobs(slot, status) {
     h(
       'form',
       { class: 'filters', on: { submit: (e) => e.preventDefault() } },
-      h('label', { for: 'jobs-status' }, '상태 '),
-      select,
+      ...labelled('상태 ', select),
       actionButton('새로 고침', () => load()),
     ),
     table,
@@ -181,15 +162,7 @@ function jobTable(jobs) {
   return h(
     'table',
     { class: 'table jobs-table' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['#', '종류 (type)', '제출물', '상태', '시도', '만든 때', '시작', '끝', '오류'].map((label) => h('th', { scope: 'col' }, label)),
-      ),
-    ),
+    tableHead('#', '종류 (type)', '제출물', '상태', '시도', '만든 때', '시작', '끝', '오류'),
     h(
       'tbody',
       {},

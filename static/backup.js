@@ -4,7 +4,7 @@
 // (docs/operations.md), never an action of the console.
 import { api } from './api.js';
 import { actionButton, clear, formatBytes, formatInstant, h } from './dom.js';
-import { attempt, emptyState, errorPanel, loading, state, toast } from './ui.js';
+import { attempt, emptyState, errorPanel, loading, state, toast, tableHead } from './ui.js';
 
 const POLL_MS = 1000;
 const STATUS_LABEL = { queued: '대기 중', running: '진행 중', done: '완료', failed: '실패', skipped: '건너뜀' };
@@ -21,15 +21,7 @@ function backupTable(backups) {
   return h(
     'table',
     { class: 'table', id: 'backup-list' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['시작', '상태', '내용'].map((t) => h('th', { scope: 'col' }, t)),
-      ),
-    ),
+    tableHead('시작', '상태', '내용'),
     h(
       'tbody',
       {},

@@ -2,7 +2,7 @@
 // the match, the kept page copies and the four operator statuses; and the card of a failed call.
 import { api } from './api.js';
 import { h, append, hashLink, externalLink, image, actionButton, percent, formatInstant } from './dom.js';
-import { state, statusBadge, attempt, toast, SOURCE_LABEL, STATUS_CLASS } from './ui.js';
+import { state, statusBadge, attempt, toast, STATUS_CLASS, sourceBadge } from './ui.js';
 import { matchHow, outlined } from './review-match.js';
 
 /** The card of a found copy or candidate: both pictures side by side, how it matched, where it is, its status. */
@@ -28,7 +28,7 @@ export function evidenceCard(page, ev) {
     h(
       'header',
       { class: 'evidence-head' },
-      h('span', { class: ['badge', 'source', `source-${ev.source}`] }, SOURCE_LABEL[ev.source] ?? ev.source),
+      sourceBadge(ev.source),
       ev.kind ? h('span', { class: 'muted small' }, ev.kind) : null,
       how
         ? h(
@@ -148,7 +148,7 @@ export function failureCard(ev) {
     h(
       'header',
       { class: 'evidence-head' },
-      h('span', { class: ['badge', 'source', `source-${ev.source}`] }, SOURCE_LABEL[ev.source] ?? ev.source),
+      sourceBadge(ev.source),
       ev.kind ? h('span', { class: 'muted small' }, ev.kind) : null,
       h('span', { class: 'muted small' }, formatInstant(ev.created_at, state.timeZone)),
     ),

@@ -1,7 +1,7 @@
 // The supporting summary on the review page: the language model's summary of the evidence, shown
 // for reference only (it never counts toward the score), with its citations as jump buttons.
 import { h, externalLink, formatInstant } from './dom.js';
-import { state, SOURCE_LABEL } from './ui.js';
+import { state, sourceBadge } from './ui.js';
 import { statusButtons } from './review-evidence-card.js';
 
 /** The card of a supporting summary: its text with jump buttons, the evidence and addresses it cites. */
@@ -14,7 +14,7 @@ export function supportingCard(page, ev) {
     h(
       'header',
       { class: 'evidence-head' },
-      h('span', { class: ['badge', 'source', `source-${ev.source}`] }, SOURCE_LABEL[ev.source] ?? ev.source),
+      sourceBadge(ev.source),
       h('span', { class: 'muted small' }, '보조 근거 · 점수 미반영 · 참고용 요약'),
       h('span', { class: 'muted small' }, formatInstant(ev.created_at, state.timeZone)),
     ),

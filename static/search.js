@@ -2,7 +2,7 @@
 // as evidence of a submission.
 import { api } from './api.js';
 import { h, append, hashLink, externalLink, image, clear } from './dom.js';
-import { state, attempt, emptyState, toast } from './ui.js';
+import { state, attempt, emptyState, toast, labelled } from './ui.js';
 
 const TYPES = [
   ['image', '이미지 (image)'],
@@ -56,12 +56,9 @@ export async function renderSearch(view) {
     h(
       'div',
       { class: 'form-grid' },
-      h('label', { for: 'search-provider' }, '제공자 (provider)'),
-      providerSelect,
-      h('label', { for: 'search-type' }, '종류 (type)'),
-      typeSelect,
-      h('label', { for: 'search-query' }, '검색어 (query)'),
-      queryInput,
+      ...labelled('제공자 (provider)', providerSelect),
+      ...labelled('종류 (type)', typeSelect),
+      ...labelled('검색어 (query)', queryInput),
       h('label', { for: 'search-submission' }, '제출물 (선택)'),
       h(
         'div',

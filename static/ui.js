@@ -74,6 +74,21 @@ export function knowledgeStateBadge(value) {
   return h('span', { class: ['badge', 'knowledge', `knowledge-${KNOWLEDGE_STATE_CLASS[value] ?? 'other'}`] }, String(value ?? '—'));
 }
 
+/** An evidence item's source. */
+export function sourceBadge(source) {
+  return h('span', { class: ['badge', 'source', `source-${source}`] }, SOURCE_LABEL[source] ?? source);
+}
+
+/** A table's head: one column header per label. */
+export function tableHead(...labels) {
+  return h('thead', {}, h('tr', {}, ...labels.map((label) => h('th', { scope: 'col' }, label))));
+}
+
+/** A form control and its label, as the two siblings a form lists (spread them in). */
+export function labelled(text, control) {
+  return [h('label', { for: control.id }, text), control];
+}
+
 export function statusBadge(status) {
   if (!status) return h('span', { class: 'badge status status-none' }, '미표시');
   return h('span', { class: ['badge', 'status', `status-${STATUS_CLASS[status] ?? 'other'}`] }, String(status));

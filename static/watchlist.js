@@ -15,8 +15,8 @@ import {
   describeError,
   KNOWLEDGE_STATES,
   KNOWLEDGE_STATE_CLASS,
-  SOURCE_LABEL,
   statusBadge,
+  sourceBadge,
 } from './ui.js';
 
 const REVIEW_FETCH_CONCURRENCY = 4;
@@ -211,13 +211,7 @@ function evidenceLine(submissionId, ev) {
     h(
       'div',
       {},
-      h(
-        'div',
-        {},
-        h('span', { class: ['badge', 'source', `source-${ev.source}`] }, SOURCE_LABEL[ev.source] ?? ev.source),
-        ' ',
-        hashLink(['review', submissionId], ev.title || ev.url || ev.id, {}, { evidence: ev.id }),
-      ),
+      h('div', {}, sourceBadge(ev.source), ' ', hashLink(['review', submissionId], ev.title || ev.url || ev.id, {}, { evidence: ev.id })),
       h(
         'div',
         { class: 'small muted' },
