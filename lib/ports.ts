@@ -233,6 +233,8 @@ export interface Subrequests {
 export interface Backups {
   /** Writes the archive `name` into the backup folder, then keeps only the newest SVC_BACKUP_KEEP there. */
   write(name: string, progress: (progress: BackupProgress) => Promise<void>): Promise<BackupSummary>;
+  /** Whether the backup folder holds an archive of that name. */
+  has(name: string): Promise<boolean>;
 }
 
 export interface BackupProgress {

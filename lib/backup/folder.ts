@@ -1,4 +1,4 @@
-import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { access, mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeBackup } from './backup.js';
 import type { Backups, Clock } from '../ports.js';
@@ -28,5 +28,10 @@ export function folderBackups(options: { dataDir: string; folder: string; keep: 
       for (const old of rotated.slice(0, Math.max(0, rotated.length - options.keep))) await unlink(join(options.folder, old)).catch(() => {});
       return summary;
     },
+    has: (name) =>
+      access(join(options.folder, name)).then(
+        () => true,
+        () => false,
+      ),
   };
 }

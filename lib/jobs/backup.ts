@@ -11,6 +11,9 @@ import type { JobOutcome } from './loops.js';
 export async function runBackupJob(env: Env, job: Job): Promise<JobOutcome> {
   if (!env.backups) return { status: 'failed', error: 'this deployment has no online backup: see docs/operations.md' };
   const archive = backupName(job);
+  // Run again with its archive already written: after a crash between the rename and the job's
+  // end, or in a service restored from that very archive, whose copy shows this job running.
+  if (await env.backups.has(archive)) return { status: 'done' };
   let last = {};
   const summary = await env.backups.write(archive, (progress) => {
     last = progress;

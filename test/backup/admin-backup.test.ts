@@ -42,6 +42,12 @@ describe('on the Node service', () => {
     expect(job.payload.archive).toMatch(/^backup-20261121T030000Z-\d+\.tar$/);
     expect(readdirSync(join(env.dataDir, 'backups'))).toEqual([job.payload.archive]);
 
+    // Run again, as after a crash between the archive's rename and the job's end: nothing written twice.
+    await env.db.prepare("UPDATE jobs SET status = 'queued' WHERE id = ?").bind(job.id).run();
+    expect(await env.jobs.drain('backup')).toBe(1);
+    expect(readdirSync(join(env.dataDir, 'backups'))).toEqual([job.payload.archive]);
+    expect((await (await env.call('GET', '/api/admin/backups')).json()).backups).toEqual([expect.objectContaining({ id: job.id, status: 'done' })]);
+
     const audit = await (await env.call('GET', '/api/audit-events?limit=5')).json();
     expect(audit.events[0]).toMatchObject({ action: 'backup.start', target_type: 'backup', target_id: String(body.job.id), actor: { type: 'admin_token' } });
   });
