@@ -1,32 +1,26 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { braveSearchSettings, createBraveSearchClient } from '../../lib/providers/brave-search.js';
 import type { GlobalSearchClient } from '../../lib/providers/global-search.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
-import { braveError, braveImageResult, braveWebResult, FAKE_BRAVE_SEARCH_API_KEY, startFakeBraveSearch, type FakeBraveSearch } from '../fakes/brave-search.js';
+import { braveError, braveImageResult, braveWebResult, FAKE_BRAVE_SEARCH_API_KEY, type FakeBraveSearch } from '../fakes/brave-search.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
-let fake: FakeBraveSearch;
+const fakes = useFakeProviders({ resetEach: true });
 let client: GlobalSearchClient;
 
 const configFor = (url: string, extra: Record<string, string> = {}) =>
   buildConfig({ GLOBAL_SEARCH_PROVIDER: 'brave', BRAVE_SEARCH_URL: url, BRAVE_SEARCH_API_KEY: FAKE_BRAVE_SEARCH_API_KEY, ...extra }).config;
 
-beforeAll(async () => {
-  fake = await startFakeBraveSearch();
-  client = createBraveSearchClient(braveSearchSettings(configFor(fake.url)), nodeEgress);
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.reset();
-  fake.results.image = [];
-  fake.results.web = [];
+beforeAll(() => {
+  client = createBraveSearchClient(braveSearchSettings(configFor(fakes.brave.url)), nodeEgress);
 });
 
 describe('Brave request', () => {
   it('sends the text query and a count to the web search, the key only in X-Subscription-Token', async () => {
     const result = await client.searchWeb('saturn v rocket image');
     expect(result.ok).toBe(true);
-    const [request] = fake.requests;
+    const [request] = fakes.brave.requests;
     expect(request.method).toBe('GET');
     expect(request.path).toBe('/res/v1/web/search');
     expect(request.query).toEqual({ q: 'saturn v rocket image', count: '3', offset: '0' });
@@ -36,29 +30,31 @@ describe('Brave request', () => {
   });
 
   it('pages the web search by offset (in pages) and the image search by a larger count', async () => {
-    fake.results.image = Array.from({ length: 7 }, (_, i) => braveImageResult(`r${i}`, `https://img.example.org/${i}.jpg`, `https://site.example.org/${i}`));
+    fakes.brave.results.image = Array.from({ length: 7 }, (_, i) =>
+      braveImageResult(`r${i}`, `https://img.example.org/${i}.jpg`, `https://site.example.org/${i}`),
+    );
     await client.searchWeb('rocket', 2);
     const second = await client.searchImages('rocket', 1);
-    expect(fake.searches('web')[0].query).toEqual({ q: 'rocket', count: '3', offset: '2' });
-    expect(fake.searches('image')[0].query).toEqual({ q: 'rocket', count: '6' });
+    expect(fakes.brave.searches('web')[0].query).toEqual({ q: 'rocket', count: '3', offset: '2' });
+    expect(fakes.brave.searches('image')[0].query).toEqual({ q: 'rocket', count: '6' });
     expect(second.ok && second.items.map((i) => i.title)).toEqual(['r3', 'r4', 'r5']);
   });
 
   it('clamps the web count to 1-20 and refuses pages Brave cannot serve, sending nothing for them', async () => {
-    const wide = createBraveSearchClient({ ...braveSearchSettings(configFor(fake.url)), web: { results: 50, pages: 1 } }, nodeEgress);
+    const wide = createBraveSearchClient({ ...braveSearchSettings(configFor(fakes.brave.url)), web: { results: 50, pages: 1 } }, nodeEgress);
     expect((await wide.searchWeb('rocket')).ok).toBe(true);
-    expect(fake.requests[0].query.count).toBe('20');
-    fake.reset();
+    expect(fakes.brave.requests[0].query.count).toBe('20');
+    fakes.brave.reset();
     expect(await client.searchWeb('rocket', 10)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
-    const many = createBraveSearchClient({ ...braveSearchSettings(configFor(fake.url)), image: { results: 10, pages: 1 } }, nodeEgress);
+    const many = createBraveSearchClient({ ...braveSearchSettings(configFor(fakes.brave.url)), image: { results: 10, pages: 1 } }, nodeEgress);
     expect(await many.searchImages('rocket', 20)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
-    expect(fake.requests).toHaveLength(0);
+    expect(fakes.brave.requests).toHaveLength(0);
   });
 
   it('keeps the first 50 words of a longer query, the most Brave takes', async () => {
     const words = Array.from({ length: 60 }, (_, i) => `w${i}`);
     expect((await client.searchWeb(words.join(' '))).ok).toBe(true);
-    expect(fake.requests[0].query.q).toBe(words.slice(0, 50).join(' '));
+    expect(fakes.brave.requests[0].query.q).toBe(words.slice(0, 50).join(' '));
   });
 
   it('refuses anything but non-empty text as a query, sending nothing', async () => {
@@ -66,13 +62,13 @@ describe('Brave request', () => {
       expect(await client.searchImages(query)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
       expect(await client.searchWeb(query)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
     }
-    expect(fake.requests).toHaveLength(0);
+    expect(fakes.brave.requests).toHaveLength(0);
   });
 });
 
 describe('Brave answer', () => {
   it('maps image hits to the image (properties.url), its page (url) and the thumbnail', async () => {
-    fake.results.image = [braveImageResult('Rocket launch', 'https://img.example.org/rocket.jpg', 'https://space.example.org/rocket')];
+    fakes.brave.results.image = [braveImageResult('Rocket launch', 'https://img.example.org/rocket.jpg', 'https://space.example.org/rocket')];
     expect(await client.searchImages('rocket')).toEqual({
       ok: true,
       total: null,
@@ -90,7 +86,7 @@ describe('Brave answer', () => {
   });
 
   it('maps web hits to the page, plain-text snippets and the page picture as a page-image candidate', async () => {
-    fake.results.web = [
+    fakes.brave.results.web = [
       braveWebResult('Launch day', 'https://space.example.org/launch', 'https://space.example.org/launch.jpg'),
       braveWebResult('No picture', 'https://blog.example.org/p'),
     ];
@@ -102,7 +98,7 @@ describe('Brave answer', () => {
   });
 
   it('keeps no more hits than it asked for, drops addresses that are not http(s), and reads no web block as zero results', async () => {
-    fake.respondOnce({
+    fakes.brave.respondOnce({
       json: {
         type: 'search',
         web: {
@@ -148,7 +144,7 @@ describe('Brave answer', () => {
       ['a server error', { status: 503, body: 'upstream down' }, 'http_error', /HTTP 503/],
     ];
     for (const [name, response, code, message] of cases) {
-      fake.respondOnce(response);
+      fakes.brave.respondOnce(response);
       const result = await client.searchImages('rocket');
       expect(result, name).toMatchObject({ ok: false, error: { code } });
       if (!result.ok) expect(result.error.message, name).toMatch(message);
@@ -157,13 +153,13 @@ describe('Brave answer', () => {
 
   it('reports a refused key without the key, even when the answer echoes it', async () => {
     const wrongKey = 'BSA-not-the-right-token-77';
-    const wrong = createBraveSearchClient({ ...braveSearchSettings(configFor(fake.url)), apiKey: wrongKey }, nodeEgress);
+    const wrong = createBraveSearchClient({ ...braveSearchSettings(configFor(fakes.brave.url)), apiKey: wrongKey }, nodeEgress);
     const refused = await wrong.searchWeb('x');
     expect(refused).toMatchObject({
       ok: false,
       error: { code: 'http_error', message: 'brave search: answered HTTP 422 (The provided subscription token is invalid.)' },
     });
-    fake.respondWith((request) => braveError(200, 'SUBSCRIPTION_TOKEN_INVALID', `token ${request.headers['x-subscription-token']} is invalid`));
+    fakes.brave.respondWith((request) => braveError(200, 'SUBSCRIPTION_TOKEN_INVALID', `token ${request.headers['x-subscription-token']} is invalid`));
     const echoed = await wrong.searchWeb('x');
     expect(echoed).toMatchObject({ ok: false, error: { code: 'provider_error' } });
     for (const result of [refused, echoed]) expect(JSON.stringify(result)).not.toContain(wrongKey);

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { clampNum, createGlobalSearchClient, globalSearchSettings, type GlobalSearchClient } from '../../lib/providers/global-search.js';
-import {
-  FAKE_GLOBAL_SEARCH_API_KEY,
-  FAKE_GLOBAL_SEARCH_CX,
-  imageSearchItem,
-  startFakeGlobalSearch,
-  webSearchItem,
-  type FakeGlobalSearch,
-} from '../fakes/global-search.js';
+import { FAKE_GLOBAL_SEARCH_API_KEY, FAKE_GLOBAL_SEARCH_CX, imageSearchItem, webSearchItem } from '../fakes/global-search.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
-let fake: FakeGlobalSearch;
+const fakes = useFakeProviders({ resetEach: true });
 let client: GlobalSearchClient;
 
 const configFor = (url: string, extra: Record<string, string> = {}) =>
@@ -22,23 +16,16 @@ const configFor = (url: string, extra: Record<string, string> = {}) =>
     ...extra,
   }).config;
 
-beforeAll(async () => {
-  fake = await startFakeGlobalSearch();
-  client = createGlobalSearchClient(globalSearchSettings(configFor(fake.endpoint)), nodeEgress);
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.reset();
-  fake.results.image = [];
-  fake.results.web = [];
+beforeAll(() => {
+  client = createGlobalSearchClient(globalSearchSettings(configFor(fakes.search.endpoint)), nodeEgress);
 });
 
 describe('custom search request', () => {
   it('sends key, cx, query, num and start, with searchType=image for image search', async () => {
-    fake.results.image = [imageSearchItem('Rocket', 'https://img.example.org/rocket.jpg', 'https://space.example.org/rocket')];
+    fakes.search.results.image = [imageSearchItem('Rocket', 'https://img.example.org/rocket.jpg', 'https://space.example.org/rocket')];
     const result = await client.searchImages('saturn v rocket');
     expect(result.ok).toBe(true);
-    const [request] = fake.requests;
+    const [request] = fakes.search.requests;
     expect(request.method).toBe('GET');
     expect(request.path).toBe('/customsearch/v1');
     expect(request.query).toEqual({
@@ -53,7 +40,7 @@ describe('custom search request', () => {
 
   it('leaves searchType out for web search and pages with start = 1 + page * num', async () => {
     await client.searchWeb('saturn v rocket image', 2);
-    expect(fake.requests[0].query).toEqual({
+    expect(fakes.search.requests[0].query).toEqual({
       key: FAKE_GLOBAL_SEARCH_API_KEY,
       cx: FAKE_GLOBAL_SEARCH_CX,
       q: 'saturn v rocket image',
@@ -64,9 +51,9 @@ describe('custom search request', () => {
 
   it('clamps num to the provider range 1-10', async () => {
     expect([clampNum(0), clampNum(-5), clampNum(4), clampNum(11), clampNum(1000), clampNum(Number.NaN)]).toEqual([1, 1, 4, 10, 10, 1]);
-    const wide = createGlobalSearchClient({ ...globalSearchSettings(configFor(fake.endpoint)), image: { results: 50, pages: 1 } }, nodeEgress);
+    const wide = createGlobalSearchClient({ ...globalSearchSettings(configFor(fakes.search.endpoint)), image: { results: 50, pages: 1 } }, nodeEgress);
     const result = await wide.searchImages('rocket');
-    expect(fake.requests[0].query.num).toBe('10');
+    expect(fakes.search.requests[0].query.num).toBe('10');
     expect(result.ok).toBe(true);
   });
 
@@ -74,13 +61,13 @@ describe('custom search request', () => {
     for (const query of [Buffer.from('GIF89a') as unknown as string, '', 42 as unknown as string]) {
       expect(await client.searchImages(query)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
     }
-    expect(fake.requests).toHaveLength(0);
+    expect(fakes.search.requests).toHaveLength(0);
   });
 });
 
 describe('custom search answer', () => {
   it('maps image hits to the image, its page and its thumbnail', async () => {
-    fake.results.image = [imageSearchItem('Rocket launch', 'https://img.example.org/rocket.jpg', 'https://space.example.org/rocket')];
+    fakes.search.results.image = [imageSearchItem('Rocket launch', 'https://img.example.org/rocket.jpg', 'https://space.example.org/rocket')];
     const result = await client.searchImages('rocket');
     expect(result).toEqual({
       ok: true,
@@ -99,7 +86,7 @@ describe('custom search answer', () => {
   });
 
   it('maps web hits to the page and the images its pagemap names (cse_image, og:image), each once', async () => {
-    fake.results.web = [
+    fakes.search.results.web = [
       webSearchItem('Launch day', 'https://space.example.org/launch', 'https://space.example.org/launch.jpg'),
       {
         title: 'Two images',
@@ -121,7 +108,7 @@ describe('custom search answer', () => {
 
   it('reports a refused key as an HTTP failure without the key or the cx', async () => {
     const wrongKey = 'AIza-not-the-right-one';
-    const result = await createGlobalSearchClient({ ...globalSearchSettings(configFor(fake.endpoint)), apiKey: wrongKey }, nodeEgress).searchWeb('x');
+    const result = await createGlobalSearchClient({ ...globalSearchSettings(configFor(fakes.search.endpoint)), apiKey: wrongKey }, nodeEgress).searchWeb('x');
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
     expect(result.error.message).toContain('400');

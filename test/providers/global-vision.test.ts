@@ -2,14 +2,15 @@ import { DEFAULT_MAX_PIXELS } from '../../lib/images/decode.js';
 import { localImageService } from '../../lib/images/local-service.js';
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { approveForVision, type ApprovedImage } from '../../lib/providers/derived-image.js';
 import { createGlobalVisionClient, globalVisionSettings, MAX_PAGES_PER_IMAGE, type GlobalVisionClient } from '../../lib/providers/global-vision.js';
-import { FAKE_VISION_API_KEY, startFakeVision, type FakeVision } from '../fakes/vision.js';
+import { FAKE_VISION_API_KEY } from '../fakes/vision.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
-let fake: FakeVision;
+const fakes = useFakeProviders({ resetEach: true });
 let client: GlobalVisionClient;
 let original: Buffer;
 let approved: ApprovedImage;
@@ -21,8 +22,7 @@ const images = localImageService(DEFAULT_MAX_PIXELS);
 afterAll(() => images.close());
 
 beforeAll(async () => {
-  fake = await startFakeVision();
-  client = createGlobalVisionClient(globalVisionSettings(configFor(fake.url)), nodeEgress);
+  client = createGlobalVisionClient(globalVisionSettings(configFor(fakes.vision.url)), nodeEgress);
   const rocket = await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url));
   // The submission carries EXIF with a GPS position and an owner: none of it may leave the service.
   original = await sharp(rocket)
@@ -31,18 +31,13 @@ beforeAll(async () => {
     .toBuffer();
   approved = await approveForVision(images, original);
 });
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.reset();
-  fake.detection = {};
-});
 
 describe('web detection request', () => {
   it('posts one WEB_DETECTION request with the derived image base64-encoded and the key in the query', async () => {
     const result = await client.detectWeb(approved);
     expect(result.ok).toBe(true);
-    expect(fake.requests).toHaveLength(1);
-    const [request] = fake.requests;
+    expect(fakes.vision.requests).toHaveLength(1);
+    const [request] = fakes.vision.requests;
     expect(request.method).toBe('POST');
     expect(request.path).toBe('/v1/images:annotate');
     expect(request.query.key).toBe(FAKE_VISION_API_KEY);
@@ -54,7 +49,7 @@ describe('web detection request', () => {
 
   it('sends exactly the derived bytes, never the original with its metadata', async () => {
     await client.detectWeb(approved);
-    const [sent] = fake.sentImages();
+    const [sent] = fakes.vision.sentImages();
     expect(original.includes('owner-name-in-exif')).toBe(true);
     expect(sent.equals(approved.bytes)).toBe(true);
     expect(sent.equals(original)).toBe(false);
@@ -63,22 +58,25 @@ describe('web detection request', () => {
   });
 
   it('adds the parent when GLOBAL_VISION_PARENT is set', async () => {
-    const withParent = createGlobalVisionClient(globalVisionSettings(configFor(fake.url, { GLOBAL_VISION_PARENT: 'projects/p1/locations/eu' })), nodeEgress);
+    const withParent = createGlobalVisionClient(
+      globalVisionSettings(configFor(fakes.vision.url, { GLOBAL_VISION_PARENT: 'projects/p1/locations/eu' })),
+      nodeEgress,
+    );
     await withParent.detectWeb(approved);
-    expect((fake.requests[0].json as { parent?: string }).parent).toBe('projects/p1/locations/eu');
+    expect((fakes.vision.requests[0].json as { parent?: string }).parent).toBe('projects/p1/locations/eu');
   });
 
   it('refuses an object without derived bytes, sending nothing', async () => {
     const forged = { bytes: 'not bytes', format: 'jpeg', width: 1, height: 1 } as unknown as ApprovedImage;
     const result = await client.detectWeb(forged);
     expect(result).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
-    expect(fake.requests).toHaveLength(0);
+    expect(fakes.vision.requests).toHaveLength(0);
   });
 });
 
 describe('web detection answer', () => {
   it('reads entities, matching images, pages with plain-text titles, similar images and best-guess labels', async () => {
-    fake.detection = {
+    fakes.vision.detection = {
       webEntities: [{ entityId: '/m/0abc', score: 0.92, description: 'Saturn V' }, { score: 0.4 }],
       fullMatchingImages: [{ url: 'https://img.example.org/full.jpg', score: 0.9 }, { url: 'ftp://img.example.org/x.jpg' }],
       partialMatchingImages: [{ url: 'https://img.example.org/partial.jpg' }],
@@ -122,7 +120,7 @@ describe('web detection answer', () => {
 
   it('lists the pages naming each image once, in the answer order, cut at the cap with the count of all', async () => {
     const copy = 'https://img.example.org/copy.jpg';
-    fake.detection = {
+    fakes.vision.detection = {
       fullMatchingImages: [{ url: copy }],
       pagesWithMatchingImages: [
         { url: 'https://a.example.org/1', pageTitle: 'One', fullMatchingImages: [{ url: copy }, { url: copy }], partialMatchingImages: [{ url: copy }] },
@@ -146,20 +144,20 @@ describe('web detection answer', () => {
   });
 
   it('treats an answer without web detection as no evidence, not a failure', async () => {
-    fake.respondOnce({ json: { responses: [{}] } });
+    fakes.vision.respondOnce({ json: { responses: [{}] } });
     const result = await client.detectWeb(approved);
     expect(result.ok && result.detection.pagesWithMatchingImages).toEqual([]);
   });
 
   it('turns an error inside the answer into a provider failure', async () => {
-    fake.respondOnce({ json: { responses: [{ error: { code: 3, message: 'Bad image data.' } }] } });
+    fakes.vision.respondOnce({ json: { responses: [{ error: { code: 3, message: 'Bad image data.' } }] } });
     const result = await client.detectWeb(approved);
     expect(result).toEqual({ ok: false, error: { code: 'provider_error', message: expect.stringContaining('Bad image data.') } });
   });
 
   it('reports a refused key as an HTTP failure whose message does not contain the key', async () => {
     const wrongKey = 'AIza-wrong-key-777';
-    const result = await createGlobalVisionClient({ ...globalVisionSettings(configFor(fake.url)), apiKey: wrongKey }, nodeEgress).detectWeb(approved);
+    const result = await createGlobalVisionClient({ ...globalVisionSettings(configFor(fakes.vision.url)), apiKey: wrongKey }, nodeEgress).detectWeb(approved);
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
     expect(result.error.message).toContain('403');
@@ -167,7 +165,7 @@ describe('web detection answer', () => {
   });
 
   it('redacts the key when the provider echoes it back in an error', async () => {
-    fake.respondOnce({ status: 400, json: { error: { code: 400, message: `API key ${FAKE_VISION_API_KEY} expired` } } });
+    fakes.vision.respondOnce({ status: 400, json: { error: { code: 400, message: `API key ${FAKE_VISION_API_KEY} expired` } } });
     const result = await client.detectWeb(approved);
     expect(result.ok).toBe(false);
     if (result.ok) return;

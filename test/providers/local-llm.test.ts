@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { buildEvidencePrompt, createLocalLlmClient, localLlmSettings, type EvidencePrompt, type LocalLlmClient } from '../../lib/providers/local-llm.js';
-import { FAKE_LLM_ANSWER, startFakeLocalLlm, type FakeLocalLlm } from '../fakes/local-llm.js';
+import { FAKE_LLM_ANSWER, startFakeLocalLlm } from '../fakes/local-llm.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
-let fake: FakeLocalLlm;
+const fakes = useFakeProviders({ resetEach: true });
 let client: LocalLlmClient;
 
 const configFor = (url: string, extra: Record<string, string> = {}) =>
@@ -47,14 +48,8 @@ function evidence(id: string, overrides: Partial<Evidence> = {}): Evidence {
   };
 }
 
-beforeAll(async () => {
-  fake = await startFakeLocalLlm();
-  client = createLocalLlmClient(localLlmSettings(configFor(fake.url)), nodeEgress);
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.reset();
-  fake.answer = FAKE_LLM_ANSWER;
+beforeAll(() => {
+  client = createLocalLlmClient(localLlmSettings(configFor(fakes.llm.url)), nodeEgress);
 });
 
 describe('evidence prompt', () => {
@@ -87,7 +82,7 @@ describe('language model request', () => {
     const { prompt } = buildEvidencePrompt([evidence('ev_1'), evidence('ev_2')]);
     const result = await client.generate(prompt);
     expect(result).toEqual({ ok: true, text: FAKE_LLM_ANSWER, model: 'tiny-instruct' });
-    const [request] = fake.requests;
+    const [request] = fakes.llm.requests;
     expect(request.method).toBe('POST');
     expect(request.path).toBe('/api/generate');
     expect(request.json).toEqual({ model: 'tiny-instruct', prompt, stream: false });
@@ -96,19 +91,19 @@ describe('language model request', () => {
   });
 
   it('fails with an empty answer rather than storing nothing as a summary', async () => {
-    fake.answer = '   ';
+    fakes.llm.answer = '   ';
     const result = await client.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'malformed_response' } });
   });
 
   it('fails when the server says the answer is not finished', async () => {
-    fake.respondOnce({ json: { model: 'tiny-instruct', response: 'partial', done: false } });
+    fakes.llm.respondOnce({ json: { model: 'tiny-instruct', response: 'partial', done: false } });
     const result = await client.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'malformed_response' } });
   });
 
   it('reports an unknown model as an HTTP failure with the server reason', async () => {
-    fake.respondOnce({ status: 404, json: { error: "model 'tiny-instruct' not found" } });
+    fakes.llm.respondOnce({ status: 404, json: { error: "model 'tiny-instruct' not found" } });
     const result = await client.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toEqual({ ok: false, error: { code: 'http_error', message: expect.stringContaining('not found') } });
   });
@@ -128,15 +123,15 @@ describe('language model down or slow', () => {
   });
 
   it('keeps waiting past the connect timeout while the model generates', async () => {
-    fake.respondOnce({ delayMs: 600, json: { model: 'tiny-instruct', response: 'slow but complete', done: true } });
-    const patient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 200, timeoutMs: 10_000 }, nodeEgress);
+    fakes.llm.respondOnce({ delayMs: 600, json: { model: 'tiny-instruct', response: 'slow but complete', done: true } });
+    const patient = createLocalLlmClient({ ...localLlmSettings(configFor(fakes.llm.url)), connectTimeoutMs: 200, timeoutMs: 10_000 }, nodeEgress);
     const result = await patient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toEqual({ ok: true, text: 'slow but complete', model: 'tiny-instruct' });
   });
 
   it('gives a timeout failure when generation outlasts the read timeout', async () => {
-    fake.respondOnce({ delayMs: 3000, json: { model: 'tiny-instruct', response: 'too late', done: true } });
-    const impatient = createLocalLlmClient({ ...localLlmSettings(configFor(fake.url)), connectTimeoutMs: 1500, timeoutMs: 300 }, nodeEgress);
+    fakes.llm.respondOnce({ delayMs: 3000, json: { model: 'tiny-instruct', response: 'too late', done: true } });
+    const impatient = createLocalLlmClient({ ...localLlmSettings(configFor(fakes.llm.url)), connectTimeoutMs: 1500, timeoutMs: 300 }, nodeEgress);
     const result = await impatient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });
@@ -144,6 +139,6 @@ describe('language model down or slow', () => {
   it('refuses an empty prompt without calling the server', async () => {
     const result = await client.generate('' as EvidencePrompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
-    expect(fake.requests).toHaveLength(0);
+    expect(fakes.llm.requests).toHaveLength(0);
   });
 });

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { createRegionalClient, regionalSettings, type RegionalClient } from '../../lib/providers/regional.js';
-import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, startFakeRegional, type FakeRegional, type RegionalImageItem } from '../fakes/regional.js';
+import { FAKE_REGIONAL_CLIENT_ID, FAKE_REGIONAL_CLIENT_SECRET, startFakeRegional, type RegionalImageItem } from '../fakes/regional.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
-let fake: FakeRegional;
+const fakes = useFakeProviders({ resetEach: true });
 let client: RegionalClient;
 
 const imageItem = (n: number): RegionalImageItem => ({
@@ -24,25 +25,17 @@ function configFor(url: string, extra: Record<string, string> = {}) {
   }).config;
 }
 
-beforeAll(async () => {
-  fake = await startFakeRegional();
-  client = createRegionalClient(regionalSettings(configFor(fake.url)), nodeEgress);
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.reset();
-  fake.results.image = [];
-  fake.results.blog = [];
-  fake.results.webkr = [];
+beforeAll(() => {
+  client = createRegionalClient(regionalSettings(configFor(fakes.regional.url)), nodeEgress);
 });
 
 describe('regional image search', () => {
   it('sends the text query, paging and sort as query parameters and the credentials as headers', async () => {
-    fake.results.image = [imageItem(1)];
+    fakes.regional.results.image = [imageItem(1)];
     const result = await client.searchImages('Neil Armstrong');
     expect(result.ok).toBe(true);
-    expect(fake.requests).toHaveLength(1);
-    const [request] = fake.requests;
+    expect(fakes.regional.requests).toHaveLength(1);
+    const [request] = fakes.regional.requests;
     expect(request.method).toBe('GET');
     expect(request.path).toBe('/v1/search/image');
     expect(request.query).toEqual({ query: 'Neil Armstrong', display: '10', start: '1', sort: 'sim' });
@@ -52,7 +45,7 @@ describe('regional image search', () => {
   });
 
   it('returns items with tags stripped from titles and sizes as numbers', async () => {
-    fake.results.image = [imageItem(1)];
+    fakes.regional.results.image = [imageItem(1)];
     const result = await client.searchImages('astronaut');
     expect(result).toEqual({
       ok: true,
@@ -70,15 +63,18 @@ describe('regional image search', () => {
   });
 
   it('asks for later pages with start = 1 + page * display', async () => {
-    fake.results.image = Array.from({ length: 25 }, (_, i) => imageItem(i + 1));
-    const paged = createRegionalClient(regionalSettings(configFor(fake.url, { REGIONAL_SEARCH_DISPLAY: '10', REGIONAL_SEARCH_SORT: 'date' })), nodeEgress);
+    fakes.regional.results.image = Array.from({ length: 25 }, (_, i) => imageItem(i + 1));
+    const paged = createRegionalClient(
+      regionalSettings(configFor(fakes.regional.url, { REGIONAL_SEARCH_DISPLAY: '10', REGIONAL_SEARCH_SORT: 'date' })),
+      nodeEgress,
+    );
     const result = await paged.searchImages('astronaut', 2);
-    expect(fake.requests[0].query).toMatchObject({ start: '21', display: '10', sort: 'date' });
+    expect(fakes.regional.requests[0].query).toMatchObject({ start: '21', display: '10', sort: 'date' });
     expect(result.ok && result.items.map((item) => item.imageUrl)).toEqual([21, 22, 23, 24, 25].map((n) => `https://images.example.org/astronaut-${n}.jpg`));
   });
 
   it('keeps a result whose link is not http(s) but drops the link', async () => {
-    fake.results.image = [{ ...imageItem(1), link: 'javascript:alert(1)', thumbnail: 'data:image/png;base64,AAAA' }];
+    fakes.regional.results.image = [{ ...imageItem(1), link: 'javascript:alert(1)', thumbnail: 'data:image/png;base64,AAAA' }];
     const result = await client.searchImages('astronaut');
     expect(result.ok && result.items[0]).toMatchObject({ imageUrl: null, thumbnailUrl: null, title: 'Astronaut photo 1' });
   });
@@ -89,16 +85,16 @@ describe('regional image search', () => {
       const result = await client.searchImages(query);
       expect(result).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
     }
-    expect(fake.requests).toHaveLength(0);
+    expect(fakes.regional.requests).toHaveLength(0);
   });
 });
 
 describe('regional blog and web-document search', () => {
   it('uses the blog path with its own display and sort, and strips tags from titles and descriptions', async () => {
-    fake.results.blog = [{ title: '<b>우주인</b> 사진 &amp; 이야기', link: 'https://blog.example.org/post/1', description: '달 <b>착륙</b>' }];
+    fakes.regional.results.blog = [{ title: '<b>우주인</b> 사진 &amp; 이야기', link: 'https://blog.example.org/post/1', description: '달 <b>착륙</b>' }];
     const result = await client.searchBlogs('우주인 이미지');
-    expect(fake.requests[0].path).toBe('/v1/search/blog');
-    expect(fake.requests[0].query).toEqual({ query: '우주인 이미지', display: '3', start: '1', sort: 'sim' });
+    expect(fakes.regional.requests[0].path).toBe('/v1/search/blog');
+    expect(fakes.regional.requests[0].query).toEqual({ query: '우주인 이미지', display: '3', start: '1', sort: 'sim' });
     expect(result).toEqual({
       ok: true,
       total: 1,
@@ -107,17 +103,17 @@ describe('regional blog and web-document search', () => {
   });
 
   it('uses the web-document path without a sort parameter', async () => {
-    fake.results.webkr = [{ title: 'Moon landing', link: 'https://docs.example.org/moon', description: 'A page' }];
+    fakes.regional.results.webkr = [{ title: 'Moon landing', link: 'https://docs.example.org/moon', description: 'A page' }];
     const result = await client.searchWebDocuments('moon landing image', 0);
-    expect(fake.requests[0].path).toBe('/v1/search/webkr');
-    expect(fake.requests[0].query).toEqual({ query: 'moon landing image', display: '3', start: '1' });
+    expect(fakes.regional.requests[0].path).toBe('/v1/search/webkr');
+    expect(fakes.regional.requests[0].query).toEqual({ query: 'moon landing image', display: '3', start: '1' });
     expect(result.ok && result.items[0].pageUrl).toBe('https://docs.example.org/moon');
   });
 });
 
 describe('regional failures', () => {
   it('reports rejected credentials as an HTTP failure without the secret or the client id', async () => {
-    const wrong = createRegionalClient({ ...regionalSettings(configFor(fake.url)), clientSecret: 'wrong-secret-value-123' }, nodeEgress);
+    const wrong = createRegionalClient({ ...regionalSettings(configFor(fakes.regional.url)), clientSecret: 'wrong-secret-value-123' }, nodeEgress);
     const result = await wrong.searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
@@ -127,8 +123,8 @@ describe('regional failures', () => {
   });
 
   it('gives a timeout failure when the provider does not answer in time', async () => {
-    const quick = createRegionalClient({ ...regionalSettings(configFor(fake.url)), timeoutMs: 200 }, nodeEgress);
-    fake.respondOnce({ delayMs: 2000, json: {} });
+    const quick = createRegionalClient({ ...regionalSettings(configFor(fakes.regional.url)), timeoutMs: 200 }, nodeEgress);
+    fakes.regional.respondOnce({ delayMs: 2000, json: {} });
     const result = await quick.searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });
@@ -144,6 +140,6 @@ describe('regional failures', () => {
   it('refuses a page past the provider limit without calling it', async () => {
     const result = await client.searchImages('astronaut', 500);
     expect(result).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
-    expect(fake.requests).toHaveLength(0);
+    expect(fakes.regional.requests).toHaveLength(0);
   });
 });
