@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { queueDailyBackup } from '../../lib/jobs/backup.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture } from '../helpers/fixtures.js';
 
@@ -76,5 +77,33 @@ describe('on the Node service', () => {
       expect((await env.call(method, path, undefined, { authorization: '' })).status).toBe(401);
     }
     expect((await (await env.call('GET', '/api/jobs')).json()).jobs.filter((j: { type: string }) => j.type === 'backup')).toEqual([]);
+  });
+});
+
+describe('the daily backup', () => {
+  const backupJobs = async (on: TestEnv) => (await (await on.call('GET', '/api/admin/backups')).json()).backups;
+
+  it('is not queued unless switched on', async () => {
+    await queueDailyBackup(env);
+    expect(await backupJobs(env)).toEqual([]);
+  });
+
+  it('is queued when the last good backup is a day old, never twice', async () => {
+    const daily = await createTestEnv({ SVC_BACKUP_DAILY: 'true' });
+    try {
+      await queueDailyBackup(daily);
+      await queueDailyBackup(daily);
+      expect(await backupJobs(daily)).toEqual([expect.objectContaining({ status: 'queued', payload: { daily: true } })]);
+      await daily.jobs.drain('backup');
+      daily.clock.advance(60 * 60 * 1000);
+      await queueDailyBackup(daily);
+      expect((await backupJobs(daily)).map((j: { status: string }) => j.status)).toEqual(['done']);
+      // The service's timer comes back a day after the last one: that backup is due.
+      daily.clock.advance(23 * 60 * 60 * 1000);
+      await queueDailyBackup(daily);
+      expect((await backupJobs(daily)).map((j: { status: string }) => j.status)).toEqual(['queued', 'done']);
+    } finally {
+      await daily.dispose();
+    }
   });
 });
