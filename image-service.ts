@@ -27,6 +27,15 @@ const CropRequest = z.object({
   faces: z.array(z.object({ box: z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() }), score: z.number() })).max(100),
 });
 
+/** A JSON request body as the schema reads it; null when it is not JSON or not that shape (a 400). */
+function jsonBody<T>(schema: z.ZodType<T>, body: Buffer): T | null {
+  try {
+    return schema.parse(JSON.parse(body.toString('utf8')));
+  } catch {
+    return null;
+  }
+}
+
 const errorAnswer = (status: number, code: string, message: string) => Response.json({ error: { code, message } }, { status });
 
 export async function handleImageRequest(request: Request, images: ImageService): Promise<Response> {
@@ -59,22 +68,14 @@ export async function handleImageRequest(request: Request, images: ImageService)
         });
       }
       case 'crop-faces': {
-        let parsed;
-        try {
-          parsed = CropRequest.parse(JSON.parse(body.toString('utf8')));
-        } catch {
-          return errorAnswer(400, 'invalid_request', 'expected {image: base64, faces: [{box, score}]}');
-        }
+        const parsed = jsonBody(CropRequest, body);
+        if (!parsed) return errorAnswer(400, 'invalid_request', 'expected {image: base64, faces: [{box, score}]}');
         const crops = await images.cropFaces(Buffer.from(parsed.image, 'base64'), parsed.faces);
         return Response.json(crops.map((c) => (c.ok ? { ...c, bytes: c.bytes.toString('base64') } : c)));
       }
       case 'match-geometry': {
-        let parsed;
-        try {
-          parsed = GeometryRequest.parse(JSON.parse(body.toString('utf8')));
-        } catch {
-          return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64}');
-        }
+        const parsed = jsonBody(GeometryRequest, body);
+        if (!parsed) return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64}');
         return Response.json(await images.matchGeometry(Buffer.from(parsed.query, 'base64'), Buffer.from(parsed.reference, 'base64')));
       }
     }
