@@ -6,14 +6,14 @@ import { verifyImage } from '../../lib/enrichment/verify.js';
 import { refreshSimilarity, storedFingerprints } from '../../lib/matching/analysis.js';
 import { matchFingerprints } from '../../lib/images/robust.js';
 import { getSubmissionRow } from '../../lib/repo/submissions.js';
-import { startFakeWeb, type FakeWeb } from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath } from '../helpers/fixtures.js';
 import { turnedPale } from '../helpers/geometry-transforms.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
 /** Issue 7's promise: edited copies of a watchlisted photo are caught, and say how. */
 let env: TestEnv;
-let web: FakeWeb;
+const fakes = useFakeProviders();
 
 const astronaut = () => sharp(fixturePath('astronaut.png'));
 const copies: Record<string, () => Promise<Buffer>> = {
@@ -39,7 +39,6 @@ async function evidenceOf(id: string) {
 
 beforeAll(async () => {
   env = await createTestEnv();
-  web = await startFakeWeb();
   copyFixture('astronaut.png', env.paths.imagesDir);
   for (const name of ['camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg']) copyFixture(name, env.paths.imagesDir);
   await env.call('POST', '/api/submissions/reload');
@@ -52,7 +51,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await env.dispose();
-  await web.close();
 });
 
 describe('edited copies of a watchlisted photo', () => {
@@ -82,8 +80,8 @@ describe('edited copies of a watchlisted photo', () => {
   });
 
   it('verifies a mirrored web copy as a match and says so', async () => {
-    const url = web.addImage('/mirrored.jpg', await copies.mirrored(), 'image/jpeg');
-    const other = web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
+    const url = fakes.web.addImage('/mirrored.jpg', await copies.mirrored(), 'image/jpeg');
+    const other = fakes.web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
     const row = (await getSubmissionRow(env.db, 'astronaut'))!;
     const reference = { fingerprints: storedFingerprints(row.phash!, row.fingerprints), image: readFileSync(fixturePath('astronaut.png')) };
     const allowLocal = { ...env, config: { ...env.config, SVC_ALLOW_PRIVATE_DOWNLOADS: true } };
@@ -129,7 +127,7 @@ describe('different photographs turned by about the same angle on black', () => 
   });
 
   it('are no web match either', async () => {
-    const url = web.addImage('/turned-rocket.jpg', await turned['turned-rocket'](), 'image/jpeg');
+    const url = fakes.web.addImage('/turned-rocket.jpg', await turned['turned-rocket'](), 'image/jpeg');
     const reference = { fingerprints: await fingerprintsOf('turned-chelsea'), image: await turned['turned-chelsea']() };
     const allowLocal = { ...env, config: { ...env.config, SVC_ALLOW_PRIVATE_DOWNLOADS: true } };
     expect(await verifyImage(allowLocal, 'turned-chelsea', reference, url)).toMatchObject({ matched: false, match: {} });

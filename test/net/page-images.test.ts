@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { downloadSettings, type DownloadSettings } from '../../lib/net/download.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
 import { extractPageImages, plainText } from '../../lib/net/html.js';
 import { findPageImages } from '../../lib/net/page-images.js';
-import { startFakeWeb, type FakeWeb } from '../fakes/web.js';
+import { useFakeProviders } from '../helpers/fake-world.js';
 
-let web: FakeWeb;
+const fakes = useFakeProviders({ resetEach: true });
 const open: DownloadSettings = downloadSettings(buildConfig({ SVC_ALLOW_PRIVATE_DOWNLOADS: 'true' }).config, nodeEgress);
 const guarded: DownloadSettings = downloadSettings(buildConfig({}).config, nodeEgress);
-
-beforeAll(async () => {
-  web = await startFakeWeb();
-});
-afterAll(() => web.close());
-beforeEach(() => web.reset());
 
 const PAGE = `<!doctype html>
 <html><head>
@@ -64,40 +58,40 @@ describe('page image candidates', () => {
 
 describe('fetching a result page', () => {
   it('fetches the page under the download rules and resolves candidates against where it ended up', async () => {
-    web.addPage('/articles/launch', PAGE);
-    web.addRedirect('/short', '/articles/launch');
-    const result = await findPageImages(web.urlFor('/short'), open, 3);
+    fakes.web.addPage('/articles/launch', PAGE);
+    fakes.web.addRedirect('/short', '/articles/launch');
+    const result = await findPageImages(fakes.web.urlFor('/short'), open, 3);
     expect(result).toEqual({
       ok: true,
-      pageUrl: web.urlFor('/articles/launch'),
-      candidates: ['https://cdn.example.org/og.jpg', web.urlFor('/img/twitter.jpg'), web.urlFor('/articles/img/first.jpg')],
+      pageUrl: fakes.web.urlFor('/articles/launch'),
+      candidates: ['https://cdn.example.org/og.jpg', fakes.web.urlFor('/img/twitter.jpg'), fakes.web.urlFor('/articles/img/first.jpg')],
     });
   });
 
   it('decodes the page in the charset its server declares', async () => {
     // "/사진.jpg" written in EUC-KR, the legacy Korean encoding many regional pages still use.
     const eucKr = Buffer.concat([Buffer.from('<html><body><img src="/'), Buffer.from([0xbb, 0xe7, 0xc1, 0xf8]), Buffer.from('.jpg"></body></html>')]);
-    web.route('/kr', { headers: { 'content-type': 'text/html; charset=EUC-KR' }, body: eucKr });
-    const result = await findPageImages(web.urlFor('/kr'), open, 3);
-    expect(result.ok && result.candidates).toEqual([web.urlFor(`/${encodeURIComponent('사진')}.jpg`)]);
+    fakes.web.route('/kr', { headers: { 'content-type': 'text/html; charset=EUC-KR' }, body: eucKr });
+    const result = await findPageImages(fakes.web.urlFor('/kr'), open, 3);
+    expect(result.ok && result.candidates).toEqual([fakes.web.urlFor(`/${encodeURIComponent('사진')}.jpg`)]);
   });
 
   it('refuses a page that is not HTML', async () => {
-    web.route('/data.json', { json: { og: 'image' } });
-    const result = await findPageImages(web.urlFor('/data.json'), open, 3);
+    fakes.web.route('/data.json', { json: { og: 'image' } });
+    const result = await findPageImages(fakes.web.urlFor('/data.json'), open, 3);
     expect(result).toMatchObject({ ok: false, error: { code: 'not_html' } });
   });
 
   it('refuses a page larger than the download limit', async () => {
-    web.addPage('/huge', `<html><body>${'<p>filler</p>'.repeat(5000)}</body></html>`);
-    const result = await findPageImages(web.urlFor('/huge'), { ...open, maxBytes: 4096 }, 3);
+    fakes.web.addPage('/huge', `<html><body>${'<p>filler</p>'.repeat(5000)}</body></html>`);
+    const result = await findPageImages(fakes.web.urlFor('/huge'), { ...open, maxBytes: 4096 }, 3);
     expect(result).toMatchObject({ ok: false, error: { code: 'too_large' } });
   });
 
   it('refuses a page on a private address when private downloads are off', async () => {
-    web.addPage('/articles/launch', PAGE);
-    const result = await findPageImages(web.urlFor('/articles/launch'), guarded, 3);
+    fakes.web.addPage('/articles/launch', PAGE);
+    const result = await findPageImages(fakes.web.urlFor('/articles/launch'), guarded, 3);
     expect(result).toMatchObject({ ok: false, error: { code: 'blocked_address' } });
-    expect(web.requests).toHaveLength(0);
+    expect(fakes.web.requests).toHaveLength(0);
   });
 });
