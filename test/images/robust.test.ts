@@ -4,7 +4,7 @@ import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { similarity } from '../../lib/images/phash.js';
-import { type Fingerprints, RobustIndex, SlotQuery, indexEntries, matchFingerprints, type SlotProbe } from '../../lib/images/robust.js';
+import { type Fingerprints, RobustIndex, SlotQuery, indexEntries, matchFingerprints, matchPair, type SlotProbe } from '../../lib/images/robust.js';
 import {
   INVERSE_ORIENTATION,
   ORIENTATIONS,
@@ -329,8 +329,10 @@ describe('SlotQuery (the index kept in a database table)', () => {
   it("reads the slots of the query's keys at this threshold, keeps only rows within each lookup's distance, and reads everything when the pHash radius is too wide to probe", () => {
     const camera = originals.get('camera.png')!;
     const probe = new SlotQuery(camera, THRESHOLD).matchProbe()!;
-    // Radius 6 bits: 17 values per pHash chunk; at most 30 region keys looked up exactly, 4 chunks each.
-    expect(probe.slots.length).toBeLessThanOrEqual(4 * 17 + 30 * 4);
+    // Radius 6 bits: 17 values per pHash chunk; at most 38 region keys looked up exactly, 4 chunks each
+    // (whole and trimmed in 8 orientations, and in 2 against the windows; the windows in 2 against whole
+    // and trimmed, and unturned against the windows).
+    expect(probe.slots.length).toBeLessThanOrEqual(4 * 17 + 38 * 4);
     // The image itself is found through every row it is stored as.
     for (const [slot, key] of indexEntries(camera)) {
       expect(probe.slots).toContain(slot);
@@ -341,6 +343,39 @@ describe('SlotQuery (the index kept in a database table)', () => {
     const far = (BigInt(`0x${camera.phash}`) ^ 0x7fn).toString(16).padStart(16, '0');
     expect(probe.accepts(plainSlot[0], far)).toBe(false);
     expect(new SlotQuery(camera, 0.7).matchProbe()).toBeNull();
+  });
+
+  it('finds one image from another exactly when it finds the other from the one, over every photo and copy', () => {
+    const all = PHOTOS.flatMap((name) =>
+      [originals.get(name)!, ...copies.get(name)!].map((fingerprints, i) => [`${name} ${i}`, fingerprints] as [string, Fingerprints]),
+    );
+    const finds = (from: [string, Fingerprints], to: [string, Fingerprints]) => {
+      const probe = new SlotQuery(from[1], THRESHOLD).matchProbe()!;
+      return table([to])(probe).length > 0;
+    };
+    let found = 0;
+    for (const [i, x] of all.entries()) {
+      for (const y of all.slice(i + 1)) {
+        expect(finds(x, y), `${x[0]} -> ${y[0]}`).toBe(finds(y, x));
+        if (finds(x, y)) found++;
+      }
+    }
+    expect(found).toBeGreaterThanOrEqual(PHOTOS.length * COPIES.length);
+  });
+
+  it('judges a pair the same both ways, each side seeing the match from its own side', () => {
+    for (const name of PHOTOS) {
+      for (const [i, { change }] of COPIES.entries()) {
+        const [original, copy] = [originals.get(name)!, copies.get(name)![i]];
+        const forward = matchPair(copy, original, THRESHOLD);
+        const backward = matchPair(original, copy, THRESHOLD);
+        expect(forward.seen, `${name} ${change}`).not.toBeNull();
+        expect(backward.seen, `${name} ${change}`).toEqual([forward.seen![1], forward.seen![0]]);
+        // The copy's own side is what matchFingerprints finds with it as the query, when that way matches.
+        const asQuery = matchFingerprints(copy, original, THRESHOLD);
+        if (asQuery) expect(forward.seen![0]).toEqual(asQuery);
+      }
+    }
   });
 
   it('names the stored images near the threshold that do not match, with their pHash similarity', () => {

@@ -6,6 +6,7 @@ import { migrate } from '../../lib/db/migrate.js';
 import { indexEntries } from '../../lib/images/robust.js';
 import { backfillFingerprintSlots, fingerprintSlotsStatements } from '../../lib/repo/fingerprint-slots.js';
 import { enqueueIndexJobStatement } from '../../lib/repo/jobs.js';
+import { listPairsOf, writePairsStatements } from '../../lib/repo/pairs.js';
 import { upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import { withLease } from '../../lib/repo/leases.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
@@ -113,6 +114,42 @@ describe('the similarity index in the database', () => {
     for (const id of ['a', 'b', 'c']) expect(await slotsOf(id)).toEqual(await expectedSlots(id));
     expect(await count('SELECT COUNT(*) AS n FROM fingerprint_slots_backfill')).toBe(0);
     expect(await backfillFingerprintSlots(env.db, fingerprintsOf, { page: 1, pages: 1 })).toBe(true);
+  });
+});
+
+describe('pair verdicts', () => {
+  it('stores a verdict only while both sides still have the bytes it was judged on', async () => {
+    env = await createTestEnv();
+    await reloadAndAnalyse({ 'camera.png': readFileSync(fixturePath('camera.png')), 'camera-copy.jpg': await reencoded('camera.png', 70) });
+    const [judged] = await listPairsOf(env.db, 'camera');
+    expect(judged).toMatchObject({ a: 'camera', b: 'camera-copy', matched: true, threshold: env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD });
+    // The copy's file changes; a comparison that read its older bytes finishes afterwards.
+    await env.blobs.put('submissions/images/camera-copy.jpg', readFileSync(fixturePath('rocket.jpg')));
+    expect(await (await env.call('POST', '/api/submissions/reload')).json()).toMatchObject({ updated: ['camera-copy'] });
+    await env.db.batch(writePairsStatements(env.db, [{ ...judged, similarity: 0.5 }]));
+    expect(await listPairsOf(env.db, 'camera')).toEqual([judged]);
+    // Compared on its new bytes, the copy matches nothing, and the old verdict goes.
+    await env.jobs.drain('analyse');
+    expect(await listPairsOf(env.db, 'camera')).toEqual([]);
+    expect(await internalMatches('camera')).toEqual([]);
+  });
+
+  it('after the upgrade that keeps pair verdicts, matches compared before stay, with their operator marks, as new ones join', async () => {
+    env = await createTestEnv();
+    await reloadAndAnalyse({ 'camera.png': readFileSync(fixturePath('camera.png')), 'camera-copy.jpg': await reencoded('camera.png', 70) });
+    await env.db.prepare("UPDATE evidence SET status = '보류' WHERE submission_id = 'camera' AND group_key = 'internal'").run();
+    const marked = await env.db.prepare("SELECT id FROM evidence WHERE submission_id = 'camera' AND group_key = 'internal'").first<{ id: string }>();
+    // The database as it was before migration 0022, with these compared: evidence, no pairs.
+    await env.db.prepare('DROP TABLE submission_pairs').run();
+    await env.db.prepare("DELETE FROM schema_migrations WHERE name LIKE '0022%'").run();
+    expect(await migrate(env.db)).toEqual(['0022_submission_pairs.sql']);
+    expect(await listPairsOf(env.db, 'camera')).toEqual([expect.objectContaining({ b: 'camera-copy', matched: true, threshold: null })]);
+
+    await reloadAndAnalyse({ 'camera-third.jpg': await reencoded('camera.png', 50) });
+    expect((await internalMatches('camera')).sort()).toEqual(['camera-copy', 'camera-third']);
+    expect((await internalMatches('camera-copy')).sort()).toEqual(['camera', 'camera-third']);
+    const kept = await env.db.prepare("SELECT status FROM evidence WHERE id = ? AND matched_submission_id = 'camera-copy'").bind(marked!.id).first();
+    expect(kept).toEqual({ status: '보류' });
   });
 });
 
