@@ -81,7 +81,8 @@ export async function writeBackup(options: BackupOptions): Promise<BackupSummary
       files: [],
       missing: [],
     };
-    const out = await open(partial, 'w');
+    // Its owner's alone: it holds the accounts' password hashes and every case.
+    const out = await open(partial, 'w', 0o600);
     let bytes = 0;
     try {
       const tar = tarWriter(out);

@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { open } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tarWriter } from '../../lib/backup/tar.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture } from '../helpers/fixtures.js';
 import { folderHashes, runScript, sha256, startBackup } from './helpers.js';
@@ -45,6 +47,10 @@ describe('the archive', () => {
     );
     for (const file of manifest.files) expect(sha256(readFileSync(join(out, file.path)))).toBe(file.sha256);
     expect(manifest.missing).toEqual([]);
+  });
+
+  it('is readable by its owner alone: it holds the accounts and every case', () => {
+    expect(statSync(archive).mode & 0o777).toBe(0o600);
   });
 
   it('is not written over: a second backup under the same name is refused', async () => {
@@ -104,6 +110,21 @@ describe('restore', () => {
     expect(ran.code).toBe(1);
     expect(ran.stderr).toMatch(/is damaged: the archive ends|has no manifest.json/);
     expect(leftovers(parent, ['cut.tar'])).toEqual([]);
+  });
+
+  it('refuses an archive naming a path outside the data folder, and writes nothing anywhere', async () => {
+    const parent = join(scratch, 'hostile');
+    mkdirSync(parent);
+    const hostile = join(parent, 'hostile.tar');
+    const out = await open(hostile, 'w');
+    const tar = tarWriter(out);
+    await tar.addBytes('evidence/../../escaped.txt', Buffer.from('outside'), new Date());
+    await tar.finish();
+    await out.close();
+    const ran = await runScript('restore', [hostile, '--data', join(parent, 'data')]);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr.trim()).toBe('restore refused: the archive holds "evidence/../../escaped.txt", which no backup writes');
+    expect(leftovers(parent, ['hostile.tar'])).toEqual([]);
   });
 
   it('refuses a database with a migration newer than the code knows', async () => {
