@@ -415,7 +415,7 @@ function storedKeys(fingerprints: Fingerprints, parsed = parse(fingerprints)): {
  * The lookups are symmetric: X finds Y exactly when Y finds X. An orientation moves the key bits
  * among themselves (flipping some), so a distance is the same with either side turned back; each
  * lookup of X's regions into Y's stored kind has its mirror image among Y's lookups into X's. So
- * whichever of two submissions is compared second finds the first (decision 0032).
+ * whichever of two submissions is compared second finds the first (decision 0033).
  */
 function lookups(phash: string, query: PreparedQuery, threshold: number): { store: IndexStore; key: string; distance: number }[] {
   const found: { store: IndexStore; key: string; distance: number }[] = [{ store: 'plain', key: phash, distance: radius(threshold) }];

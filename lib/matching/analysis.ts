@@ -129,7 +129,7 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
  * Stores a submission's fingerprints in the similarity index (or takes it out when it has none),
  * judges its pairs with every submission the lookups find, then rebuilds the similarity evidence
  * of it and of every submission it matched before or matches now. No lease: comparisons run side
- * by side on every process and isolate (decision 0032). Its slots are written before it looks, so
+ * by side on every process and isolate (decision 0033). Its slots are written before it looks, so
  * of two comparisons running at once the later lookup finds the earlier one's submission, and a
  * pair judged by both gets the same verdict; a verdict is stored only while both sides still have
  * the bytes it was judged on, and each side's evidence is derived from its pairs in one batch.

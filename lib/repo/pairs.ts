@@ -2,7 +2,7 @@ import type { MatchFields } from './evidence.js';
 import type { Database, Statement } from '../ports.js';
 
 /**
- * The verdict on a pair of submissions (migration 0022, decision 0032), judged once for the bytes
+ * The verdict on a pair of submissions (migration 0022, decision 0033), judged once for the bytes
  * of both sides: the internal matches of each side are derived from its pairs.
  */
 export interface PairVerdict {

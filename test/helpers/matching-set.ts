@@ -4,7 +4,7 @@ import { seededRandom } from './random.js';
 import type { Database } from '../../lib/ports.js';
 
 /**
- * One set of photographs and edits of them for the order-free matching tests (decision 0032): the
+ * One set of photographs and edits of them for the order-free matching tests (decision 0033): the
  * same set ingested under other names, in other orders and at other concurrencies must give the
  * same internal matches. Among the edits a vertical flip and a watermark (issue 29's missing pair),
  * a mirror, a crop, a small turn and a re-encoding; three other photographs beside them.

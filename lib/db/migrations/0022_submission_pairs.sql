@@ -1,4 +1,4 @@
--- The verdict of each pair of submissions the similarity lookups bring together (decision 0032), so
+-- The verdict of each pair of submissions the similarity lookups bring together (decision 0033), so
 -- that the internal matches of a set of files do not depend on the order their comparisons run or
 -- finish in, and comparisons need no lease across processes. `a` < `b`; the verdict holds for the
 -- bytes whose SHA-256 it names (a pair for older bytes of either side counts for nothing), and
