@@ -4,16 +4,18 @@ import { braveSearchSettings, createBraveSearchClient } from '../../lib/provider
 import type { GlobalSearchClient } from '../../lib/providers/global-search.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
 import { braveError, braveImageResult, braveWebResult, FAKE_BRAVE_SEARCH_API_KEY, type FakeBraveSearch } from '../fakes/brave-search.js';
+import { fakeBraveSettings } from '../fakes/settings.js';
+
 import { useFakeProviders } from '../helpers/fake-world.js';
 
 const fakes = useFakeProviders({ resetEach: true });
 let client: GlobalSearchClient;
 
-const configFor = (url: string, extra: Record<string, string> = {}) =>
-  buildConfig({ GLOBAL_SEARCH_PROVIDER: 'brave', BRAVE_SEARCH_URL: url, BRAVE_SEARCH_API_KEY: FAKE_BRAVE_SEARCH_API_KEY, ...extra }).config;
+/** The service's configuration pointed at the fakes. */
+const configFor = (extra: Record<string, string> = {}) => buildConfig({ ...fakes.settings, ...fakeBraveSettings(fakes.brave), ...extra }).config;
 
 beforeAll(() => {
-  client = createBraveSearchClient(braveSearchSettings(configFor(fakes.brave.url)), nodeEgress);
+  client = createBraveSearchClient(braveSearchSettings(configFor()), nodeEgress);
 });
 
 describe('Brave request', () => {
@@ -41,12 +43,12 @@ describe('Brave request', () => {
   });
 
   it('clamps the web count to 1-20 and refuses pages Brave cannot serve, sending nothing for them', async () => {
-    const wide = createBraveSearchClient({ ...braveSearchSettings(configFor(fakes.brave.url)), web: { results: 50, pages: 1 } }, nodeEgress);
+    const wide = createBraveSearchClient({ ...braveSearchSettings(configFor()), web: { results: 50, pages: 1 } }, nodeEgress);
     expect((await wide.searchWeb('rocket')).ok).toBe(true);
     expect(fakes.brave.requests[0].query.count).toBe('20');
     fakes.brave.reset();
     expect(await client.searchWeb('rocket', 10)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
-    const many = createBraveSearchClient({ ...braveSearchSettings(configFor(fakes.brave.url)), image: { results: 10, pages: 1 } }, nodeEgress);
+    const many = createBraveSearchClient({ ...braveSearchSettings(configFor()), image: { results: 10, pages: 1 } }, nodeEgress);
     expect(await many.searchImages('rocket', 20)).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
     expect(fakes.brave.requests).toHaveLength(0);
   });
@@ -153,7 +155,7 @@ describe('Brave answer', () => {
 
   it('reports a refused key without the key, even when the answer echoes it', async () => {
     const wrongKey = 'BSA-not-the-right-token-77';
-    const wrong = createBraveSearchClient({ ...braveSearchSettings(configFor(fakes.brave.url)), apiKey: wrongKey }, nodeEgress);
+    const wrong = createBraveSearchClient({ ...braveSearchSettings(configFor()), apiKey: wrongKey }, nodeEgress);
     const refused = await wrong.searchWeb('x');
     expect(refused).toMatchObject({
       ok: false,

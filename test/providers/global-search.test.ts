@@ -8,16 +8,11 @@ import { useFakeProviders } from '../helpers/fake-world.js';
 const fakes = useFakeProviders({ resetEach: true });
 let client: GlobalSearchClient;
 
-const configFor = (url: string, extra: Record<string, string> = {}) =>
-  buildConfig({
-    GLOBAL_CUSTOM_SEARCH_URL: url,
-    GLOBAL_CUSTOM_SEARCH_API_KEY: FAKE_GLOBAL_SEARCH_API_KEY,
-    GLOBAL_CUSTOM_SEARCH_CX: FAKE_GLOBAL_SEARCH_CX,
-    ...extra,
-  }).config;
+/** The service's configuration pointed at the fakes. */
+const configFor = (extra: Record<string, string> = {}) => buildConfig({ ...fakes.settings, ...extra }).config;
 
 beforeAll(() => {
-  client = createGlobalSearchClient(globalSearchSettings(configFor(fakes.search.endpoint)), nodeEgress);
+  client = createGlobalSearchClient(globalSearchSettings(configFor()), nodeEgress);
 });
 
 describe('custom search request', () => {
@@ -51,7 +46,7 @@ describe('custom search request', () => {
 
   it('clamps num to the provider range 1-10', async () => {
     expect([clampNum(0), clampNum(-5), clampNum(4), clampNum(11), clampNum(1000), clampNum(Number.NaN)]).toEqual([1, 1, 4, 10, 10, 1]);
-    const wide = createGlobalSearchClient({ ...globalSearchSettings(configFor(fakes.search.endpoint)), image: { results: 50, pages: 1 } }, nodeEgress);
+    const wide = createGlobalSearchClient({ ...globalSearchSettings(configFor()), image: { results: 50, pages: 1 } }, nodeEgress);
     const result = await wide.searchImages('rocket');
     expect(fakes.search.requests[0].query.num).toBe('10');
     expect(result.ok).toBe(true);
@@ -108,7 +103,7 @@ describe('custom search answer', () => {
 
   it('reports a refused key as an HTTP failure without the key or the cx', async () => {
     const wrongKey = 'AIza-not-the-right-one';
-    const result = await createGlobalSearchClient({ ...globalSearchSettings(configFor(fakes.search.endpoint)), apiKey: wrongKey }, nodeEgress).searchWeb('x');
+    const result = await createGlobalSearchClient({ ...globalSearchSettings(configFor()), apiKey: wrongKey }, nodeEgress).searchWeb('x');
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
     expect(result.error.message).toContain('400');

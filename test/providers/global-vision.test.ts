@@ -15,14 +15,14 @@ let client: GlobalVisionClient;
 let original: Buffer;
 let approved: ApprovedImage;
 
-const configFor = (url: string, extra: Record<string, string> = {}) =>
-  buildConfig({ GLOBAL_VISION_URL: url, GLOBAL_VISION_API_KEY: FAKE_VISION_API_KEY, ...extra }).config;
+/** The service's configuration pointed at the fakes. */
+const configFor = (extra: Record<string, string> = {}) => buildConfig({ ...fakes.settings, ...extra }).config;
 
 const images = localImageService(DEFAULT_MAX_PIXELS);
 afterAll(() => images.close());
 
 beforeAll(async () => {
-  client = createGlobalVisionClient(globalVisionSettings(configFor(fakes.vision.url)), nodeEgress);
+  client = createGlobalVisionClient(globalVisionSettings(configFor()), nodeEgress);
   const rocket = await readFile(new URL('../fixtures/images/rocket.jpg', import.meta.url));
   // The submission carries EXIF with a GPS position and an owner: none of it may leave the service.
   original = await sharp(rocket)
@@ -58,10 +58,7 @@ describe('web detection request', () => {
   });
 
   it('adds the parent when GLOBAL_VISION_PARENT is set', async () => {
-    const withParent = createGlobalVisionClient(
-      globalVisionSettings(configFor(fakes.vision.url, { GLOBAL_VISION_PARENT: 'projects/p1/locations/eu' })),
-      nodeEgress,
-    );
+    const withParent = createGlobalVisionClient(globalVisionSettings(configFor({ GLOBAL_VISION_PARENT: 'projects/p1/locations/eu' })), nodeEgress);
     await withParent.detectWeb(approved);
     expect((fakes.vision.requests[0].json as { parent?: string }).parent).toBe('projects/p1/locations/eu');
   });
@@ -157,7 +154,7 @@ describe('web detection answer', () => {
 
   it('reports a refused key as an HTTP failure whose message does not contain the key', async () => {
     const wrongKey = 'AIza-wrong-key-777';
-    const result = await createGlobalVisionClient({ ...globalVisionSettings(configFor(fakes.vision.url)), apiKey: wrongKey }, nodeEgress).detectWeb(approved);
+    const result = await createGlobalVisionClient({ ...globalVisionSettings(configFor()), apiKey: wrongKey }, nodeEgress).detectWeb(approved);
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
     expect(result.error.message).toContain('403');

@@ -9,8 +9,8 @@ import { useFakeProviders } from '../helpers/fake-world.js';
 const fakes = useFakeProviders({ resetEach: true });
 let client: LocalLlmClient;
 
-const configFor = (url: string, extra: Record<string, string> = {}) =>
-  buildConfig({ LOCALLLM_BASE_URL: url, LOCALLLM_MODEL: 'tiny-instruct', ...extra }).config;
+/** The service's configuration pointed at the fakes. */
+const configFor = (extra: Record<string, string> = {}) => buildConfig({ ...fakes.settings, LOCALLLM_MODEL: 'tiny-instruct', ...extra }).config;
 
 function evidence(id: string, overrides: Partial<Evidence> = {}): Evidence {
   return {
@@ -49,7 +49,7 @@ function evidence(id: string, overrides: Partial<Evidence> = {}): Evidence {
 }
 
 beforeAll(() => {
-  client = createLocalLlmClient(localLlmSettings(configFor(fakes.llm.url)), nodeEgress);
+  client = createLocalLlmClient(localLlmSettings(configFor()), nodeEgress);
 });
 
 describe('evidence prompt', () => {
@@ -115,7 +115,10 @@ describe('language model down or slow', () => {
     const url = down.url;
     await down.close();
     const readTimeoutMs = 30_000;
-    const offline = createLocalLlmClient({ ...localLlmSettings(configFor(url)), connectTimeoutMs: 1500, timeoutMs: readTimeoutMs }, nodeEgress);
+    const offline = createLocalLlmClient(
+      { ...localLlmSettings(configFor({ LOCALLLM_BASE_URL: url })), connectTimeoutMs: 1500, timeoutMs: readTimeoutMs },
+      nodeEgress,
+    );
     const started = Date.now();
     const result = await offline.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'unreachable' } });
@@ -124,14 +127,14 @@ describe('language model down or slow', () => {
 
   it('keeps waiting past the connect timeout while the model generates', async () => {
     fakes.llm.respondOnce({ delayMs: 600, json: { model: 'tiny-instruct', response: 'slow but complete', done: true } });
-    const patient = createLocalLlmClient({ ...localLlmSettings(configFor(fakes.llm.url)), connectTimeoutMs: 200, timeoutMs: 10_000 }, nodeEgress);
+    const patient = createLocalLlmClient({ ...localLlmSettings(configFor()), connectTimeoutMs: 200, timeoutMs: 10_000 }, nodeEgress);
     const result = await patient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toEqual({ ok: true, text: 'slow but complete', model: 'tiny-instruct' });
   });
 
   it('gives a timeout failure when generation outlasts the read timeout', async () => {
     fakes.llm.respondOnce({ delayMs: 3000, json: { model: 'tiny-instruct', response: 'too late', done: true } });
-    const impatient = createLocalLlmClient({ ...localLlmSettings(configFor(fakes.llm.url)), connectTimeoutMs: 1500, timeoutMs: 300 }, nodeEgress);
+    const impatient = createLocalLlmClient({ ...localLlmSettings(configFor()), connectTimeoutMs: 1500, timeoutMs: 300 }, nodeEgress);
     const result = await impatient.generate(buildEvidencePrompt([evidence('ev_1')]).prompt);
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });

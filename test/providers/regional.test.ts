@@ -16,17 +16,11 @@ const imageItem = (n: number): RegionalImageItem => ({
   sizeheight: '480',
 });
 
-function configFor(url: string, extra: Record<string, string> = {}) {
-  return buildConfig({
-    REGIONAL_API_URL: url,
-    REGIONAL_CLIENT_ID: FAKE_REGIONAL_CLIENT_ID,
-    REGIONAL_CLIENT_SECRET: FAKE_REGIONAL_CLIENT_SECRET,
-    ...extra,
-  }).config;
-}
+/** The service's configuration pointed at the fakes. */
+const configFor = (extra: Record<string, string> = {}) => buildConfig({ ...fakes.settings, ...extra }).config;
 
 beforeAll(() => {
-  client = createRegionalClient(regionalSettings(configFor(fakes.regional.url)), nodeEgress);
+  client = createRegionalClient(regionalSettings(configFor()), nodeEgress);
 });
 
 describe('regional image search', () => {
@@ -64,10 +58,7 @@ describe('regional image search', () => {
 
   it('asks for later pages with start = 1 + page * display', async () => {
     fakes.regional.results.image = Array.from({ length: 25 }, (_, i) => imageItem(i + 1));
-    const paged = createRegionalClient(
-      regionalSettings(configFor(fakes.regional.url, { REGIONAL_SEARCH_DISPLAY: '10', REGIONAL_SEARCH_SORT: 'date' })),
-      nodeEgress,
-    );
+    const paged = createRegionalClient(regionalSettings(configFor({ REGIONAL_SEARCH_DISPLAY: '10', REGIONAL_SEARCH_SORT: 'date' })), nodeEgress);
     const result = await paged.searchImages('astronaut', 2);
     expect(fakes.regional.requests[0].query).toMatchObject({ start: '21', display: '10', sort: 'date' });
     expect(result.ok && result.items.map((item) => item.imageUrl)).toEqual([21, 22, 23, 24, 25].map((n) => `https://images.example.org/astronaut-${n}.jpg`));
@@ -113,7 +104,7 @@ describe('regional blog and web-document search', () => {
 
 describe('regional failures', () => {
   it('reports rejected credentials as an HTTP failure without the secret or the client id', async () => {
-    const wrong = createRegionalClient({ ...regionalSettings(configFor(fakes.regional.url)), clientSecret: 'wrong-secret-value-123' }, nodeEgress);
+    const wrong = createRegionalClient({ ...regionalSettings(configFor()), clientSecret: 'wrong-secret-value-123' }, nodeEgress);
     const result = await wrong.searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'http_error' } });
     if (result.ok) return;
@@ -123,7 +114,7 @@ describe('regional failures', () => {
   });
 
   it('gives a timeout failure when the provider does not answer in time', async () => {
-    const quick = createRegionalClient({ ...regionalSettings(configFor(fakes.regional.url)), timeoutMs: 200 }, nodeEgress);
+    const quick = createRegionalClient({ ...regionalSettings(configFor()), timeoutMs: 200 }, nodeEgress);
     fakes.regional.respondOnce({ delayMs: 2000, json: {} });
     const result = await quick.searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout' } });
@@ -133,7 +124,7 @@ describe('regional failures', () => {
     const closed = await startFakeRegional();
     const url = closed.url;
     await closed.close();
-    const result = await createRegionalClient(regionalSettings(configFor(url)), nodeEgress).searchImages('astronaut');
+    const result = await createRegionalClient(regionalSettings(configFor({ REGIONAL_API_URL: url })), nodeEgress).searchImages('astronaut');
     expect(result).toMatchObject({ ok: false, error: { code: 'unreachable' } });
   });
 
