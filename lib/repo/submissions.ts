@@ -64,19 +64,15 @@ export interface SubmissionRow extends Pick<Submission, StoredAsShown> {
 }
 
 const SELECT = 'SELECT s.* FROM submissions s';
+/** What a reload records of a file and its entry, beside the id, title and file; a record shows them all. */
+const RECORDED_COLUMNS = ['width', 'height', 'submitted_at', 'submitted_at_epoch', 'format', 'bytes', 'sha256'] as const;
 /** What a submission record shows; lists read these and not the wide internal columns (fingerprints). */
 const SHOWN_COLUMNS = [
   'id',
   'title',
   'file',
   'thumb_path',
-  'width',
-  'height',
-  'submitted_at',
-  'submitted_at_epoch',
-  'format',
-  'bytes',
-  'sha256',
+  ...RECORDED_COLUMNS,
   'phash',
   'faces',
   'people',
@@ -377,22 +373,7 @@ export function upsertSubmissionStatement(db: Database, rows: SubmissionInput | 
     file_version: s.file_version ?? null,
   }));
   const field = (name: keyof SubmissionInput) => `json_extract(value, '$.${name}')`;
-  const columns = [
-    'id',
-    'title',
-    'file',
-    'origin',
-    'submitter',
-    'width',
-    'height',
-    'submitted_at',
-    'submitted_at_epoch',
-    'format',
-    'bytes',
-    'sha256',
-    'file_mtime_ms',
-    'file_version',
-  ] as const;
+  const columns = ['id', 'title', 'file', 'origin', 'submitter', ...RECORDED_COLUMNS, 'file_mtime_ms', 'file_version'] as const;
   return db
     .prepare(
       `INSERT INTO submissions (${columns.join(', ')}, analysis_status, enrichment_status, created_at, updated_at)
