@@ -101,6 +101,8 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
   let url = '';
   const listening = new Set<Worker>();
   let ready = false;
+  // Request processes told the work is picked up, until each says it has heard (or exits).
+  const hearing = new Map<Worker, () => void>();
   const fork = () =>
     new Promise<string>((resolve, reject) => {
       const worker = cluster.fork();
@@ -112,9 +114,11 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
           resolve(message.url);
         }
         if (message?.type === 'jobs-queued') void env.jobs.notify(message.count);
+        if (message?.type === 'ready') hearing.get(worker)?.();
       });
       worker.once('exit', (code, signal) => {
         listening.delete(worker);
+        hearing.get(worker)?.();
         reject(new Error(`a request process exited before it listened (${signal ?? code})`));
         if (stopping || !url) return;
         env.log.error('a request process exited; starting another', { code, signal });
@@ -132,7 +136,17 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
   }
   const retention = await startWork(env);
   ready = true;
-  for (const worker of listening) worker.send({ type: 'ready' } satisfies WorkerMessage);
+  // `listening` is logged once every request process serves reload: a script that waits for it
+  // must not meet a 503.
+  await Promise.all(
+    [...listening].map(
+      (worker) =>
+        new Promise<void>((heard) => {
+          hearing.set(worker, heard);
+          worker.send({ type: 'ready' } satisfies WorkerMessage);
+        }),
+    ),
+  );
   const stop = async () => {
     stopping = true;
     clearInterval(retention);
@@ -168,7 +182,10 @@ async function startRequestProcess(config: Config): Promise<void> {
   process.on('SIGINT', () => {});
   process.on('SIGTERM', () => {});
   process.on('message', (message: WorkerMessage) => {
-    if (message?.type === 'ready') startup.open();
+    if (message?.type === 'ready') {
+      startup.open();
+      process.send!({ type: 'ready' } satisfies WorkerMessage);
+    }
     if (message?.type !== 'stop') return;
     closeServer(server)
       .then(() => env.close())
