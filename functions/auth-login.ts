@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { login, Username } from '../lib/auth/accounts.js';
+import { login, Username, type NewSession } from '../lib/auth/accounts.js';
 import { sessionCookie } from '../lib/auth/authenticate.js';
 import { answer } from '../lib/api/answer.js';
 import { AccountRecord, iso } from '../lib/api/records.js';
@@ -12,13 +12,17 @@ export const LoginBody = z.object({ username: Username, password: z.string().min
 /** A new session, from signing in or from the first-run setup. */
 export const SignedIn = answer('signedIn', z.object({ account: AccountRecord, csrf_token: z.string(), expires_at: iso }));
 
-/** POST /api/auth/login: a session cookie and the CSRF token to send with every change. */
-export async function handleLogin(request: Request, env: Env): Promise<Response> {
-  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, LoginBody);
-  const session = await login(env, body.username, body.password);
+/** The answer that hands over a new session: its account and CSRF token, and its cookie. */
+export function sendSession(request: Request, env: Env, session: NewSession): Response {
   const response = SignedIn.send({ account: session.account, csrf_token: session.csrfToken, expires_at: session.expiresAt });
   response.headers.append('set-cookie', sessionCookie(request, session.secret, env.config.SVC_SESSION_HOURS * 3600));
   return response;
+}
+
+/** POST /api/auth/login: a session cookie and the CSRF token to send with every change. */
+export async function handleLogin(request: Request, env: Env): Promise<Response> {
+  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, LoginBody);
+  return sendSession(request, env, await login(env, body.username, body.password));
 }
 
 export const loginRoute: RouteSpec = {
