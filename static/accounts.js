@@ -7,6 +7,20 @@ import { state, attempt, loading, errorPanel, emptyState, toast, labelled, table
 
 const ROLE_LABEL = { operator: '운영자 (operator)', admin: '관리자 (admin)' };
 
+/**
+ * A one-line form that creates something: its labelled fields and a submit button named for what it
+ * does; `create` runs under that name (an error is shown in words), and `created` gets its answer.
+ */
+function creationForm(id, action, fields, create, created) {
+  const form = h('form', { class: 'inline-form', id }, ...fields, h('button', { type: 'submit', class: 'primary' }, action));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const result = await attempt(action, create);
+    if (result) await created(result);
+  });
+  return form;
+}
+
 function roleSelect(id, value = 'operator') {
   const select = h(
     'select',
@@ -25,50 +39,41 @@ export async function renderAccounts(view) {
   const username = h('input', { id: 'new-account-username', name: 'username', autocomplete: 'off', required: '' });
   const password = h('input', { id: 'new-account-password', name: 'password', type: 'password', autocomplete: 'new-password', required: '' });
   const role = roleSelect('new-account-role');
-  const accountForm = h(
-    'form',
-    { class: 'inline-form', id: 'new-account' },
-    ...labelled('사용자 이름', username),
-    ...labelled('비밀번호 (10자 이상)', password),
-    ...labelled('역할', role),
-    h('button', { type: 'submit', class: 'primary' }, '계정 만들기'),
+  const accountForm = creationForm(
+    'new-account',
+    '계정 만들기',
+    [labelled('사용자 이름', username), labelled('비밀번호 (10자 이상)', password), labelled('역할', role)],
+    () => api.createAccount({ username: username.value.trim(), password: password.value, role: role.value }),
+    async (result) => {
+      toast(`계정 ${result.account.username} 을(를) 만들었습니다`, 'success');
+      username.value = '';
+      password.value = '';
+      await loadAccounts();
+    },
   );
-  accountForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const result = await attempt('계정 만들기', () => api.createAccount({ username: username.value.trim(), password: password.value, role: role.value }));
-    if (!result) return;
-    toast(`계정 ${result.account.username} 을(를) 만들었습니다`, 'success');
-    username.value = '';
-    password.value = '';
-    await loadAccounts();
-  });
 
   const tokenName = h('input', { id: 'new-token-name', name: 'name', autocomplete: 'off', required: '' });
   const tokenRole = roleSelect('new-token-role');
-  const tokenForm = h(
-    'form',
-    { class: 'inline-form', id: 'new-token' },
-    ...labelled('이름 (용도)', tokenName),
-    ...labelled('역할', tokenRole),
-    h('button', { type: 'submit', class: 'primary' }, '토큰 만들기'),
+  const tokenForm = creationForm(
+    'new-token',
+    '토큰 만들기',
+    [labelled('이름 (용도)', tokenName), labelled('역할', tokenRole)],
+    () => api.createToken({ name: tokenName.value.trim(), role: tokenRole.value }),
+    async (result) => {
+      tokenName.value = '';
+      clear(
+        secretSlot,
+        h(
+          'div',
+          { class: 'panel token-secret', role: 'status' },
+          h('p', {}, `토큰 "${result.token.name}" — 지금 복사하세요. 다시 표시되지 않습니다.`),
+          h('code', { class: 'mono', id: 'token-secret' }, result.secret),
+          h('p', { class: 'muted' }, '사용: Authorization: Bearer <token>'),
+        ),
+      );
+      await loadTokens();
+    },
   );
-  tokenForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const result = await attempt('토큰 만들기', () => api.createToken({ name: tokenName.value.trim(), role: tokenRole.value }));
-    if (!result) return;
-    tokenName.value = '';
-    clear(
-      secretSlot,
-      h(
-        'div',
-        { class: 'panel token-secret', role: 'status' },
-        h('p', {}, `토큰 "${result.token.name}" — 지금 복사하세요. 다시 표시되지 않습니다.`),
-        h('code', { class: 'mono', id: 'token-secret' }, result.secret),
-        h('p', { class: 'muted' }, '사용: Authorization: Bearer <token>'),
-      ),
-    );
-    await loadTokens();
-  });
 
   append(
     view.root,
