@@ -1,5 +1,5 @@
 import { errorResponse, ServiceError } from '../http/errors.js';
-import { createRateLimiter, type RateLimit, type RateLimiter } from '../http/rate-limit.js';
+import { createRateLimiter, type RateLimit } from '../http/rate-limit.js';
 import { auditStatement } from '../repo/audit.js';
 import type { Env } from '../ports.js';
 import { anonymousActor, type Actor } from './actor.js';
@@ -9,7 +9,8 @@ import { authorize, clientAddress, type Access } from './authenticate.js';
 const MAX_CALLERS = 10_000;
 
 /** The limiter of this process or Worker isolate; the router asks it before every limited route. */
-export function callerLimits(limiter: RateLimiter = createRateLimiter(MAX_CALLERS)) {
+export function callerLimits() {
+  const limiter = createRateLimiter(MAX_CALLERS);
   const limits = {
     /**
      * The router's check for a limited route: the caller is identified and authorised, then counted.
@@ -46,8 +47,6 @@ export function callerLimits(limiter: RateLimiter = createRateLimiter(MAX_CALLER
   };
   return limits;
 }
-
-export type CallerLimits = ReturnType<typeof callerLimits>;
 
 function limitOf(env: Env, actor: Actor): RateLimit {
   const { config } = env;
