@@ -6,6 +6,7 @@
 import os from 'node:os';
 import sharp from 'sharp';
 import * as bundle from './bundle.js';
+import * as comparisons from './comparisons.js';
 import * as faces from './faces.js';
 import * as indexQuery from './index-query.js';
 import * as ingest from './ingest.js';
@@ -40,6 +41,7 @@ const BENCHES: BenchModule[] = [
   phashThroughput,
   indexQuery,
   similarityStore,
+  comparisons,
   robustRecall,
   geometry,
   turnedCanvas,

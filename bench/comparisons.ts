@@ -1,0 +1,109 @@
+/**
+ * Comparison throughput with one process and with two (issue 31: one lease in the database once let
+ * one comparison run at a time across the deployment, so a second process added nothing).
+ *
+ * The order-free matching set (test/helpers/matching-set.ts: photographs, a flip, a watermark, a
+ * crop...) and each picture again re-encoded at three qualities and shrunk by a tenth, analysed
+ * once into a data folder; the folder is copied, and in each copy the comparisons run in child
+ * processes on the same SQLite file (test/helpers/compare-process.ts): all in one process, or
+ * split between two running at once. Throughput is comparisons per second of wall time; both runs
+ * must leave the same pair verdicts.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { buildConfig } from '../lib/config.js';
+import { createEnv } from '../lib/env.js';
+import { createLogger } from '../lib/log.js';
+import { analyseSubmission } from '../lib/matching/analysis.js';
+import { openSqlite } from '../lib/db/sqlite.js';
+import { dataPaths } from '../lib/paths.js';
+import { TEST_ADMIN_TOKEN } from '../test/helpers/env.js';
+import { matchingSet } from '../test/helpers/matching-set.js';
+import { reload } from '../lib/ingest/reload.js';
+import type { BenchTable } from './run.js';
+
+export const name = 'comparisons';
+
+async function corpus(): Promise<Record<string, Buffer>> {
+  const set = await matchingSet();
+  const pictures: Record<string, Buffer> = {};
+  for (const [content, bytes] of Object.entries(set)) {
+    pictures[content] = bytes;
+    for (const quality of [85, 70, 50]) pictures[`${content}-q${quality}`] = await sharp(bytes).jpeg({ quality }).toBuffer();
+    const { width } = await sharp(bytes).metadata();
+    pictures[`${content}-small`] = await sharp(bytes)
+      .resize(Math.round(width! * 0.9))
+      .jpeg({ quality: 85 })
+      .toBuffer();
+  }
+  return pictures;
+}
+
+/** A data folder with every picture analysed and none compared; the ids. */
+async function analysedFolder(pictures: Record<string, Buffer>): Promise<{ dataDir: string; ids: string[] }> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-comparisons-'));
+  const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+  const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
+  for (const [content, bytes] of Object.entries(pictures)) await env.blobs.put(`submissions/images/${content}.jpg`, bytes);
+  await reload(env);
+  const ids = (await env.db.prepare('SELECT id FROM submissions ORDER BY id').all<{ id: string }>()).results.map((r) => r.id);
+  for (const id of ids) await analyseSubmission(env, id);
+  await env.close();
+  return { dataDir, ids };
+}
+
+function compareInProcess(dataDir: string, ids: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/compare-process.ts', dataDir, ...ids], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`comparison process exited with ${code}`))));
+  });
+}
+
+function pairVerdicts(dataDir: string): string {
+  const db = openSqlite(dataPaths(dataDir).database, { readonly: true });
+  try {
+    return JSON.stringify(db.prepare('SELECT a, b, matched, a_view, b_view FROM submission_pairs ORDER BY a, b').all());
+  } finally {
+    db.close();
+  }
+}
+
+export async function run(): Promise<BenchTable[]> {
+  const { dataDir, ids } = await analysedFolder(await corpus());
+  const rows: (string | number)[][] = [];
+  const verdicts: string[] = [];
+  let single = 0;
+  try {
+    for (const processes of [1, 2]) {
+      const copy = mkdtempSync(path.join(tmpdir(), 'bench-comparisons-run-'));
+      cpSync(dataDir, copy, { recursive: true });
+      const shares = Array.from({ length: processes }, (_, n) => ids.filter((_, i) => i % processes === n));
+      const started = performance.now();
+      await Promise.all(shares.map((share) => compareInProcess(copy, share)));
+      const seconds = (performance.now() - started) / 1000;
+      verdicts.push(pairVerdicts(copy));
+      rmSync(copy, { recursive: true, force: true });
+      const rate = ids.length / seconds;
+      if (processes === 1) single = rate;
+      rows.push([processes, ids.length, seconds.toFixed(1), rate.toFixed(2), (rate / single).toFixed(2)]);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return [
+    {
+      title: 'Comparison throughput by processes',
+      columns: ['processes', 'comparisons', 'wall s', 'comparisons/s', 'x one process'],
+      rows,
+      notes: [
+        `${ids.length} analysed pictures (the order-free matching set, each also re-encoded at 85, 70, 50 and shrunk by a tenth), compared in child processes on one SQLite file; each process starts its own images port.`,
+        `Same pair verdicts with 1 and 2 processes: ${verdicts[0] === verdicts[1] ? 'yes' : 'NO'}.`,
+        'Target (issue 31): 2 processes at least 1.7x one, on a quiet 2-core machine.',
+      ],
+    },
+  ];
+}
