@@ -1,12 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handleHealth } from '../../functions/health.js';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { useTestEnv } from '../helpers/env.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 describe('health and errors through the router, with no server', () => {
   it('calls a handler function itself with a plain Request and the test env', async () => {

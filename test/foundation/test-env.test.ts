@@ -1,15 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { describe, expect, it } from 'vitest';
+import { useTestEnv } from '../helpers/env.js';
 
 /**
  * The test env refuses what D1 refuses, on whichever storage it runs (better-sqlite3 alone would
  * take both), so a statement that would fail in the Worker fails the suite.
  */
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 describe('the test env keeps D1 binding rules', () => {
   it('refuses undefined as a bound value, and binds null', async () => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { buildConfig, type Config } from '../../lib/config.js';
 import { D1_MAX_BOUND_VALUES, limitedDatabase } from '../../lib/db/limits.js';
 import { createEnv, type OwnedEnv, type Storage } from '../../lib/env.js';
@@ -85,6 +86,32 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
       rmSync(dataDir, { recursive: true, force: true });
     },
   }) as TestEnv;
+}
+
+/**
+ * A fresh env for each test of the file (or describe block), disposed after it: the returned object
+ * stands for the env of the test that runs. `overrides` as for createTestEnv.
+ */
+export function useTestEnv(overrides: Record<string, string> = {}): TestEnv {
+  let current: TestEnv | undefined;
+  beforeEach(async () => {
+    current = await createTestEnv(overrides);
+  });
+  afterEach(async () => {
+    await current?.dispose();
+    current = undefined;
+  });
+  const env = () => {
+    if (!current) throw new Error('the test env exists only while a test runs');
+    return current;
+  };
+  return new Proxy({} as TestEnv, {
+    get(_, key) {
+      const value = Reflect.get(env(), key);
+      return typeof value === 'function' ? value.bind(env()) : value;
+    },
+    set: (_, key, value) => Reflect.set(env(), key, value),
+  });
 }
 
 /**

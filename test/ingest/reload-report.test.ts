@@ -1,6 +1,6 @@
 import sharp from 'sharp';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestEnv } from '../helpers/env.js';
 import { body, refusal } from '../review/seed.js';
 
 /**
@@ -8,17 +8,13 @@ import { body, refusal } from '../review/seed.js';
  * kept in a report paged by GET /api/reloads/{id}. Files are put through the blob port, so this
  * runs on the data folder and on R2 (vitest.d1-r2.config.ts).
  */
-let env: TestEnv;
 let png: Buffer;
 beforeAll(async () => {
   png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#336699' } })
     .png()
     .toBuffer();
 });
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 const put = (name: string, bytes: Buffer) => env.blobs.put(`submissions/images/${name}`, bytes);
 const reload = () => body(env.call('POST', '/api/submissions/reload'));

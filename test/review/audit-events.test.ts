@@ -1,15 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { auditStatement } from '../../lib/repo/audit.js';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { useTestEnv } from '../helpers/env.js';
 import { AuditEventRecord } from './contract.js';
 import { SYSTEM_ACTOR } from '../../lib/auth/actor.js';
 import { body, refusal, seedSubmission, webMatch } from './seed.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 /** `count` switch events, one second apart, ids 1..count. */
 async function seedEvents(count: number) {

@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { describe, expect, it } from 'vitest';
+import { useTestEnv } from '../helpers/env.js';
 import { KnowledgeEntryRecord, SubmissionRecord } from './contract.js';
 import { body, PHASH, refusal, seedSubmission, snapshot, webMatch, webRelated } from './seed.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 const decide = (id: string, sent: unknown) => env.call('POST', `/api/submissions/${encodeURIComponent(id)}/decision`, sent);
 const audit = async (...actions: string[]) => (await body(env.call('GET', '/api/audit-events'))).events.filter((e: any) => actions.includes(e.action));

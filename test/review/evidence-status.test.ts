@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { describe, expect, it } from 'vitest';
+import { useTestEnv } from '../helpers/env.js';
 import { EvidenceRecord, SubmissionRecord } from './contract.js';
 import { body, failure, refusal, seedSubmission, snapshot, summary, webMatch, webRelated } from './seed.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 const setStatus = (id: string, status: unknown) => env.call('POST', `/api/evidence/${encodeURIComponent(id)}/status`, { status });
 

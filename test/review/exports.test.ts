@@ -1,18 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addEvidence } from '../../lib/repo/evidence.js';
 import { saveDecisionStatement, saveRiskStatement, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import { csvCell } from '../../lib/review/exports.js';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { useTestEnv } from '../helpers/env.js';
 import { body, refusal, seedSubmission, webMatch } from './seed.js';
 
 // More than two pages of the export, so paging and the stream's chunks are exercised.
 const SUBMISSIONS = 1234;
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 async function seedMany() {
   const now = env.clock.now().toISOString();

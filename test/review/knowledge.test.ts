@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { describe, expect, it } from 'vitest';
+import { useTestEnv } from '../helpers/env.js';
 import { KnowledgeEntryRecord } from './contract.js';
 import { body, refusal, seedSubmission, snapshot, webMatch } from './seed.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 async function candidate(id: string, decision: '보류' | '반려' = '보류') {
   await seedSubmission(env, id, { evidence: [webMatch()] });

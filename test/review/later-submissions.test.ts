@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { describe, expect, it } from 'vitest';
+import { useTestEnv } from '../helpers/env.js';
 import { copyFixture, reencoded } from '../helpers/fixtures.js';
 import { body } from './seed.js';
 
@@ -9,11 +9,7 @@ import { body } from './seed.js';
  * The effects of a decision, promote and exclude on later submissions of the same photo, through
  * the real ingest: images copied into the submissions folder and POST /api/submissions/reload.
  */
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 async function reload(): Promise<string[]> {
   const { imported } = await body(env.call('POST', '/api/submissions/reload'));

@@ -1,18 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { answer } from '../../lib/api/answer.js';
 import { openApiDocument, openApiPath } from '../../lib/api/openapi.js';
 import { ROUTES } from '../../functions/index.js';
 import { ReviewQueue } from '../../functions/review-queue.js';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { useTestEnv } from '../helpers/env.js';
 import { checkAnswer, document } from '../helpers/openapi-check.js';
 import { body } from './seed.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 describe('GET /api/openapi.json', () => {
   it('is served to anyone, as OpenAPI 3.1, with every route of the router and the role it needs', async () => {

@@ -1,14 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { describe, expect, it } from 'vitest';
+import { createTestEnv, useTestEnv } from '../helpers/env.js';
 import { ProviderRecord, SubmissionRecord } from './contract.js';
 import { getSubmission, saveAnalysis, type FaceRecord, type PersonRecord } from '../../lib/repo/submissions.js';
 import { attentionMatch, body, PHASH, refusal, seedSubmission, webMatch, webRelated } from './seed.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 /** Five submissions: risk 0, 10, 45, 55 and 55 (the last one decided). */
 async function seedQueue() {

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
 import { listQueue, saveDecisionStatement, saveRiskStatement, upsertSubmissionStatement, type QueueFilter } from '../../lib/repo/submissions.js';
 import { DECISIONS, RISK_LEVELS } from '../../lib/vocabulary.js';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { useTestEnv } from '../helpers/env.js';
 import { seededRandom } from '../helpers/random.js';
 import { attentionMatch, webMatch } from './seed.js';
 import type { SqlValue } from '../../lib/ports.js';
@@ -11,11 +11,7 @@ import type { SqlValue } from '../../lib/ports.js';
 const SUBMISSIONS = 2600;
 const ENRICHMENT = ['pending', 'running', 'done', 'failed', 'skipped'] as const;
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 /** A queue built and then changed the way work changes it: risk, decisions, enrichment, evidence marks. */
 async function seedAndChurn() {

@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { describe, expect, it } from 'vitest';
+import { useTestEnv } from '../helpers/env.js';
 import { EvidenceRecord, KnowledgeEntryRecord, SubmissionRecord } from './contract.js';
 import { attentionMatch, body, failure, refusal, seedSubmission, summary, webMatch, webRelated } from './seed.js';
 
-let env: TestEnv;
-beforeEach(async () => {
-  env = await createTestEnv();
-});
-afterEach(async () => env.dispose());
+const env = useTestEnv();
 
 describe('GET /api/submissions/{id}/review', () => {
   it('answers {submission, evidence, groups, knowledge_entry} in the contract shapes, with the page captures beside them', async () => {
