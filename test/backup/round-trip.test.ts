@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { copyFixture, FIXTURE_NAMES, fixturePath, reencoded } from '../helpers/fixtures.js';
-import { useTestServer } from '../helpers/server.js';
+import { adminClient, useTestServer } from '../helpers/server.js';
 import { folderHashes, runScript, sha256 } from './helpers.js';
 
 /**
@@ -55,24 +55,37 @@ async function settled(): Promise<void> {
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
 
-/** A reviewer: opens cases from the queue, marks evidence, decides, until told to stop. */
-async function reviewer(stop: { now: boolean }): Promise<number> {
+/**
+ * A reviewer with a token of their own: opens cases from the queue, marks evidence, decides, with a
+ * moment between cases, until told to stop; told to slow down (429), waits and goes on.
+ */
+async function reviewer(n: number, stop: { now: boolean }): Promise<number> {
+  const { secret } = await running.api('POST', '/api/tokens', { name: `reviewer ${n}`, role: 'operator' });
+  const client = adminClient(() => running.url, secret);
+  const api = async (method: string, path: string, body?: unknown) => {
+    for (;;) {
+      try {
+        return await client.api(method, path, body);
+      } catch (error) {
+        if (!/: 429 /.test((error as Error).message)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  };
   let actions = 0;
   while (!stop.now) {
-    const queue = await running.api('GET', '/api/review-queue?limit=50');
+    const queue = await api('GET', '/api/review-queue?limit=50');
     // Cases still being analysed cannot be held yet: reviewers open the analysed ones.
     const submission = pick((queue.items as { id: string; analysis_status: string }[]).filter((s) => s.analysis_status === 'done'));
-    const review = await running.api('GET', `/api/submissions/${encodeURIComponent(submission.id)}/review`);
+    const review = await api('GET', `/api/submissions/${encodeURIComponent(submission.id)}/review`);
     const evidence = (review.evidence as { id: string; supporting: boolean }[]).filter((e) => !e.supporting);
     if (evidence.length) {
-      await running.api('POST', `/api/evidence/${encodeURIComponent(pick(evidence).id)}/status`, { status: pick(STATUSES) });
+      await api('POST', `/api/evidence/${encodeURIComponent(pick(evidence).id)}/status`, { status: pick(STATUSES) });
       actions++;
     }
-    await running.api('POST', `/api/submissions/${encodeURIComponent(submission.id)}/decision`, {
-      decision: pick(DECISIONS),
-      note: `reviewer note ${actions}`,
-    });
+    await api('POST', `/api/submissions/${encodeURIComponent(submission.id)}/decision`, { decision: pick(DECISIONS), note: `reviewer note ${actions}` });
     actions++;
+    await new Promise((resolve) => setTimeout(resolve, 150));
   }
   return actions;
 }
@@ -94,7 +107,7 @@ type Row = Record<string, unknown>;
 
 it('restores everything a backup taken under load holds, consistent at one instant, every file matching its hash', async () => {
   const stop = { now: false };
-  const load = Promise.all([...Array.from({ length: CLIENTS }, () => reviewer(stop)), arrivals(stop)]);
+  const load = Promise.all([...Array.from({ length: CLIENTS }, (_, n) => reviewer(n, stop)), arrivals(stop)]);
   await new Promise((resolve) => setTimeout(resolve, 1500));
   // What was written and answered before the backup started must be in it.
   const before = await running.api('GET', '/api/audit-events?limit=1000');
