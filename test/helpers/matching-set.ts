@@ -70,3 +70,9 @@ export async function internalLinks(db: Database, contentOf: (id: string) => str
     .map((r) => `${contentOf(r.submission_id)} > ${contentOf(r.matched_submission_id)}: ${r.match_transform} ${r.similarity.toFixed(4)}`)
     .sort();
 }
+
+/** Every kept pair verdict, in key order: two runs over the same ids compare equal when they judged alike. */
+export async function pairVerdicts(db: Database): Promise<unknown[]> {
+  return (await db.prepare('SELECT a, b, a_sha256, b_sha256, threshold, matched, similarity, a_view, b_view FROM submission_pairs ORDER BY a, b').all())
+    .results;
+}

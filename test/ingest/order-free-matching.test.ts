@@ -1,6 +1,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createEnv, type OwnedEnv } from '../../lib/env.js';
+import { createLogger } from '../../lib/log.js';
+import { analyseSubmission, compareSubmission } from '../../lib/matching/analysis.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
-import { internalLinks, matchingSet, shuffledNames } from '../helpers/matching-set.js';
+import { internalLinks, matchingSet, pairVerdicts, shuffledNames } from '../helpers/matching-set.js';
 
 /**
  * Issue 29: the same files gave other internal matches from one ingest to the next, depending on
@@ -9,13 +12,17 @@ import { internalLinks, matchingSet, shuffledNames } from '../helpers/matching-s
  * SQLite file and on D1 (vitest.d1-r2.config.ts).
  */
 let env: TestEnv | undefined;
+let serial: TestEnv | undefined;
+const isolates: OwnedEnv[] = [];
 let set: Record<string, Buffer>;
 beforeAll(async () => {
   set = await matchingSet();
 });
 afterEach(async () => {
+  for (const isolate of isolates.splice(0)) await isolate.close();
+  await serial?.dispose();
   await env?.dispose();
-  env = undefined;
+  [env, serial] = [undefined, undefined];
 });
 
 /** Ingests the set under the run's names with the given concurrency; its internal matches as content names. */
@@ -56,5 +63,43 @@ describe('internal matches do not depend on order', () => {
     ]) {
       expect(await ingest(seed, concurrency), `names ${seed}, concurrency ${concurrency}`).toEqual(serial);
     }
+  });
+});
+
+describe('comparisons side by side', () => {
+  /** A fresh env with the set stored under the given names and analysed, nothing compared. */
+  async function analysed(names: Map<string, string>): Promise<TestEnv> {
+    const fresh = await createTestEnv();
+    for (const [id, content] of names) await fresh.blobs.put(`submissions/images/${id}.jpg`, set[content]);
+    expect(await (await fresh.call('POST', '/api/submissions/reload')).json()).toMatchObject({ rejected: [] });
+    for (const id of names.keys()) expect(await analyseSubmission(fresh, id)).toEqual({ stored: true, failure: null });
+    return fresh;
+  }
+
+  it('three envs comparing at once on one database (isolates on one D1) leave every pair as one env comparing in turn', { timeout: 600_000 }, async () => {
+    const names = shuffledNames(Object.keys(set), 7);
+    const ids = [...names.keys()];
+    serial = await analysed(names);
+    for (const id of ids) await compareSubmission(serial, id);
+
+    env = await analysed(names);
+    const shared = env;
+    // Each isolate its own images port; the database and blobs are shared, and only the test env closes them.
+    const db = { prepare: shared.db.prepare.bind(shared.db), batch: shared.db.batch.bind(shared.db), close: () => undefined, open: false };
+    for (let n = 0; n < 3; n++) {
+      isolates.push(
+        await createEnv(shared.config, { storage: { db, blobs: shared.blobs }, clock: shared.clock, log: createLogger(shared.config, { silent: true }) }),
+      );
+    }
+    await Promise.all(
+      isolates.map(async (isolate, n) => {
+        for (const id of ids.filter((_, i) => i % 3 === n)) await compareSubmission(isolate, id);
+      }),
+    );
+    const expected = await pairVerdicts(serial.db);
+    expect(expected.some((row) => (row as { matched: number }).matched === 1)).toBe(true);
+    expect(await pairVerdicts(env.db)).toEqual(expected);
+    const contentOf = (id: string) => names.get(id)!;
+    expect(await internalLinks(env.db, contentOf)).toEqual(await internalLinks(serial.db, contentOf));
   });
 });

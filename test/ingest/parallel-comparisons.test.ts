@@ -1,21 +1,21 @@
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { createEnv, type OwnedEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
+import { dataPaths } from '../../lib/paths.js';
 import { analyseSubmission, compareSubmission } from '../../lib/matching/analysis.js';
 import { createTestEnv, TEST_ADMIN_TOKEN, type TestEnv } from '../helpers/env.js';
-import { internalLinks, matchingSet, shuffledNames } from '../helpers/matching-set.js';
-import type { Database } from '../../lib/ports.js';
+import { internalLinks, matchingSet, pairVerdicts, shuffledNames } from '../helpers/matching-set.js';
 
 /**
  * Issue 31: comparisons no longer queue behind one lease across the deployment. Three processes
  * compare one set of analysed submissions at once on the same SQLite file; every pair's final
  * verdict and every internal match must be what one process comparing them in turn leaves.
- * (On D1 the same comparisons run side by side within one env: test/ingest/order-free-matching.)
+ * (On D1, three envs on one database stand for three isolates: test/ingest/order-free-matching.)
  */
 let env: TestEnv | undefined;
 let serial: OwnedEnv | undefined;
@@ -38,9 +38,6 @@ function compareInProcess(dataDir: string, ids: string[]): Promise<void> {
   });
 }
 
-const pairRows = async (db: Database) =>
-  (await db.prepare('SELECT a, b, a_sha256, b_sha256, threshold, matched, similarity, a_view, b_view FROM submission_pairs ORDER BY a, b').all()).results;
-
 it('comparisons in three processes at once leave every pair as one process comparing in turn does', { timeout: 600_000 }, async () => {
   env = await createTestEnv();
   const set = await matchingSet();
@@ -50,10 +47,12 @@ it('comparisons in three processes at once leave every pair as one process compa
   expect(await (await env.call('POST', '/api/submissions/reload')).json()).toMatchObject({ rejected: [] });
   for (const id of ids) expect(await analyseSubmission(env, id)).toEqual({ stored: true, failure: null });
   // The same analysed set in a second folder, compared there by one process, one at a time.
-  await env.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').all();
   const copy = mkdtempSync(join(tmpdir(), 'svc-serial-'));
   folders.push(copy);
-  cpSync(env.dataDir, copy, { recursive: true });
+  // The files as they are; the database through SQLite, which copies one consistent state of it.
+  const database = dataPaths(copy).database;
+  cpSync(env.dataDir, copy, { recursive: true, filter: (source) => !basename(source).startsWith(basename(database)) });
+  await env.db.prepare('VACUUM INTO ?').bind(database).run();
   const { config } = buildConfig({ SVC_DATA_DIR: copy, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
   serial = await createEnv(config, { log: createLogger(config, { silent: true }) });
   for (const id of ids) await compareSubmission(serial, id);
@@ -62,9 +61,9 @@ it('comparisons in three processes at once leave every pair as one process compa
   const shares = [0, 1, 2].map((n) => ids.filter((_, i) => i % 3 === n));
   await Promise.all([shares[0], shares[1].reverse(), shares[2]].map((share) => compareInProcess(env!.dataDir, share)));
 
-  const expected = await pairRows(serial.db);
+  const expected = await pairVerdicts(serial.db);
   expect(expected.some((row) => (row as { matched: number }).matched === 1)).toBe(true);
-  expect(await pairRows(env.db)).toEqual(expected);
+  expect(await pairVerdicts(env.db)).toEqual(expected);
   const contentOf = (id: string) => names.get(id)!;
   expect(await internalLinks(env.db, contentOf)).toEqual(await internalLinks(serial.db, contentOf));
 });
