@@ -9,6 +9,7 @@ import { loadConfig } from './lib/config-file.js';
 import { createEnv, type EnvOptions, type JobsQueuedMessage, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/http/errors.js';
 import { startingGate } from './lib/http/startup.js';
+import { watchSubmissionsFolder } from './lib/ingest/folder-watch.js';
 import { countAccounts } from './lib/repo/accounts.js';
 import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { resumeAlertDelivery } from './lib/providers/alerts.js';
@@ -35,12 +36,12 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
   await clearLeases(env.db);
   const startup = (env.startup = startingGate(PICKING_UP_WORK));
   const server = await listen(env);
-  const retention = await startWork(env);
+  const stopWork = await startWork(env, !options.storage);
   startup.open();
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      clearInterval(retention);
+      await stopWork();
       await closeServer(server);
       await env.close();
     })());
@@ -73,8 +74,13 @@ function serverUrl(server: Server): string {
   return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
-/** The work of the process that runs the jobs: what a previous process left, the job loops, retention. */
-async function startWork(env: OwnedEnv): Promise<NodeJS.Timeout> {
+/**
+ * The work of the process that runs the jobs: the submissions folder's journal (when the folder is
+ * the data folder's, not a bucket's), what a previous process left, the job loops, retention.
+ * Answers what stops the journal and retention.
+ */
+async function startWork(env: OwnedEnv, watchFolder: boolean): Promise<() => Promise<void>> {
+  const watch = watchFolder ? await watchSubmissionsFolder(env.db, env.paths, env.log) : null;
   // Work a previous process left half done is picked up again, and work it never queued is queued.
   const requeued = await requeueInterruptedJobs(env.db);
   const queued = queuedCount(await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString())));
@@ -84,7 +90,11 @@ async function startWork(env: OwnedEnv): Promise<NodeJS.Timeout> {
   await resumeAlertDelivery(env, dayIn(env.clock.now(), env.config.SVC_TIMEZONE));
   env.jobs.start();
   await queueDailyBackup(env);
-  return scheduleRetention(env);
+  const retention = scheduleRetention(env);
+  return async () => {
+    clearInterval(retention);
+    await watch?.close();
+  };
 }
 
 /**
@@ -134,7 +144,7 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
     await env.close();
     throw error;
   }
-  const retention = await startWork(env);
+  const stopWork = await startWork(env, true);
   ready = true;
   // `listening` is logged once every request process serves reload: a script that waits for it
   // must not meet a 503.
@@ -149,7 +159,7 @@ async function startPrimary(config: Config): Promise<{ url: string; env: OwnedEn
   );
   const stop = async () => {
     stopping = true;
-    clearInterval(retention);
+    await stopWork();
     await Promise.all(
       Object.values(cluster.workers ?? {}).map((worker) => {
         if (!worker || worker.isDead()) return;

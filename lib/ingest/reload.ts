@@ -22,6 +22,8 @@ import {
   type SubmissionMeta,
 } from '../repo/ingest.js';
 import { IMAGES_PREFIX, REGISTRY_KEY } from '../blobs/keys.js';
+import { markFolderClean, readFolderJournal } from '../repo/folder-journal.js';
+import { getReloadReport, listReloadItems, saveReloadReport, type ReloadItem, type ReloadList } from '../repo/reload-reports.js';
 import { serialized } from '../db/serial.js';
 import { formatLocal, parseLocal } from '../time.js';
 import type { BlobInfo, Env } from '../ports.js';
@@ -59,7 +61,12 @@ type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'sub
   submitter: string | null;
   key: string;
   signature: FileSignature;
+  /** The folder's journal says the file changed in place: read it whatever its signature says. */
+  changed?: boolean;
 };
+
+/** A candidate whose file is as it was stored (size, mtime, inode) and not journalled as changed. */
+const asStored = (row: Pick<IndexedSubmission, 'bytes' | 'file_mtime_ms' | 'file_version'>, c: Candidate) => !c.changed && sameSignature(row, c.signature);
 
 /** Quick ids: the file name without extension, lowercased, other characters as dashes. */
 export function quickId(fileName: string): string {
@@ -132,6 +139,8 @@ const READ_COST = 2;
 const RELOAD_RESERVE = 10;
 // Stored rows checked for a gone file between turns of the event loop.
 const COMPARE_SLICE = 1000;
+// Ids an audit event names of each list (a first pass over a million files imports a million).
+const AUDITED_IDS = 100;
 
 interface StoredIndex {
   byId: Map<string, IndexedSubmission>;
@@ -186,11 +195,53 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
  * process (in memory) and across processes and Worker isolates (a lease in the database). The
  * reload is an index pass (what is new, changed or gone); analysis and enrichment are queued jobs.
  */
-export function reload(env: Env): Promise<ReloadReport> {
-  return serialized('reload', () => withLease(env.db, env.clock, 'reload', () => indexPass(env)));
+export function reload(env: Env): Promise<KeptReloadReport> {
+  return serialized('reload', () => withLease(env.db, env.clock, 'reload', () => journalledPass(env)));
 }
 
-async function indexPass(env: Env): Promise<ReloadReport> {
+/** A reload's report as it is kept: GET /api/reloads/{report_id} pages its whole lists. */
+export type KeptReloadReport = ReloadReport & { report_id: string };
+
+/**
+ * While a folder watcher runs (the Node service: lib/ingest/folder-watch.ts) and has journalled
+ * nothing since the last pass it saw, nothing changed: the answer is that pass's, every import and
+ * update now unchanged, without listing the folder. Otherwise a full pass, which reads again the
+ * files journalled as changed in place even when their size and times are as stored.
+ */
+async function journalledPass(env: Env): Promise<KeptReloadReport> {
+  const journal = await readFolderJournal(env.db);
+  const quiet = journal.epoch && journal.cleanReportId && !journal.changed ? await quietPass(env, journal.cleanReportId) : null;
+  const report = quiet ?? (await indexPass(env, journal.changedFiles));
+  const now = env.clock.now().toISOString();
+  const reportId = await saveReloadReport(env.db, { ...report, lists: reportLists(report) }, now);
+  await markFolderClean(env.db, journal, reportId);
+  return { ...report, report_id: reportId };
+}
+
+/** The report of a pass that finds nothing changed since the kept one; null when that report is gone. */
+async function quietPass(env: Env, cleanReportId: string): Promise<ReloadReport | null> {
+  const last = await getReloadReport(env.db, cleanReportId);
+  if (!last) return null;
+  const whole = (list: ReloadList) => listReloadItems(env.db, cleanReportId, list, -1, Number.MAX_SAFE_INTEGER);
+  const report: ReloadReport = {
+    imported: [],
+    updated: [],
+    unchanged: last.unchanged + last.counts.imported + last.counts.updated,
+    removed: (await whole('removed')).map((item) => item.id!),
+    rejected: (await whole('rejected')).map(({ file, id, reason }) => ({ file, id, reason: reason ?? '' })),
+    queued_jobs: 0,
+    remaining: 0,
+  };
+  await finishPass(env, report);
+  return report;
+}
+
+function reportLists(report: ReloadReport): Record<ReloadList, ReloadItem[]> {
+  const ids = (list: string[]) => list.map((id) => ({ id, file: null, reason: null }));
+  return { imported: ids(report.imported), updated: ids(report.updated), removed: ids(report.removed), rejected: report.rejected };
+}
+
+async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<ReloadReport> {
   const report: ReloadReport = { imported: [], updated: [], unchanged: 0, removed: [], rejected: [], queued_jobs: 0, remaining: 0 };
   const { byId: stored, byFile: storedByFile, registryIds, refused } = await readStoredIndex(env);
   const candidates: Candidate[] = [];
@@ -248,8 +299,9 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       if (existing) {
         takenIds.add(existing.id);
         // Its time comes from the modification time, so the same signature means nothing changed.
-        if (sameSignature(existing, signature)) report.unchanged++;
-        else candidates.push(quickCandidate(existing.id, quickTitle(name), file, info.key, signature, zone));
+        const candidate = { ...quickCandidate(existing.id, quickTitle(name), file, info.key, signature, zone), changed: changedFiles.has(name) };
+        if (asStored(existing, candidate)) report.unchanged++;
+        else candidates.push(candidate);
       } else fresh.push({ name, file, signature, key: info.key });
     }
   }
@@ -291,6 +343,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       submitted_at_epoch: epoch,
       key: file.key,
       signature: file.signature,
+      changed: changedFiles.has(entry.file.slice('images/'.length)),
     });
   }
   report.rejected.push(...quickRejected);
@@ -314,7 +367,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   // than this runtime reads whole (the Worker's isolate memory), by the size the store lists.
   const refusedBefore = (c: Candidate) => {
     const refusal = refused.get(c.file);
-    if (refusal && sameSignature(refusal, c.signature)) return refusal.reason;
+    if (refusal && !c.changed && sameSignature(refusal, c.signature)) return refusal.reason;
     return c.signature.size > env.maxFileBytes
       ? `file is ${megabytes(c.signature.size)}, more than the ${megabytes(env.maxFileBytes)} this service reads whole`
       : null;
@@ -325,7 +378,7 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   let affordable = env.subrequests.left() - RELOAD_RESERVE;
   const cost = (c: Candidate) => {
     const existing = stored.get(c.id);
-    if (existing && existing.file === c.file && sameSignature(existing, c.signature)) return existing.submitter === c.submitter ? 0 : 1;
+    if (existing && existing.file === c.file && asStored(existing, c)) return existing.submitter === c.submitter ? 0 : 1;
     return refusedBefore(c) ? 0 : READ_COST;
   };
   const taken = candidates.filter((c) => {
@@ -371,9 +424,16 @@ async function indexPass(env: Env): Promise<ReloadReport> {
   );
   if (refusalStatements.length > 0) await env.db.batch(refusalStatements);
 
+  await finishPass(env, report);
+  return report;
+}
+
+/** Queues the work a crash left owed (an analysis never finished, an enrichment never queued) and audits the pass. */
+async function finishPass(env: Env, report: ReloadReport): Promise<void> {
   const now = env.clock.now().toISOString();
-  // Work a crash left owed (an analysis never finished, an enrichment never queued) is queued too.
   report.queued_jobs += queuedCount(await env.db.batch(owedWorkStatements(env.db, now)));
+  // The lists as the answer has them (the first of each, with the counts): the report keeps them all.
+  const first = (ids: string[]) => ids.slice(0, AUDITED_IDS);
   await auditStatement(
     env.db,
     {
@@ -381,10 +441,11 @@ async function indexPass(env: Env): Promise<ReloadReport> {
       target_type: 'submissions',
       target_id: null,
       details: {
-        imported: report.imported,
-        updated: report.updated,
+        imported: first(report.imported),
+        updated: first(report.updated),
         unchanged: report.unchanged,
-        removed: report.removed,
+        removed: first(report.removed),
+        counts: { imported: report.imported.length, updated: report.updated.length, removed: report.removed.length },
         rejected: report.rejected.length,
         queued_jobs: report.queued_jobs,
         remaining: report.remaining,
@@ -393,7 +454,6 @@ async function indexPass(env: Env): Promise<ReloadReport> {
     now,
     env.actor,
   ).run();
-  return report;
 }
 
 function quickCandidate(id: string, title: string, file: string, key: string, signature: FileSignature, zone: string): Candidate {
@@ -440,7 +500,7 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   const now = env.clock.now().toISOString();
   const metaChanged = (row: SubmissionMeta) =>
     row.title !== c.title || row.submitter !== c.submitter || row.submitted_at !== c.submitted_at || row.submitted_at_epoch !== c.submitted_at_epoch;
-  if (existing && existing.file === c.file && sameSignature(existing, c.signature)) {
+  if (existing && existing.file === c.file && asStored(existing, c)) {
     if (!metaChanged(existing)) return { kind: 'unchanged' };
     await updateSubmissionMetaStatement(env.db, c.id, c, c.signature, now).run();
     if (existing.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);

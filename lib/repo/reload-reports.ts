@@ -66,9 +66,7 @@ export async function saveReloadReport(
       );
     }
   }
-  statements.push(
-    db.prepare('DELETE FROM reload_reports WHERE id NOT IN (SELECT id FROM reload_reports ORDER BY rowid DESC LIMIT ?)').bind(KEPT_REPORTS),
-  );
+  statements.push(db.prepare('DELETE FROM reload_reports WHERE id NOT IN (SELECT id FROM reload_reports ORDER BY rowid DESC LIMIT ?)').bind(KEPT_REPORTS));
   await db.batch(statements);
   return id;
 }

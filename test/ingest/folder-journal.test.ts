@@ -1,0 +1,124 @@
+import { statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { watchSubmissionsFolder, type FolderWatch } from '../../lib/ingest/folder-watch.js';
+import { readFolderJournal } from '../../lib/repo/folder-journal.js';
+import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { body } from '../review/seed.js';
+
+/**
+ * The folder journal of the Node service: while the watcher runs, a reload in which nothing
+ * changed answers without listing the folder; a file added, or one changed in place with the same
+ * size and times, is still found. (The Worker has no watcher: every reload there is a full pass.)
+ */
+let env: TestEnv;
+let watch: FolderWatch;
+let listings: number;
+let blue: Buffer;
+let red: Buffer;
+
+const solid = (background: string) =>
+  sharp({ create: { width: 8, height: 8, channels: 3, background } })
+    .png()
+    .toBuffer();
+
+beforeAll(async () => {
+  [blue, red] = await Promise.all([solid('#2040a0'), solid('#a02040')]);
+});
+beforeEach(async () => {
+  env = await createTestEnv();
+  // Every listing of the store is counted: a quiet reload makes none.
+  const list = env.blobs.list.bind(env.blobs);
+  listings = 0;
+  env.blobs.list = (prefix, options) => {
+    listings++;
+    return list(prefix, options);
+  };
+  watch = await watchSubmissionsFolder(env.db, env.paths, env.log);
+});
+afterEach(async () => {
+  await watch.close();
+  await env.dispose();
+});
+
+const reload = () => body(env.call('POST', '/api/submissions/reload'));
+const image = (name: string) => join(env.paths.imagesDir, name);
+
+/**
+ * Until the watcher has journalled something and then nothing more for 200 ms: one write brings
+ * several events (the data, the close, the times put back), each journalled as it comes.
+ */
+async function journalled(): Promise<void> {
+  let last = 0;
+  let since = Date.now();
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+    const { lastSeq } = await readFolderJournal(env.db);
+    if (lastSeq !== last) [last, since] = [lastSeq, Date.now()];
+    else if (last > 0 && Date.now() - since >= 200) return;
+  }
+  throw new Error('the watcher journalled nothing within 10 s');
+}
+
+/** A reload that lists the folder, and one that does not, counted. */
+async function reloadCounted() {
+  const before = listings;
+  const report = await reload();
+  return { report, listed: listings > before };
+}
+
+describe('the folder journal', () => {
+  it('a reload with nothing changed answers from the last pass without listing the folder, refusals and removals included', async () => {
+    writeFileSync(image('one.png'), blue);
+    writeFileSync(image('two.png'), red);
+    writeFileSync(image('broken.png'), 'not a picture');
+    await journalled();
+    const first = await reloadCounted();
+    expect(first.listed).toBe(true);
+    expect(first.report.imported.sort()).toEqual(['one', 'two']);
+
+    const quiet = await reloadCounted();
+    expect(quiet.listed).toBe(false);
+    expect(quiet.report).toMatchObject({ imported: [], updated: [], unchanged: 2, removed: [], counts: { imported: 0, rejected: 1 } });
+    expect(quiet.report.rejected).toEqual(first.report.rejected);
+    expect((await reloadCounted()).listed).toBe(false);
+  });
+
+  it('finds a file changed in place with the same size and the same times', async () => {
+    // A whole second, so that the file's times can be put back exactly.
+    const when = new Date('2026-11-20T01:02:03Z');
+    writeFileSync(image('photo.png'), blue);
+    utimesSync(image('photo.png'), when, when);
+    await reload();
+    expect(red.length).toBe(blue.length);
+    const before = statSync(image('photo.png'));
+    writeFileSync(image('photo.png'), red);
+    utimesSync(image('photo.png'), when, when);
+    const after = statSync(image('photo.png'));
+    expect([after.size, after.mtimeMs, after.ino]).toEqual([before.size, before.mtimeMs, before.ino]);
+    await journalled();
+
+    const changed = await reloadCounted();
+    expect(changed.report.updated).toEqual(['photo']);
+    const row = await env.db.prepare('SELECT sha256 FROM submissions WHERE id = ?').bind('photo').first<{ sha256: string }>();
+    expect(row?.sha256).toBe((await import('node:crypto')).createHash('sha256').update(red).digest('hex'));
+    expect((await reloadCounted()).listed).toBe(false);
+  });
+
+  it('lists the folder again for a new file, a changed registry, and when no watcher runs', async () => {
+    writeFileSync(image('one.png'), blue);
+    await reload();
+    writeFileSync(image('three.png'), red);
+    await journalled();
+    const added = await reloadCounted();
+    expect(added).toMatchObject({ listed: true, report: { imported: ['three'] } });
+
+    writeFileSync(env.paths.registryFile, '[]');
+    await journalled();
+    expect((await reloadCounted()).listed).toBe(true);
+
+    await watch.close();
+    expect((await reloadCounted()).listed).toBe(true);
+    expect((await reloadCounted()).listed).toBe(true);
+  });
+});
