@@ -6,7 +6,7 @@ import { readBody, readJson } from '../lib/http/json.js';
 import { listAccounts } from '../lib/repo/accounts.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { recordHandler, route } from './route.js';
 
 export const NewAccountBody = z.object({ username: Username, password: Password, role: RoleSchema }).strict();
 export const AccountChangeBody = z
@@ -37,47 +37,27 @@ export async function handleAccountUpdate(request: ParamRequest, env: Env): Prom
 }
 
 /** POST /api/accounts/{id}/revoke-sessions (admin): signs the account out everywhere. */
-export async function handleAccountRevokeSessions(request: ParamRequest, env: Env): Promise<Response> {
-  const id = pathParam(request, 'id', 'account');
+export const handleAccountRevokeSessions = recordHandler('account', SessionsRevoked, async (env, id, request) => {
   await readJson(request, env.config.SVC_MAX_BODY_BYTES);
-  return SessionsRevoked.send({ sessions_revoked: await endAccountSessions(env, id) });
-}
+  return { sessions_revoked: await endAccountSessions(env, id) };
+});
 
-export const accountsListRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/accounts',
-  access: 'admin',
-  summary: 'Accounts',
-  answer: Accounts,
-  handler: handleAccountsList,
-};
+export const accountsListRoute = route('get', '/api/accounts', 'admin', 'Accounts', { answer: Accounts, handler: handleAccountsList });
 
-export const accountCreateRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/accounts',
-  access: 'admin',
-  summary: 'Create an account',
+export const accountCreateRoute = route('post', '/api/accounts', 'admin', 'Create an account', {
   body: NewAccountBody,
   answer: Account,
   status: 201,
   handler: handleAccountCreate,
-};
+});
 
-export const accountUpdateRoute: RouteSpec = {
-  method: 'patch',
-  path: '/api/accounts/:id',
-  access: 'admin',
-  summary: 'Change a role, a password or disable an account',
+export const accountUpdateRoute = route('patch', '/api/accounts/:id', 'admin', 'Change a role, a password or disable an account', {
   body: AccountChangeBody,
   answer: Account,
   handler: handleAccountUpdate,
-};
+});
 
-export const accountRevokeSessionsRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/accounts/:id/revoke-sessions',
-  access: 'admin',
-  summary: 'End every session of an account',
+export const accountRevokeSessionsRoute = route('post', '/api/accounts/:id/revoke-sessions', 'admin', 'End every session of an account', {
   answer: SessionsRevoked,
   handler: handleAccountRevokeSessions,
-};
+});

@@ -6,7 +6,7 @@ import { auditStatement } from '../lib/repo/audit.js';
 import { backupInFlight, enqueueBackupStatement, listBackupJobs } from '../lib/repo/backups.js';
 import { getJob, queuedCount } from '../lib/repo/jobs.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const FOLLOW = '/api/admin/backups';
 
@@ -54,21 +54,15 @@ export async function handleBackupsList(_request: Request, env: Env): Promise<Re
   return Backups.send({ backups: await listBackupJobs(env.db, SHOWN), available: env.backups !== undefined });
 }
 
-export const backupStartRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/admin/backup',
-  access: 'admin',
-  summary: 'Start a backup of the database and the stored files into the backup folder; follow it at /api/admin/backups',
-  status: 202,
-  answer: BackupStarted,
-  handler: handleBackupStart,
-};
+export const backupStartRoute = route(
+  'post',
+  '/api/admin/backup',
+  'admin',
+  'Start a backup of the database and the stored files into the backup folder; follow it at /api/admin/backups',
+  { status: 202, answer: BackupStarted, handler: handleBackupStart },
+);
 
-export const backupsListRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/admin/backups',
-  access: 'admin',
-  summary: 'The latest backups with their progress or result',
+export const backupsListRoute = route('get', '/api/admin/backups', 'admin', 'The latest backups with their progress or result', {
   answer: Backups,
   handler: handleBackupsList,
-};
+});

@@ -4,7 +4,7 @@ import { answer } from '../lib/api/answer.js';
 import { QuotaAlertRecord } from '../lib/api/records.js';
 import { dayIn } from '../lib/time.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const Alerts = answer('alerts', z.object({ alerts: z.array(QuotaAlertRecord), webhook_configured: z.boolean() }));
 
@@ -16,11 +16,4 @@ export async function handleAlerts(_request: Request, env: Env): Promise<Respons
   });
 }
 
-export const alertsRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/alerts',
-  access: 'admin',
-  summary: "Today's quota alerts and their webhook delivery",
-  answer: Alerts,
-  handler: handleAlerts,
-};
+export const alertsRoute = route('get', '/api/alerts', 'admin', "Today's quota alerts and their webhook delivery", { answer: Alerts, handler: handleAlerts });

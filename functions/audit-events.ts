@@ -5,7 +5,7 @@ import { readQuery } from '../lib/http/json.js';
 import { listAuditEvents } from '../lib/repo/audit.js';
 import { limitParam } from '../lib/review/query.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const AUDIT_PAGE_DEFAULT = 100;
 export const AUDIT_PAGE_MAX = 1000;
@@ -23,12 +23,8 @@ export async function handleAuditEvents(request: Request, env: Env): Promise<Res
   return AuditEvents.send({ events: await listAuditEvents(env.db, limit, before) });
 }
 
-export const auditEventsRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/audit-events',
-  access: 'operator',
-  summary: 'The audit log, newest first, with who acted',
+export const auditEventsRoute = route('get', '/api/audit-events', 'operator', 'The audit log, newest first, with who acted', {
   query: AuditEventsQuery,
   answer: AuditEvents,
   handler: handleAuditEvents,
-};
+});

@@ -4,7 +4,7 @@ import { readCookie, SESSION_COOKIE, sessionCookie } from '../lib/auth/authentic
 import { answer } from '../lib/api/answer.js';
 import { readJson } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const SignedOut = answer('signedOut', z.object({ signed_out: z.literal(true) }));
 
@@ -17,11 +17,4 @@ export async function handleLogout(request: Request, env: Env): Promise<Response
   return response;
 }
 
-export const logoutRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/auth/logout',
-  access: 'operator',
-  summary: 'Sign out: ends the session',
-  answer: SignedOut,
-  handler: handleLogout,
-};
+export const logoutRoute = route('post', '/api/auth/logout', 'operator', 'Sign out: ends the session', { answer: SignedOut, handler: handleLogout });

@@ -4,7 +4,7 @@ import { answer } from '../lib/api/answer.js';
 import { RoleRecord } from '../lib/api/records.js';
 import { countAccounts } from '../lib/repo/accounts.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const Session = answer(
   'session',
@@ -33,11 +33,7 @@ export async function handleSession(_request: Request, env: Env): Promise<Respon
   });
 }
 
-export const sessionRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/auth/session',
-  access: 'public',
-  summary: 'Who is signed in, and whether the first administrator is still to be created',
+export const sessionRoute = route('get', '/api/auth/session', 'public', 'Who is signed in, and whether the first administrator is still to be created', {
   answer: Session,
   handler: handleSession,
-};
+});

@@ -9,7 +9,7 @@ import { listQueue } from '../lib/repo/submissions.js';
 import { DECISIONS, EVIDENCE_STATUSES, KNOWLEDGE_STATES, REVIEW_GROUPS } from '../lib/vocabulary.js';
 import { QUEUE_PAGE_DEFAULT } from './review-queue.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const Bootstrap = answer(
   'bootstrap',
@@ -49,11 +49,7 @@ export async function handleBootstrap(_request: Request, env: Env): Promise<Resp
   });
 }
 
-export const bootstrapRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/bootstrap',
-  access: 'operator',
-  summary: "Everything the console's first screen needs",
+export const bootstrapRoute = route('get', '/api/bootstrap', 'operator', "Everything the console's first screen needs", {
   answer: Bootstrap,
   handler: handleBootstrap,
-};
+});

@@ -1,6 +1,6 @@
 import { notFound } from '../lib/http/errors.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -31,4 +31,4 @@ export async function handleConsole(request: Request, env: Env): Promise<Respons
 }
 
 /** The console's files, for every GET outside /api/ no route takes: the sign-in page too, so open to all; they hold no data. */
-export const consoleRoute: RouteSpec = { method: 'get', path: '*', access: 'public', summary: 'The console', handler: handleConsole };
+export const consoleRoute = route('get', '*', 'public', 'The console', { handler: handleConsole });

@@ -7,15 +7,12 @@ import { MEDIA_HEADERS, readMediaBytes } from '../lib/http/media.js';
 import { getPageCaptureRow } from '../lib/repo/captures.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { recordHandler, route } from './route.js';
 
 const PageCapture = answer('pageCapture', z.object({ capture: PageCaptureRecord.nullable(), evidence_added: z.array(EvidenceRecord) }));
 
 /** POST /api/evidence/{id}/capture: fetch and keep the page of a web evidence item now. */
-export async function handleEvidenceCapture(request: ParamRequest, env: Env): Promise<Response> {
-  const id = pathParam(request, 'id', 'evidence');
-  return PageCapture.send(await captureEvidencePage(env, id));
-}
+export const handleEvidenceCapture = recordHandler('evidence', PageCapture, captureEvidencePage);
 
 function refuse(): Response {
   return new Response(JSON.stringify(errorBody('not_found', 'no such page capture')), {
@@ -51,20 +48,15 @@ export async function handleCaptureFile(request: ParamRequest, env: Env): Promis
   });
 }
 
-export const evidenceCaptureRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/evidence/:id/capture',
-  access: 'operator',
-  summary: 'Fetch and keep the page of a web evidence item now (a failure is stored as failure evidence)',
-  answer: PageCapture,
-  handler: handleEvidenceCapture,
-};
+export const evidenceCaptureRoute = route(
+  'post',
+  '/api/evidence/:id/capture',
+  'operator',
+  'Fetch and keep the page of a web evidence item now (a failure is stored as failure evidence)',
+  { answer: PageCapture, handler: handleEvidenceCapture },
+);
 
-export const captureFileRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/captures/:id',
-  access: 'operator',
-  summary: 'A page capture as stored, as plain text (never rendered as a page)',
+export const captureFileRoute = route('get', '/api/captures/:id', 'operator', 'A page capture as stored, as plain text (never rendered as a page)', {
   file: { types: ['text/plain'], description: 'The page bytes as fetched, with the same Content-Security-Policy and nosniff as /media' },
   handler: handleCaptureFile,
-};
+});

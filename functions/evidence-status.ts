@@ -6,7 +6,7 @@ import { setEvidenceStatus } from '../lib/review/evidence-status.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import { EVIDENCE_STATUSES } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const EvidenceStatusBody = z.object({ status: z.enum(EVIDENCE_STATUSES) }).strict();
 
@@ -19,12 +19,8 @@ export async function handleEvidenceStatus(request: ParamRequest, env: Env): Pro
   return EvidenceStatus.send(await setEvidenceStatus(env, id, body.status));
 }
 
-export const evidenceStatusRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/evidence/:id/status',
-  access: 'operator',
-  summary: 'Mark evidence: 판단에 사용, 무관, 오탐 or 보류',
+export const evidenceStatusRoute = route('post', '/api/evidence/:id/status', 'operator', 'Mark evidence: 판단에 사용, 무관, 오탐 or 보류', {
   body: EvidenceStatusBody,
   answer: EvidenceStatus,
   handler: handleEvidenceStatus,
-};
+});

@@ -13,7 +13,7 @@ import {
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
 import { queueFilterParams } from './review-queue.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const format = z.enum(EXPORT_FORMATS).default('csv');
 
@@ -44,32 +44,20 @@ export async function handleWatchlistExport(request: Request, env: Env): Promise
   return exportResponse('watchlist', as, WATCHLIST_COLUMNS, watchlistPages(env.db, state));
 }
 
-export const queueExportRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/exports/queue',
-  access: 'operator',
-  summary: 'The filtered queue in its order as CSV or JSON Lines, streamed',
+export const queueExportRoute = route('get', '/api/exports/queue', 'operator', 'The filtered queue in its order as CSV or JSON Lines, streamed', {
   query: QueueExportQuery,
   file: EXPORT_FILE,
   handler: handleQueueExport,
-};
+});
 
-export const decisionsExportRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/exports/decisions',
-  access: 'operator',
-  summary: 'Every decision with its evidence counts, latest first, streamed',
+export const decisionsExportRoute = route('get', '/api/exports/decisions', 'operator', 'Every decision with its evidence counts, latest first, streamed', {
   query: DecisionsExportQuery,
   file: EXPORT_FILE,
   handler: handleDecisionsExport,
-};
+});
 
-export const watchlistExportRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/exports/watchlist',
-  access: 'operator',
-  summary: 'Attention candidates and the watchlist, streamed',
+export const watchlistExportRoute = route('get', '/api/exports/watchlist', 'operator', 'Attention candidates and the watchlist, streamed', {
   query: WatchlistExportQuery,
   file: EXPORT_FILE,
   handler: handleWatchlistExport,
-};
+});

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { answer } from '../lib/api/answer.js';
 import { pingDatabase } from '../lib/repo/health.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const Health = answer(
   'health',
@@ -29,12 +29,8 @@ export async function handleHealth(_request: Request, env: Env): Promise<Respons
   return Health.send({ status: 'ok', version: env.version, uptime_s, db: 'ok' });
 }
 
-export const healthRoute: RouteSpec = {
-  method: 'get',
-  path: '/health',
-  access: 'public',
-  summary: 'Liveness and database check',
+export const healthRoute = route('get', '/health', 'public', 'Liveness and database check', {
   answer: Health,
   otherAnswers: { 503: Health },
   handler: handleHealth,
-};
+});

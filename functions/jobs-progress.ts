@@ -2,7 +2,7 @@ import { answer } from '../lib/api/answer.js';
 import { JobProgressRecord } from '../lib/api/records.js';
 import { jobProgress } from '../lib/repo/jobs.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const Progress = answer('progress', JobProgressRecord);
 
@@ -11,11 +11,7 @@ export async function handleJobsProgress(_request: Request, env: Env): Promise<R
   return Progress.send(await jobProgress(env.db, env.clock.now()));
 }
 
-export const jobsProgressRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/jobs/progress',
-  access: 'operator',
-  summary: 'Work in flight per job type: counts, rate, time left, failures',
+export const jobsProgressRoute = route('get', '/api/jobs/progress', 'operator', 'Work in flight per job type: counts, rate, time left, failures', {
   answer: Progress,
   handler: handleJobsProgress,
-};
+});

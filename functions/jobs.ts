@@ -4,7 +4,7 @@ import { JobRecord } from '../lib/api/records.js';
 import { readQuery } from '../lib/http/json.js';
 import { listJobs } from '../lib/repo/jobs.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const JobsQuery = z.object({
   status: z.enum(['queued', 'running', 'done', 'failed', 'skipped']).optional(),
@@ -24,12 +24,4 @@ export async function handleJobs(request: Request, env: Env): Promise<Response> 
   return Jobs.send({ jobs: await listJobs(env.db, query.status, query.limit) });
 }
 
-export const jobsRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/jobs',
-  access: 'operator',
-  summary: 'Analysis and enrichment jobs',
-  query: JobsQuery,
-  answer: Jobs,
-  handler: handleJobs,
-};
+export const jobsRoute = route('get', '/api/jobs', 'operator', 'Analysis and enrichment jobs', { query: JobsQuery, answer: Jobs, handler: handleJobs });

@@ -5,7 +5,7 @@ import { readQuery } from '../lib/http/json.js';
 import { listKnowledge } from '../lib/repo/knowledge.js';
 import { KNOWLEDGE_STATES } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const KnowledgeQuery = z.object({ state: z.enum(KNOWLEDGE_STATES).optional() });
 
@@ -17,12 +17,8 @@ export async function handleKnowledgeList(request: Request, env: Env): Promise<R
   return Knowledge.send({ entries: await listKnowledge(env.db, state) });
 }
 
-export const knowledgeListRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/knowledge',
-  access: 'operator',
-  summary: 'Attention candidates and the watchlist',
+export const knowledgeListRoute = route('get', '/api/knowledge', 'operator', 'Attention candidates and the watchlist', {
   query: KnowledgeQuery,
   answer: Knowledge,
   handler: handleKnowledgeList,
-};
+});

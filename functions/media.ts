@@ -1,7 +1,7 @@
 import { errorBody } from '../lib/http/errors.js';
 import { MEDIA_HEADERS, readMedia } from '../lib/http/media.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 function refuse(): Response {
   return new Response(JSON.stringify(errorBody('not_found', 'no such media')), {
@@ -27,11 +27,7 @@ export async function handleMedia(request: Request, env: Env): Promise<Response>
   });
 }
 
-export const mediaRoute: RouteSpec = {
-  method: 'get',
-  path: '/media/*',
-  access: 'operator',
-  summary: 'A stored image: submission, thumbnail, derived copy or downloaded evidence',
+export const mediaRoute = route('get', '/media/*', 'operator', 'A stored image: submission, thumbnail, derived copy or downloaded evidence', {
   file: { types: ['application/octet-stream'], description: 'The stored file, with a restrictive Content-Security-Policy and nosniff' },
   handler: handleMedia,
-};
+});

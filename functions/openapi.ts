@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { answer } from '../lib/api/answer.js';
 import { openApiDocument, type DescribedRoute } from '../lib/api/openapi.js';
-import type { RouteSpec } from './route.js';
+import { type RouteSpec, route } from './route.js';
 
 const OpenApi = answer(
   'openapi',
@@ -18,12 +18,8 @@ const OpenApi = answer(
  */
 export function openApiRoute(routes: () => readonly DescribedRoute[]): RouteSpec {
   let document: ReturnType<typeof openApiDocument> | undefined;
-  return {
-    method: 'get',
-    path: '/api/openapi.json',
-    access: 'public',
-    summary: 'This document',
+  return route('get', '/api/openapi.json', 'public', 'This document', {
     answer: OpenApi,
     handler: async (_request, env) => OpenApi.send((document ??= openApiDocument(routes(), env.version))),
-  };
+  });
 }

@@ -3,7 +3,7 @@ import { answer } from '../lib/api/answer.js';
 import { ProviderRecord } from '../lib/api/records.js';
 import { emergencyDisable } from '../lib/providers/admin.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const EmergencyDisable = answer('emergencyDisable', z.object({ disabled: z.array(z.string()), providers: z.array(ProviderRecord) }));
 
@@ -12,11 +12,7 @@ export async function handleEmergencyDisable(_request: Request, env: Env): Promi
   return EmergencyDisable.send(await emergencyDisable(env));
 }
 
-export const emergencyDisableRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/providers/emergency-disable',
-  access: 'admin',
-  summary: 'Switch every provider off at once',
+export const emergencyDisableRoute = route('post', '/api/providers/emergency-disable', 'admin', 'Switch every provider off at once', {
   answer: EmergencyDisable,
   handler: handleEmergencyDisable,
-};
+});

@@ -3,7 +3,7 @@ import { answer } from '../lib/api/answer.js';
 import { ProviderHealthRecord } from '../lib/api/records.js';
 import { providersHealth } from '../lib/providers/admin.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const ProvidersHealth = answer('providersHealth', z.object({ status: z.enum(['ok', 'degraded', 'disabled']), providers: z.array(ProviderHealthRecord) }));
 
@@ -12,11 +12,7 @@ export async function handleProvidersHealth(_request: Request, env: Env): Promis
   return ProvidersHealth.send(await providersHealth(env));
 }
 
-export const providersHealthRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/providers/health',
-  access: 'operator',
-  summary: 'Providers with their last success and failure',
+export const providersHealthRoute = route('get', '/api/providers/health', 'operator', 'Providers with their last success and failure', {
   answer: ProvidersHealth,
   handler: handleProvidersHealth,
-};
+});

@@ -3,7 +3,7 @@ import { answer } from '../lib/api/answer.js';
 import { ProviderRecord } from '../lib/api/records.js';
 import { providerRecords } from '../lib/providers/state.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 const Providers = answer('providers', z.object({ providers: z.array(ProviderRecord) }));
 
@@ -12,11 +12,7 @@ export async function handleProvidersList(_request: Request, env: Env): Promise<
   return Providers.send({ providers: await providerRecords(env) });
 }
 
-export const providersListRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/providers',
-  access: 'operator',
-  summary: 'Providers with their switches, settings and quota',
+export const providersListRoute = route('get', '/api/providers', 'operator', 'Providers with their switches, settings and quota', {
   answer: Providers,
   handler: handleProvidersList,
-};
+});

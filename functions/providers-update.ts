@@ -9,7 +9,7 @@ import { isProviderId } from '../lib/providers/catalog.js';
 import { auditStatement } from '../lib/repo/audit.js';
 import { setProviderSwitchStatement } from '../lib/repo/providers.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const ProviderUpdateBody = z.object({ enabled: z.boolean() }).strict();
 
@@ -28,12 +28,8 @@ export async function handleProviderUpdate(request: ParamRequest, env: Env): Pro
   return Provider.send({ provider: await providerRecord(env, id) });
 }
 
-export const providerUpdateRoute: RouteSpec = {
-  method: 'patch',
-  path: '/api/providers/:id',
-  access: 'admin',
-  summary: 'Switch a provider on or off',
+export const providerUpdateRoute = route('patch', '/api/providers/:id', 'admin', 'Switch a provider on or off', {
   body: ProviderUpdateBody,
   answer: Provider,
   handler: handleProviderUpdate,
-};
+});

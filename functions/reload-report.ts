@@ -5,7 +5,7 @@ import { readQuery } from '../lib/http/json.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import { getReloadReport, listReloadItems, RELOAD_LISTS } from '../lib/repo/reload-reports.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const ReloadReportQuery = z.object({
   list: z.enum(RELOAD_LISTS).default('imported'),
@@ -51,12 +51,10 @@ export async function handleReloadReport(request: ParamRequest, env: Env): Promi
   });
 }
 
-export const reloadReportRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/reloads/:id',
-  access: 'operator',
-  summary: 'The whole lists of a reload, a page at a time (its answer names only the first 100 of each)',
-  query: ReloadReportQuery,
-  answer: ReloadReportPage,
-  handler: handleReloadReport,
-};
+export const reloadReportRoute = route(
+  'get',
+  '/api/reloads/:id',
+  'operator',
+  'The whole lists of a reload, a page at a time (its answer names only the first 100 of each)',
+  { query: ReloadReportQuery, answer: ReloadReportPage, handler: handleReloadReport },
+);

@@ -6,7 +6,7 @@ import { listQueue } from '../lib/repo/submissions.js';
 import { limitParam, offsetParam } from '../lib/review/query.js';
 import { DECISIONS, RISK_LEVELS } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const QUEUE_PAGE_DEFAULT = 50;
 export const QUEUE_PAGE_MAX = 200;
@@ -49,12 +49,8 @@ export async function handleReviewQueue(request: Request, env: Env): Promise<Res
   return ReviewQueue.send(await listQueue(env.db, query));
 }
 
-export const reviewQueueRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/review-queue',
-  access: 'operator',
-  summary: 'The review queue: undecided first, then risk high to low',
+export const reviewQueueRoute = route('get', '/api/review-queue', 'operator', 'The review queue: undecided first, then risk high to low', {
   query: ReviewQueueQuery,
   answer: ReviewQueue,
   handler: handleReviewQueue,
-};
+});

@@ -1,5 +1,8 @@
+import type { z } from 'zod';
+import type { NamedAnswer } from '../lib/api/answer.js';
 import type { DescribedRoute } from '../lib/api/openapi.js';
 import type { Access } from '../lib/auth/authenticate.js';
+import { pathParam } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
 export type RouteRequest = Request & { params: Record<string, string> };
@@ -14,4 +17,27 @@ export interface RouteSpec extends DescribedRoute {
   /** Who may call it: checked by the router, before the handler, for every route alike. */
   access: Access;
   handler: Handler;
+}
+
+/** What a route declares beyond its method, path, role and summary: its schemas, its answer and its handler. */
+export type RouteContract = Omit<RouteSpec, 'method' | 'path' | 'access' | 'summary'>;
+
+/**
+ * A route declared in one call, its line reading like the API's table:
+ * `route('get', '/api/tokens', 'admin', 'Personal API tokens', { answer: Tokens, handler })`.
+ */
+export function route(method: RouteSpec['method'], path: string, access: Access, summary: string, contract: RouteContract): RouteSpec {
+  return { method, path, access, summary, ...contract };
+}
+
+/**
+ * The handler of a route about one record named in its path: reads the id (a clean 404 when it
+ * names none), lets the domain act on it and sends the result through the route's answer.
+ */
+export function recordHandler<S extends z.ZodType>(
+  what: string,
+  answer: NamedAnswer<S>,
+  act: (env: Env, id: string, request: RouteRequest) => Promise<z.output<S>>,
+): Handler {
+  return async (request, env) => answer.send(await act(env, pathParam(request, 'id', what), request));
 }

@@ -6,7 +6,7 @@ import { cleanQueryText } from '../lib/enrichment/queries.js';
 import { invalid } from '../lib/http/errors.js';
 import { readBody } from '../lib/http/json.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const ManualSearchBody = z
   .object({
@@ -27,12 +27,8 @@ export async function handleManualSearch(request: Request, env: Env): Promise<Re
   return ManualSearch.send(await manualSearch(env, { ...body, query }));
 }
 
-export const manualSearchRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/search/manual',
-  access: 'operator',
-  summary: 'Search a provider by hand, optionally keeping the results as evidence',
+export const manualSearchRoute = route('post', '/api/search/manual', 'operator', 'Search a provider by hand, optionally keeping the results as evidence', {
   body: ManualSearchBody,
   answer: ManualSearch,
   handler: handleManualSearch,
-};
+});

@@ -2,7 +2,7 @@ import { caseBundle } from '../lib/bundle/case.js';
 import { zipStream } from '../lib/bundle/zip.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 /**
  * GET /api/submissions/{id}/bundle: the case as a ZIP (images, page captures, summary, audit
@@ -21,11 +21,13 @@ export async function handleSubmissionBundle(request: ParamRequest, env: Env): P
   });
 }
 
-export const submissionBundleRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/submissions/:id/bundle',
-  access: 'operator',
-  summary: 'The case as a ZIP: images, page captures, cited summary, audit events and manifest.json with SHA-256s',
-  file: { types: ['application/zip'], description: 'A ZIP whose manifest.json lists every file with its SHA-256, source URL, fetch time and evidence' },
-  handler: handleSubmissionBundle,
-};
+export const submissionBundleRoute = route(
+  'get',
+  '/api/submissions/:id/bundle',
+  'operator',
+  'The case as a ZIP: images, page captures, cited summary, audit events and manifest.json with SHA-256s',
+  {
+    file: { types: ['application/zip'], description: 'A ZIP whose manifest.json lists every file with its SHA-256, source URL, fetch time and evidence' },
+    handler: handleSubmissionBundle,
+  },
+);

@@ -6,7 +6,7 @@ import { decideSubmission } from '../lib/review/decision.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import { DECISIONS } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const DecisionBody = z
   .object({
@@ -25,12 +25,8 @@ export async function handleSubmissionDecision(request: ParamRequest, env: Env):
   return Decision.send(await decideSubmission(env, id, body));
 }
 
-export const submissionDecisionRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/submissions/:id/decision',
-  access: 'operator',
-  summary: 'Decide: 승인, 보류 or 반려',
+export const submissionDecisionRoute = route('post', '/api/submissions/:id/decision', 'operator', 'Decide: 승인, 보류 or 반려', {
   body: DecisionBody,
   answer: Decision,
   handler: handleSubmissionDecision,
-};
+});

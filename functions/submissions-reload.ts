@@ -5,7 +5,7 @@ import { readJson } from '../lib/http/json.js';
 import { reload } from '../lib/ingest/reload.js';
 import type { Env } from '../lib/ports.js';
 import { ReloadCounts } from './reload-report.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 /** Items an answer names of each list; the kept report (GET /api/reloads/{id}) pages them all. */
 const LISTED = 100;
@@ -33,11 +33,7 @@ export async function handleSubmissionsReload(request: Request, env: Env): Promi
   });
 }
 
-export const reloadRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/submissions/reload',
-  access: 'operator',
-  summary: 'Index the submissions folder and queue the analyses it owes',
+export const reloadRoute = route('post', '/api/submissions/reload', 'operator', 'Index the submissions folder and queue the analyses it owes', {
   answer: Reload,
   handler: handleSubmissionsReload,
-};
+});

@@ -8,7 +8,7 @@ import { auditStatement } from '../lib/repo/audit.js';
 import { getSubmission, getSubmissionRow } from '../lib/repo/submissions.js';
 import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { route } from './route.js';
 
 export const RerunBody = z.object({ face_crop: z.boolean().optional() }).strict();
 
@@ -41,12 +41,8 @@ export async function handleSubmissionRerun(request: ParamRequest, env: Env): Pr
   return Rerun.send({ submission, evidence_added: result.added });
 }
 
-export const rerunRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/submissions/:id/rerun-enrichment',
-  access: 'operator',
-  summary: 'Run enrichment again',
+export const rerunRoute = route('post', '/api/submissions/:id/rerun-enrichment', 'operator', 'Run enrichment again', {
   body: RerunBody,
   answer: Rerun,
   handler: handleSubmissionRerun,
-};
+});

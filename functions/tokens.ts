@@ -4,9 +4,8 @@ import { answer } from '../lib/api/answer.js';
 import { ApiTokenRecord } from '../lib/api/records.js';
 import { readBody, readJson } from '../lib/http/json.js';
 import { listApiTokens } from '../lib/repo/accounts.js';
-import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
-import type { RouteSpec } from './route.js';
+import { recordHandler, route } from './route.js';
 
 export const NewTokenBody = z.object({ name: z.string().trim().min(1).max(100), role: RoleSchema }).strict();
 
@@ -27,37 +26,18 @@ export async function handleTokenCreate(request: Request, env: Env): Promise<Res
 }
 
 /** POST /api/tokens/{id}/revoke (admin): the token stops working at once. */
-export async function handleTokenRevoke(request: ParamRequest, env: Env): Promise<Response> {
-  const id = pathParam(request, 'id', 'token');
+export const handleTokenRevoke = recordHandler('token', Token, async (env, id, request) => {
   await readJson(request, env.config.SVC_MAX_BODY_BYTES);
-  return Token.send({ token: await withdrawToken(env, id) });
-}
+  return { token: await withdrawToken(env, id) };
+});
 
-export const tokensListRoute: RouteSpec = {
-  method: 'get',
-  path: '/api/tokens',
-  access: 'admin',
-  summary: 'Personal API tokens (never their secrets)',
-  answer: Tokens,
-  handler: handleTokensList,
-};
+export const tokensListRoute = route('get', '/api/tokens', 'admin', 'Personal API tokens (never their secrets)', { answer: Tokens, handler: handleTokensList });
 
-export const tokenCreateRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/tokens',
-  access: 'admin',
-  summary: 'Create a token: its secret is in this answer only',
+export const tokenCreateRoute = route('post', '/api/tokens', 'admin', 'Create a token: its secret is in this answer only', {
   body: NewTokenBody,
   answer: NewToken,
   status: 201,
   handler: handleTokenCreate,
-};
+});
 
-export const tokenRevokeRoute: RouteSpec = {
-  method: 'post',
-  path: '/api/tokens/:id/revoke',
-  access: 'admin',
-  summary: 'Revoke a token',
-  answer: Token,
-  handler: handleTokenRevoke,
-};
+export const tokenRevokeRoute = route('post', '/api/tokens/:id/revoke', 'admin', 'Revoke a token', { answer: Token, handler: handleTokenRevoke });
