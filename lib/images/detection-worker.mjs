@@ -1,6 +1,6 @@
-// Detection worker: BlazeFace (blazeface.mjs) and the people model (people-model.mjs) on
-// onnxruntime-node, one thread each. faces.ts runs one worker per core. Plain .mjs because workers
-// started from .ts files are not transformed reliably by vitest or tsx.
+// Detection process: BlazeFace (blazeface.mjs) and the people model (people-model.mjs) on
+// onnxruntime-node, in a child process of its own (faces.ts runs one per core), so that a crash or
+// a kill at the deadline ends only this process. Plain .mjs: it runs on plain node.
 // It only sees already decoded, downscaled RGB pixels (sharp decodes in the main thread), so a
 // malformed file can never reach a model. Protocol, one message per request, answered in turn:
 //   in:  { id, stage: 'coarse', faceRaster, peopleRaster, faceScore, personScore, personLimit }
@@ -9,8 +9,7 @@
 //   out: { id, ok: true, faces, people, peopleCapped } for 'coarse' (boxes in each raster's pixels)
 //        { id, ok: true, faces: [faces of each region] } for 'fine'
 //        { id, ok: false, error }
-//   { fatal } once, when a model cannot load: the main thread then drops this worker.
-import { parentPort } from 'node:worker_threads';
+//   { fatal } once, when a model cannot load: the main thread then drops this process.
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace } from './blazeface.mjs';
 import { detectPeople, loadPeopleModel } from './people-model.mjs';
 
@@ -19,12 +18,14 @@ const MAX_SIDE = 256;
 
 const modelsReady = Promise.all([loadBlazeFace(), loadPeopleModel()]);
 modelsReady.catch((error) => {
-  parentPort.postMessage({ fatal: `the detection models could not be loaded: ${error instanceof Error ? error.message : String(error)}` });
+  process.send({ fatal: `the detection models could not be loaded: ${error instanceof Error ? error.message : String(error)}` });
 });
 const waiting = [];
 let running = false;
 
-parentPort.on('message', (request) => {
+// The service that started it is gone: nothing will ask again.
+process.on('disconnect', () => process.exit(0));
+process.on('message', (request) => {
   waiting.push(request);
   if (!running) void drain();
 });
@@ -43,9 +44,9 @@ async function drain() {
 
 async function answer(request) {
   try {
-    parentPort.postMessage({ id: request.id, ok: true, ...(await run(request)) });
+    process.send({ id: request.id, ok: true, ...(await run(request)) });
   } catch (error) {
-    parentPort.postMessage({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) });
+    process.send({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) });
   }
 }
 

@@ -1,5 +1,6 @@
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import sharp, { type Metadata } from 'sharp';
 import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster } from './analysis-raster.js';
 import { iou, suppress } from './boxes.mjs';
@@ -50,7 +51,7 @@ export type FaceCrop = { face: Face; ok: true; bytes: Buffer } | { face: Face; o
 export interface DetectorOptions {
   /** Faces scoring below this in the whole-picture pass are not reported (default 0.65). */
   minScore?: number;
-  /** Detection worker threads, each with its own copy of the models (default: one per core). */
+  /** Detection processes, each with its own copy of the models (default: one per core). */
   workers?: number;
   /** Decompression-bomb guard passed to every decode, as in `decodeOptions`. */
   maxPixels?: number;
@@ -207,16 +208,31 @@ export function linkFaces(faces: Face[], people: { box: FaceBox; score: number }
 }
 
 interface Slot {
-  worker: Worker | null;
+  worker: ChildProcess | null;
   pending: Map<number, PendingDetection>;
 }
 
+const WORKER_SCRIPT = fileURLToPath(new URL('./detection-worker.mjs', import.meta.url));
+
+/** Whether a detection process keeps this process alive: only while it owes an answer. */
+function hold(worker: ChildProcess, owed: boolean): void {
+  if (owed) {
+    worker.ref();
+    worker.channel?.ref();
+  } else {
+    worker.unref();
+    worker.channel?.unref();
+  }
+}
+
 /**
- * Detection runs in worker threads, one per core by default, each started on first use and reused,
- * so the event loop stays free and every core can run the models. A request goes to the worker
- * with the fewest pending. If a worker dies, or owes an answer past the deadline, the requests it
- * held are rejected and its slot starts a fresh one for the next request sent there; the other
- * workers carry on.
+ * Detection runs in child processes, one per core by default, each started on first use and
+ * reused, so the event loop stays free and every core can run the models. Processes, not worker
+ * threads: onnxruntime's native code aborts the whole process when the thread it runs on is
+ * stopped mid-run (a worker thread ended at its deadline took the service down with it), and a
+ * crash in it ends only its own process. A request goes to the process with the fewest pending. If
+ * one dies, or owes an answer past the deadline, it is killed, the requests it held are rejected
+ * and its slot starts a fresh one for the next request sent there; the others carry on.
  *
  * A picture takes three steps: BlazeFace on the whole picture at FACE_SIDE and the people model at
  * PEOPLE_SIDE (one request), then BlazeFace again on the head region of every person the first pass
@@ -234,10 +250,10 @@ export function createDetector(options: DetectorOptions = {}): Detector {
   let nextId = 1;
   let closed = false;
 
-  function discard(slot: Slot, stopped: Worker, error: Error): void {
+  function discard(slot: Slot, stopped: ChildProcess, error: Error): void {
     if (slot.worker !== stopped) return;
     slot.worker = null;
-    void stopped.terminate();
+    stopped.kill('SIGKILL');
     for (const detection of slot.pending.values()) {
       clearTimeout(detection.timer);
       detection.reject(error);
@@ -245,8 +261,9 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     slot.pending.clear();
   }
 
-  function startWorker(slot: Slot): Worker {
-    const started = new Worker(new URL('./detection-worker.mjs', import.meta.url));
+  function startWorker(slot: Slot): ChildProcess {
+    // Plain node on the .mjs file (no loader flags of this process's), pixels sent as typed arrays.
+    const started = fork(WORKER_SCRIPT, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     started.on('message', (message: WorkerMessage) => {
       if ('fatal' in message) {
         discard(slot, started, new Error(message.fatal));
@@ -256,13 +273,13 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       if (!detection) return;
       slot.pending.delete(message.id);
       clearTimeout(detection.timer);
-      // An idle worker must not keep the process alive.
-      if (slot.pending.size === 0) started.unref();
+      // An idle detection process must not keep this one alive.
+      if (slot.pending.size === 0) hold(started, false);
       if (message.ok) detection.resolve(message);
       else detection.reject(new Error(`detection failed: ${message.error}`));
     });
-    started.on('error', (error) => discard(slot, started, new Error(`the detection worker crashed: ${error.message}`)));
-    started.on('exit', (code) => discard(slot, started, new Error(`the detection worker stopped (exit code ${code})`)));
+    started.on('error', (error) => discard(slot, started, new Error(`the detection process failed: ${error.message}`)));
+    started.on('exit', (code, signal) => discard(slot, started, new Error(`the detection process stopped (${signal ?? `exit code ${code}`})`)));
     slot.worker = started;
     return started;
   }
@@ -274,10 +291,10 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       // Not referenced: it never keeps the process alive on its own.
-      const timer = setTimeout(() => discard(slot, target, new Error(`detection took longer than ${deadline} ms; its worker was stopped`)), deadline).unref();
+      const timer = setTimeout(() => discard(slot, target, new Error(`detection took longer than ${deadline} ms; its process was stopped`)), deadline).unref();
       slot.pending.set(id, { resolve: resolve as (answer: unknown) => void, reject, timer });
-      target.ref();
-      target.postMessage({ id, ...request });
+      hold(target, true);
+      target.send({ id, ...request });
     });
   }
 
@@ -339,8 +356,11 @@ export function createDetector(options: DetectorOptions = {}): Detector {
         slots.map(async (slot) => {
           const current = slot.worker;
           if (!current) return;
+          const exited = current.exitCode !== null || current.signalCode !== null ? null : new Promise((resolve) => current.once('exit', resolve));
+          // Waited for, so held until it is gone.
+          hold(current, true);
           discard(slot, current, new Error('the detector was closed'));
-          await current.terminate();
+          await exited;
         }),
       );
     },

@@ -1,5 +1,6 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
@@ -17,23 +18,23 @@ import {
   type FaceBox,
 } from '../../lib/images/faces.js';
 
-// Records every real worker the detector starts and how many requests each was sent, so tests
-// can see where detection runs and can kill a worker the way a crash would.
-const spawned = vi.hoisted(() => [] as Worker[]);
-const requests = vi.hoisted(() => new Map<Worker, number>());
-vi.mock('node:worker_threads', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:worker_threads')>();
-  class RecordedWorker extends real.Worker {
-    constructor(...args: ConstructorParameters<typeof real.Worker>) {
-      super(...args);
-      spawned.push(this);
-    }
-    override postMessage(...args: Parameters<Worker['postMessage']>): void {
-      requests.set(this, (requests.get(this) ?? 0) + 1);
-      super.postMessage(...args);
-    }
-  }
-  return { ...real, Worker: RecordedWorker };
+// Records every real detection process the detector starts and how many requests each was sent,
+// so tests can see where detection runs and can kill a process the way a crash would.
+const spawned = vi.hoisted(() => [] as ChildProcess[]);
+const requests = vi.hoisted(() => new Map<ChildProcess, number>());
+vi.mock('node:child_process', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:child_process')>();
+  const recordedFork = ((...args: Parameters<typeof real.fork>) => {
+    const child = real.fork(...args);
+    spawned.push(child);
+    const send = child.send.bind(child) as (message: unknown) => boolean;
+    child.send = ((message: unknown) => {
+      requests.set(child, (requests.get(child) ?? 0) + 1);
+      return send(message);
+    }) as typeof child.send;
+    return child;
+  }) as typeof real.fork;
+  return { ...real, fork: recordedFork };
 });
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
@@ -292,7 +293,7 @@ describe('people and the faces inside them', () => {
     const hasty = createDetector({ workers: 1, deadlineMs: 1 });
     try {
       const workersBefore = spawned.length;
-      await expect(hasty.detect(astronaut)).rejects.toThrow(/detection took longer than 1 ms; its worker was stopped/);
+      await expect(hasty.detect(astronaut)).rejects.toThrow(/detection took longer than 1 ms; its process was stopped/);
       expect(spawned.length).toBe(workersBefore + 1);
     } finally {
       await hasty.close();
@@ -342,7 +343,7 @@ describe('head regions and links', () => {
 });
 
 describe('face detection worker', () => {
-  it('runs in a worker thread while the event loop keeps ticking', async () => {
+  it('runs in a process of its own while the event loop keeps ticking', async () => {
     const detector = createDetector();
     let ticks = 0;
     let counting = false;
@@ -373,9 +374,9 @@ describe('face detection worker', () => {
       await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 1), { interval: 1 });
       // Both images decode before they reach the worker; kill it once it holds both.
       await vi.waitFor(() => expect(requests.get(spawned[workersBefore])).toBe(2), { interval: 1 });
-      await spawned[workersBefore].terminate();
-      await expect(first).rejects.toThrow(/detection worker stopped/);
-      await expect(second).rejects.toThrow(/detection worker stopped/);
+      spawned[workersBefore].kill('SIGKILL');
+      await expect(first).rejects.toThrow(/detection process stopped \(SIGKILL\)/);
+      await expect(second).rejects.toThrow(/detection process stopped \(SIGKILL\)/);
       expectSingleFaceIn(await facesOf(detector, camera), CAMERA_FACE);
       expect(spawned.length).toBe(workersBefore + 2);
     } finally {
@@ -392,12 +393,12 @@ describe('face detection worker', () => {
       await vi.waitFor(() => expect(spawned.length).toBe(workersBefore + 2), { interval: 1 });
       const [crashing, surviving] = spawned.slice(workersBefore);
       await vi.waitFor(() => expect([requests.get(crashing), requests.get(surviving)]).toEqual([1, 1]), { interval: 1 });
-      await crashing.terminate();
+      crashing.kill('SIGKILL');
       // Whichever image decoded first went to the first worker: that one fails, the other is found.
       const outcomes = await Promise.allSettled([first, second]);
       const failed = outcomes.filter((outcome) => outcome.status === 'rejected');
       expect(failed).toHaveLength(1);
-      expect(String(failed[0].reason)).toMatch(/detection worker stopped/);
+      expect(String(failed[0].reason)).toMatch(/detection process stopped/);
       const [astronautOutcome, cameraOutcome] = outcomes;
       if (astronautOutcome.status === 'fulfilled') expectSingleFaceIn(astronautOutcome.value, ASTRONAUT_FACE);
       if (cameraOutcome.status === 'fulfilled') expectSingleFaceIn(cameraOutcome.value, CAMERA_FACE);
@@ -412,6 +413,27 @@ describe('face detection worker', () => {
       await Promise.all(exited);
     } finally {
       await detector.close();
+    }
+  });
+
+  it('a detection process killed mid-run (close, a deadline) takes only itself down, never this process', async () => {
+    // Worker threads running onnxruntime aborted the whole process when stopped mid-run.
+    const detector = createDetector({ workers: 1 });
+    await facesOf(detector, astronaut);
+    const runs = Array.from({ length: 6 }, () =>
+      facesOf(detector, camera).then(
+        () => 'found',
+        () => 'stopped',
+      ),
+    );
+    await vi.waitFor(() => expect(requests.get(spawned.at(-1)!)).toBeGreaterThanOrEqual(3), { interval: 1 });
+    await detector.close();
+    expect(await Promise.all(runs)).toContain('stopped');
+    const next = createDetector({ workers: 1 });
+    try {
+      expectSingleFaceIn(await facesOf(next, camera), CAMERA_FACE);
+    } finally {
+      await next.close();
     }
   });
 
@@ -481,12 +503,12 @@ function roundOut(box: FaceBox): FaceBox {
 
 describe('detection worker protocol', () => {
   it('answers each request in turn, and a malformed one fails alone', async () => {
-    const worker = new Worker(new URL('../../lib/images/detection-worker.mjs', import.meta.url));
+    const worker = fork(fileURLToPath(new URL('../../lib/images/detection-worker.mjs', import.meta.url)), [], { execArgv: [], serialization: 'advanced' });
     try {
       const answers = new Map<number, { ok: boolean; faces?: unknown[]; people?: unknown[]; error?: string }>();
       const allAnswered = new Promise<void>((resolve, reject) => {
-        worker.on('message', (message) => {
-          if ('fatal' in message) reject(new Error(message.fatal));
+        worker.on('message', (message: { id: number; fatal?: string; ok: boolean }) => {
+          if (message.fatal) reject(new Error(message.fatal));
           answers.set(message.id, message);
           if (answers.size === 4) resolve();
         });
@@ -500,10 +522,10 @@ describe('detection worker protocol', () => {
         personScore: 0.3,
         personLimit: 10,
       });
-      worker.postMessage({ id: 1, ...coarse(upright) });
-      worker.postMessage({ id: 2, ...coarse({ ...upright, pixels: upright.pixels.subarray(3) }) });
-      worker.postMessage({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65 });
-      worker.postMessage({ id: 4, stage: 'sideways' });
+      worker.send({ id: 1, ...coarse(upright) });
+      worker.send({ id: 2, ...coarse({ ...upright, pixels: upright.pixels.subarray(3) }) });
+      worker.send({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65 });
+      worker.send({ id: 4, stage: 'sideways' });
       await allAnswered;
       await loadBlazeFace();
       const [alone] = await detectBlazeFaces([upright]);
@@ -512,7 +534,7 @@ describe('detection worker protocol', () => {
       expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
       expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
     } finally {
-      await worker.terminate();
+      worker.kill('SIGKILL');
     }
   });
 });
