@@ -81,30 +81,3 @@ export async function getPageCaptureRow(db: Database, id: string): Promise<PageC
 export async function listPageCaptureRows(db: Database, submissionId: string): Promise<PageCaptureRow[]> {
   return (await db.prepare('SELECT * FROM page_captures WHERE submission_id = ? ORDER BY fetched_at, id').bind(submissionId).all<PageCaptureRow>()).results;
 }
-
-/**
- * Stored captures older than the cutoff, except those of a decided case or of an entry still on the
- * watchlist or its candidate list: a case someone acted on keeps its proof until it is deleted.
- */
-export async function listExpiredPageCaptures(db: Database, cutoff: string): Promise<{ id: string; media_path: string }[]> {
-  return (
-    await db
-      .prepare(
-        `SELECT c.id, c.media_path FROM page_captures c
-         WHERE c.media_path IS NOT NULL AND c.fetched_at < ?
-           AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.id = c.submission_id AND s.decision IS NOT NULL)
-           AND NOT EXISTS (SELECT 1 FROM knowledge_entries k WHERE k.submission_id = c.submission_id AND k.state IN ('주의 후보', '확정 DB 편입'))`,
-      )
-      .bind(cutoff)
-      .all<{ id: string; media_path: string }>()
-  ).results;
-}
-
-export function clearPageCaptureMediaStatement(db: Database, id: string) {
-  return db.prepare('UPDATE page_captures SET media_path = NULL WHERE id = ? AND media_path IS NOT NULL').bind(id);
-}
-
-/** Every stored capture file a record still points to (the retention sweep keeps these). */
-export async function listPageCaptureMediaPaths(db: Database): Promise<string[]> {
-  return (await db.prepare('SELECT media_path FROM page_captures WHERE media_path IS NOT NULL').all<{ media_path: string }>()).results.map((r) => r.media_path);
-}

@@ -286,23 +286,3 @@ export async function replaceRightsEvidence(db: Database, submissionId: string, 
   if (found && !kept) statements.push(insertEvidenceStatement(db, submissionId, found, now));
   if (statements.length) await db.batch(statements);
 }
-
-/** Evidence whose downloaded image is older than the cutoff (for the retention job). */
-export async function listExpiredEvidenceMedia(db: Database, cutoff: string): Promise<{ id: string; local_media_path: string }[]> {
-  return (
-    await db
-      .prepare("SELECT id, local_media_path FROM evidence WHERE local_media_path LIKE 'evidence/%' AND local_media_created_at < ?")
-      .bind(cutoff)
-      .all<{ id: string; local_media_path: string }>()
-  ).results;
-}
-
-export function clearEvidenceMediaStatement(db: Database, id: string) {
-  return db.prepare('UPDATE evidence SET local_media_path = NULL, local_media_created_at = NULL WHERE id = ?').bind(id);
-}
-
-/** Every downloaded image a record still points to (the retention job keeps these files). */
-export async function listEvidenceMediaPaths(db: Database): Promise<string[]> {
-  const rows = await db.prepare('SELECT local_media_path FROM evidence WHERE local_media_path IS NOT NULL').all<{ local_media_path: string }>();
-  return rows.results.map((r) => r.local_media_path);
-}

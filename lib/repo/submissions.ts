@@ -469,26 +469,3 @@ export function saveDecisionStatement(db: Database, id: string, decision: Decisi
 export async function clearDerivedPath(db: Database, id: string) {
   await db.prepare('UPDATE submissions SET derived_path = NULL, derived_created_at = NULL WHERE id = ?').bind(id).run();
 }
-
-/** Submissions whose derived image is older than the cutoff (for the retention job). */
-export async function listExpiredDerivedImages(db: Database, cutoff: string): Promise<{ id: string; derived_path: string }[]> {
-  return (
-    await db
-      .prepare('SELECT id, derived_path FROM submissions WHERE derived_path IS NOT NULL AND derived_created_at < ?')
-      .bind(cutoff)
-      .all<{ id: string; derived_path: string }>()
-  ).results;
-}
-
-/** Clears an expired derived image only if no newer analysis replaced it since it was listed. */
-export function clearExpiredDerivedStatement(db: Database, id: string, derivedPath: string, cutoff: string) {
-  return db
-    .prepare('UPDATE submissions SET derived_path = NULL, derived_created_at = NULL WHERE id = ? AND derived_path = ? AND derived_created_at < ?')
-    .bind(id, derivedPath, cutoff);
-}
-
-/** Every derived image a submission still points to (the retention job keeps these files). */
-export async function listDerivedPaths(db: Database): Promise<string[]> {
-  const rows = await db.prepare('SELECT derived_path FROM submissions WHERE derived_path IS NOT NULL').all<{ derived_path: string }>();
-  return rows.results.map((r) => r.derived_path);
-}

@@ -3,9 +3,7 @@ import type { RetentionReportRecord } from '../api/records.js';
 import { checkedKey, listAll } from '../blobs/types.js';
 import { DERIVED_AREA, EVIDENCE_AREA } from '../blobs/keys.js';
 import { auditStatement } from '../repo/audit.js';
-import { clearPageCaptureMediaStatement, listExpiredPageCaptures, listPageCaptureMediaPaths } from '../repo/captures.js';
-import { clearEvidenceMediaStatement, listEvidenceMediaPaths, listExpiredEvidenceMedia } from '../repo/evidence.js';
-import { clearExpiredDerivedStatement, listDerivedPaths, listExpiredDerivedImages } from '../repo/submissions.js';
+import { clearExpiredMediaStatement, type ExpiredMedia, listExpiredMedia, listReferencedMedia, RETAINED_MEDIA, type RetainedMedia } from '../repo/retention.js';
 import type { Env } from '../ports.js';
 
 export type RetentionReport = z.infer<typeof RetentionReportRecord>;
@@ -52,31 +50,19 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
   const cutoffMs = nowDate.getTime() - days * DAY_MS;
   const cutoff = new Date(cutoffMs).toISOString();
 
-  const expiredEvidence = await listExpiredEvidenceMedia(db, cutoff);
-  const expiredDerived = await listExpiredDerivedImages(db, cutoff);
-  const expiredCaptures = await listExpiredPageCaptures(db, cutoff);
-  const clearing = [
-    ...expiredEvidence.map((e) => clearEvidenceMediaStatement(db, e.id)),
-    ...expiredDerived.map((s) => clearExpiredDerivedStatement(db, s.id, s.derived_path, cutoff)),
-    ...expiredCaptures.map((c) => clearPageCaptureMediaStatement(db, c.id)),
-  ];
-  const cleared = clearing.length ? changedRows(await db.batch(clearing)) : [];
-  const clearedEvidence = expiredEvidence.filter((_, i) => cleared[i]);
-  const clearedDerived = expiredDerived.filter((_, i) => cleared[expiredEvidence.length + i]);
-  const clearedCaptures = expiredCaptures.filter((_, i) => cleared[expiredEvidence.length + expiredDerived.length + i]);
+  const expired: { kind: RetainedMedia; media: ExpiredMedia }[] = [];
+  for (const kind of RETAINED_MEDIA) for (const media of await listExpiredMedia(db, kind, cutoff)) expired.push({ kind, media });
+  const cleared = expired.length ? changedRows(await db.batch(expired.map(({ kind, media }) => clearExpiredMediaStatement(db, kind, media, cutoff)))) : [];
+  const clearedOf = (kind: RetainedMedia) => expired.filter((e, i) => cleared[i] && e.kind === kind).length;
   // Files are named by their hash, so one file can back several records (the same page captured
   // twice, the same image found by two searches): it goes only when no record points to it.
-  const referenced = new Set(
-    [...(await listEvidenceMediaPaths(db)), ...(await listDerivedPaths(db)), ...(await listPageCaptureMediaPaths(db))].flatMap((p) => retainedKey(p) ?? []),
-  );
+  const pointedTo: string[] = [];
+  for (const kind of RETAINED_MEDIA) pointedTo.push(...(await listReferencedMedia(db, kind)));
+  const referenced = new Set(pointedTo.flatMap((stored) => retainedKey(stored) ?? []));
   const failed: string[] = [];
-  for (const stored of [
-    ...clearedEvidence.map((e) => e.local_media_path),
-    ...clearedDerived.map((s) => s.derived_path),
-    ...clearedCaptures.map((c) => c.media_path),
-  ]) {
-    const key = retainedKey(stored);
-    if (key && !referenced.has(key) && !(await removeObject(env, key))) failed.push(stored);
+  for (const { media } of expired.filter((_, i) => cleared[i])) {
+    const key = retainedKey(media.path);
+    if (key && !referenced.has(key) && !(await removeObject(env, key))) failed.push(media.path);
   }
 
   let unreferenced = 0;
@@ -92,14 +78,14 @@ export async function runRetention(env: Env): Promise<RetentionReport> {
   const report: RetentionReport = {
     retention_days: days,
     cutoff,
-    evidence_images: clearedEvidence.length,
-    derived_images: clearedDerived.length,
+    evidence_images: clearedOf('evidence'),
+    derived_images: clearedOf('derived'),
     unreferenced_files: unreferenced,
     failed_files: failed.length,
   };
   await auditStatement(
     db,
-    { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report, page_captures: clearedCaptures.length } },
+    { action: 'retention.run', target_type: 'retention', target_id: null, details: { ...report, page_captures: clearedOf('captures') } },
     now,
     env.actor,
   ).run();

@@ -7,17 +7,12 @@ import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { openSqlite } from '../../lib/db/sqlite.js';
 import { auditStatement, listAuditEvents } from '../../lib/repo/audit.js';
-import {
-  addPageCapture,
-  clearPageCaptureMediaStatement,
-  listExpiredPageCaptures,
-  listPageCaptureMediaPaths,
-  listPageCaptureRows,
-} from '../../lib/repo/captures.js';
+import { addPageCapture, listPageCaptureRows } from '../../lib/repo/captures.js';
 import { addEvidence, listEvidence, setEvidenceStatusStatement } from '../../lib/repo/evidence.js';
 import { claimNextJob, enqueueJobStatement, finishJob, listJobs, requeueInterruptedJobs } from '../../lib/repo/jobs.js';
 import { getKnowledgeEntryForSubmission, upsertAttentionCandidateStatement } from '../../lib/repo/knowledge.js';
 import { getProviderSwitch, setProviderSwitchStatement } from '../../lib/repo/providers.js';
+import { clearExpiredMediaStatement, listExpiredMedia, listReferencedMedia } from '../../lib/repo/retention.js';
 import { commitQuota, releaseQuota, reserveQuota, usedToday } from '../../lib/repo/quota.js';
 import { SYSTEM_ACTOR } from '../../lib/auth/actor.js';
 import { getSubmission, listQueue, upsertSubmissionStatement, type SubmissionInput } from '../../lib/repo/submissions.js';
@@ -127,10 +122,12 @@ describe.each(backends)('repository on $name', (backend) => {
     await capture('decided', '2026-01-01T00:00:00.000Z');
     await capture('watched', '2026-01-01T00:00:00.000Z');
     expect((await listPageCaptureRows(db, 'open')).map((c) => c.id)).toEqual([old.id, recent.id]);
-    expect(await listExpiredPageCaptures(db, '2026-06-01T00:00:00.000Z')).toEqual([{ id: old.id, media_path: 'evidence/open/pages/a.html' }]);
-    await clearPageCaptureMediaStatement(db, old.id).run();
-    expect(await listExpiredPageCaptures(db, '2026-06-01T00:00:00.000Z')).toEqual([]);
-    expect((await listPageCaptureMediaPaths(db)).sort()).toEqual([
+    const cutoff = '2026-06-01T00:00:00.000Z';
+    const expired = await listExpiredMedia(db, 'captures', cutoff);
+    expect(expired).toEqual([{ id: old.id, path: 'evidence/open/pages/a.html' }]);
+    await clearExpiredMediaStatement(db, 'captures', expired[0], cutoff).run();
+    expect(await listExpiredMedia(db, 'captures', cutoff)).toEqual([]);
+    expect((await listReferencedMedia(db, 'captures')).sort()).toEqual([
       'evidence/decided/pages/a.html',
       'evidence/open/pages/a.html',
       'evidence/watched/pages/a.html',

@@ -11,14 +11,8 @@ import { getKnowledgeEntryForSubmission, moveKnowledgeStateStatement, upsertAtte
 import type { Actor } from '../../lib/auth/actor.js';
 
 const OPERATOR: Actor = { type: 'account', id: 'acct_1', name: 'kim', role: 'operator', client: '127.0.0.1' };
-import {
-  clearExpiredDerivedStatement,
-  listExpiredDerivedImages,
-  saveAnalysis,
-  saveDecisionStatement,
-  saveDerivedPath,
-  upsertSubmissionStatement,
-} from '../../lib/repo/submissions.js';
+import { clearExpiredMediaStatement, listExpiredMedia } from '../../lib/repo/retention.js';
+import { saveAnalysis, saveDecisionStatement, saveDerivedPath, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import type { Database } from '../../lib/ports.js';
 
 /**
@@ -149,13 +143,13 @@ describe.each(backends)('review statements on $name', (backend) => {
   });
 
   it('reports per statement whether an expired derived image was cleared', async () => {
-    const expired = await listExpiredDerivedImages(db, T2);
-    expect(expired).toEqual([{ id: 's1', derived_path: 'derived/s1.jpg' }]);
+    const expired = await listExpiredMedia(db, 'derived', T2);
+    expect(expired).toEqual([{ id: 's1', path: 'derived/s1.jpg' }]);
     const results = await db.batch([
-      clearExpiredDerivedStatement(db, 's1', 'derived/other.jpg', T2),
-      clearExpiredDerivedStatement(db, 's1', 'derived/s1.jpg', T2),
+      clearExpiredMediaStatement(db, 'derived', { id: 's1', path: 'derived/other.jpg' }, T2),
+      clearExpiredMediaStatement(db, 'derived', expired[0], T2),
     ]);
     expect(results.map((r) => (r as { meta: { changes: number } }).meta.changes)).toEqual([0, 1]);
-    expect(await listExpiredDerivedImages(db, T2)).toEqual([]);
+    expect(await listExpiredMedia(db, 'derived', T2)).toEqual([]);
   });
 });
