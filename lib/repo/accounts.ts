@@ -123,6 +123,9 @@ export async function revokeAccountSessions(db: Database, accountId: string, now
 
 export type ApiToken = z.infer<typeof ApiTokenRecord>;
 
+/** The columns of a token as the API shows it: never its hash. */
+const TOKEN_COLUMNS = 'id, name, role, created_by, created_at, last_used_at, revoked_at';
+
 export async function createApiToken(
   db: Database,
   token: { name: string; role: Role; tokenHash: string; createdBy: string | null },
@@ -131,33 +134,24 @@ export async function createApiToken(
   return (await db
     .prepare(
       `INSERT INTO api_tokens (id, name, role, token_hash, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)
-       RETURNING id, name, role, created_by, created_at, last_used_at, revoked_at`,
+       RETURNING ${TOKEN_COLUMNS}`,
     )
     .bind(newId('tok'), token.name, token.role, token.tokenHash, token.createdBy, now)
     .first<ApiToken>())!;
 }
 
 export async function listApiTokens(db: Database): Promise<ApiToken[]> {
-  return (
-    await db.prepare('SELECT id, name, role, created_by, created_at, last_used_at, revoked_at FROM api_tokens ORDER BY created_at DESC, id').all<ApiToken>()
-  ).results;
+  return (await db.prepare(`SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at DESC, id`).all<ApiToken>()).results;
 }
 
 export async function revokeApiToken(db: Database, id: string, now: string): Promise<ApiToken | null> {
-  return db
-    .prepare(
-      'UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING id, name, role, created_by, created_at, last_used_at, revoked_at',
-    )
-    .bind(now, id)
-    .first<ApiToken>();
+  return db.prepare(`UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING ${TOKEN_COLUMNS}`).bind(now, id).first<ApiToken>();
 }
 
 /** A token that is not revoked; its last use is recorded. */
 export async function useApiToken(db: Database, tokenHash: string, now: string): Promise<ApiToken | null> {
   return db
-    .prepare(
-      'UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ? AND revoked_at IS NULL RETURNING id, name, role, created_by, created_at, last_used_at, revoked_at',
-    )
+    .prepare(`UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ? AND revoked_at IS NULL RETURNING ${TOKEN_COLUMNS}`)
     .bind(now, tokenHash)
     .first<ApiToken>();
 }
