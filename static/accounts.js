@@ -3,7 +3,7 @@
 import { api } from './api.js';
 import { backupPanel } from './backup.js';
 import { h, append, actionButton, clear, formatInstant } from './dom.js';
-import { state, attempt, loading, errorPanel, emptyState, toast, labelled, tableHead } from './ui.js';
+import { state, attempt, loading, toast, labelled, listLoader, tableHead } from './ui.js';
 
 const ROLE_LABEL = { operator: '운영자 (operator)', admin: '관리자 (admin)' };
 
@@ -83,22 +83,8 @@ export async function renderAccounts(view) {
     backupPanel(),
   );
 
-  async function loadAccounts() {
-    try {
-      const { accounts } = await api.accounts();
-      clear(accountsSlot, accounts.length ? accountTable(accounts) : emptyState('계정이 없습니다.'));
-    } catch (error) {
-      clear(accountsSlot, errorPanel(error, loadAccounts));
-    }
-  }
-  async function loadTokens() {
-    try {
-      const { tokens } = await api.tokens();
-      clear(tokensSlot, tokens.length ? tokenTable(tokens) : emptyState('토큰이 없습니다.'));
-    } catch (error) {
-      clear(tokensSlot, errorPanel(error, loadTokens));
-    }
-  }
+  const loadAccounts = listLoader(accountsSlot, async () => (await api.accounts()).accounts, accountTable, '계정이 없습니다.');
+  const loadTokens = listLoader(tokensSlot, async () => (await api.tokens()).tokens, tokenTable, '토큰이 없습니다.');
 
   function accountTable(accounts) {
     return h(

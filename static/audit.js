@@ -1,7 +1,7 @@
 // Audit log (paged backwards with `before`) and the job table, both newest first.
 import { api } from './api.js';
 import { h, append, hashLink, actionButton, clear, formatInstant } from './dom.js';
-import { state, errorPanel, loading, emptyState, attempt, JOB_STATUS_LABEL, labelled, tableHead } from './ui.js';
+import { state, errorPanel, loading, emptyState, attempt, JOB_STATUS_LABEL, labelled, listLoader, tableHead } from './ui.js';
 
 const PAGE = 100;
 const ACTION_LABEL = {
@@ -137,6 +137,7 @@ async function renderJobs(slot, status) {
     location.hash = `#/audit?tab=jobs${select.value ? `&status=${encodeURIComponent(select.value)}` : ''}`;
   });
   const table = h('div', {}, loading());
+  const load = listLoader(table, async () => (await api.jobs({ status })).jobs ?? [], jobTable, '작업이 없습니다.');
   clear(
     slot,
     h(
@@ -147,14 +148,6 @@ async function renderJobs(slot, status) {
     ),
     table,
   );
-  async function load() {
-    try {
-      const jobs = (await api.jobs({ status })).jobs ?? [];
-      clear(table, jobs.length ? jobTable(jobs) : emptyState('작업이 없습니다.'));
-    } catch (error) {
-      clear(table, errorPanel(error, load));
-    }
-  }
   await load();
 }
 

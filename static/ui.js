@@ -1,6 +1,6 @@
 // Shared pieces of every screen: Korean labels for the contract's vocabularies, badges, the toast
 // area that reports API errors in words, and the small state the screens share (bootstrap data).
-import { h, append } from './dom.js';
+import { h, append, clear } from './dom.js';
 import { api } from './api.js';
 
 export const RISK_LEVEL_LABEL = { low: '낮음', medium: '보통', high: '높음' };
@@ -145,6 +145,22 @@ export function errorPanel(error, retry) {
 
 export function emptyState(text) {
   return h('p', { class: 'empty' }, text);
+}
+
+/**
+ * The loader of a list screen's slot: fills it with the list's table, or `emptyText` when the list
+ * is empty, or an error panel whose retry loads again. Call it to load and again to refresh.
+ */
+export function listLoader(slot, fetchList, table, emptyText) {
+  const load = async () => {
+    try {
+      const items = await fetchList();
+      clear(slot, items.length ? table(items) : emptyState(emptyText));
+    } catch (error) {
+      clear(slot, errorPanel(error, load));
+    }
+  };
+  return load;
 }
 
 /** Header figures (version, queue size, open attention candidates); fetches bootstrap when not given. */

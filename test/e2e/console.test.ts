@@ -274,6 +274,17 @@ describe('operator console in a real browser', () => {
     await expect(page.locator('.audit-table tbody tr').first().locator('.audit-actor').textContent()).resolves.toBe(ACCOUNTS.admin.username);
   });
 
+  it('lists the jobs on the audit page by status, and says so when none has the chosen one', async () => {
+    const { page, service } = await open({ images: { 'chelsea.png': 'chelsea.png' } }, '#/audit?tab=jobs&status=done');
+    const done = page.locator('.jobs-table tbody tr');
+    await done.first().waitFor();
+    expect(await page.locator('.jobs-table tbody tr:not(.job-done)').count()).toBe(0);
+    await expect(done.locator('td:nth-child(3)').allTextContents()).resolves.toContain('chelsea');
+    expect((await service.api('GET', '/api/jobs?status=failed')).jobs).toEqual([]);
+    await page.locator('#jobs-status').selectOption('failed');
+    await expect(page.locator('.empty').textContent()).resolves.toBe('작업이 없습니다.');
+  });
+
   it('names the vendor serving the global search on the providers page', async () => {
     const { page } = await open({}, '#/providers', false, { GLOBAL_SEARCH_PROVIDER: 'brave' });
     const card = page.locator('[data-provider-id="global_search"]');
