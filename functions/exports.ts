@@ -4,6 +4,7 @@ import {
   decisionPages,
   DECISION_COLUMNS,
   EXPORT_FORMATS,
+  type ExportFormat,
   exportResponse,
   queuePages,
   QUEUE_COLUMNS,
@@ -26,38 +27,54 @@ const EXPORT_FILE = {
   description: 'UTF-8; CSV starts with a byte-order mark (format=csv, the default) or one JSON object per line (format=jsonl)',
 };
 
-/** GET /api/exports/queue: the whole filtered queue in its order, streamed. */
-export async function handleQueueExport(request: Request, env: Env): Promise<Response> {
-  const { format: as, ...filter } = readQuery(request, QueueExportQuery);
-  return exportResponse('review-queue', as, QUEUE_COLUMNS, queuePages(env.db, filter));
+/**
+ * An export route: GET /api/exports/{path}, a file called `name` with these columns, whose rows
+ * `pages` streams for the query read (the format aside).
+ */
+function exportRoute<Q extends z.ZodType<{ format: ExportFormat }>>(
+  path: string,
+  name: string,
+  summary: string,
+  Query: Q,
+  columns: readonly string[],
+  pages: (env: Env, query: Omit<z.output<Q>, 'format'>) => Parameters<typeof exportResponse>[3],
+) {
+  return route('get', `/api/exports/${path}`, 'operator', summary, {
+    query: Query,
+    file: EXPORT_FILE,
+    handler: async (request, env) => {
+      const { format: as, ...query } = readQuery(request, Query);
+      return exportResponse(name, as, columns, pages(env, query));
+    },
+  });
 }
+
+/** GET /api/exports/queue: the whole filtered queue in its order, streamed. */
+export const queueExportRoute = exportRoute(
+  'queue',
+  'review-queue',
+  'The filtered queue in its order as CSV or JSON Lines, streamed',
+  QueueExportQuery,
+  QUEUE_COLUMNS,
+  (env, filter) => queuePages(env.db, filter),
+);
 
 /** GET /api/exports/decisions: every decision with its evidence counts, streamed. */
-export async function handleDecisionsExport(request: Request, env: Env): Promise<Response> {
-  const { format: as } = readQuery(request, DecisionsExportQuery);
-  return exportResponse('decisions', as, DECISION_COLUMNS, decisionPages(env.db));
-}
+export const decisionsExportRoute = exportRoute(
+  'decisions',
+  'decisions',
+  'Every decision with its evidence counts, latest first, streamed',
+  DecisionsExportQuery,
+  DECISION_COLUMNS,
+  (env) => decisionPages(env.db),
+);
 
 /** GET /api/exports/watchlist: attention candidates and the confirmed watchlist, streamed. */
-export async function handleWatchlistExport(request: Request, env: Env): Promise<Response> {
-  const { format: as, state } = readQuery(request, WatchlistExportQuery);
-  return exportResponse('watchlist', as, WATCHLIST_COLUMNS, watchlistPages(env.db, state));
-}
-
-export const queueExportRoute = route('get', '/api/exports/queue', 'operator', 'The filtered queue in its order as CSV or JSON Lines, streamed', {
-  query: QueueExportQuery,
-  file: EXPORT_FILE,
-  handler: handleQueueExport,
-});
-
-export const decisionsExportRoute = route('get', '/api/exports/decisions', 'operator', 'Every decision with its evidence counts, latest first, streamed', {
-  query: DecisionsExportQuery,
-  file: EXPORT_FILE,
-  handler: handleDecisionsExport,
-});
-
-export const watchlistExportRoute = route('get', '/api/exports/watchlist', 'operator', 'Attention candidates and the watchlist, streamed', {
-  query: WatchlistExportQuery,
-  file: EXPORT_FILE,
-  handler: handleWatchlistExport,
-});
+export const watchlistExportRoute = exportRoute(
+  'watchlist',
+  'watchlist',
+  'Attention candidates and the watchlist, streamed',
+  WatchlistExportQuery,
+  WATCHLIST_COLUMNS,
+  (env, { state }) => watchlistPages(env.db, state),
+);
