@@ -2,11 +2,10 @@ import { z } from 'zod';
 import { addAccount, changeAccount, endAccountSessions, Password, RoleSchema, Username } from '../lib/auth/accounts.js';
 import { answer } from '../lib/api/answer.js';
 import { AccountRecord } from '../lib/api/records.js';
-import { readBody, readJson } from '../lib/http/json.js';
+import { readBody } from '../lib/http/json.js';
 import { listAccounts } from '../lib/repo/accounts.js';
-import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
-import { recordHandler, route } from './route.js';
+import { recordChangeHandler, route } from './route.js';
 
 export const NewAccountBody = z.object({ username: Username, password: Password, role: RoleSchema }).strict();
 export const AccountChangeBody = z
@@ -30,17 +29,14 @@ export async function handleAccountCreate(request: Request, env: Env): Promise<R
 }
 
 /** PATCH /api/accounts/{id} (admin): role, disabled or a new password; the last two end its sessions. */
-export async function handleAccountUpdate(request: ParamRequest, env: Env): Promise<Response> {
-  const id = pathParam(request, 'id', 'account');
-  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, AccountChangeBody);
-  return Account.send({ account: await changeAccount(env, id, body) });
-}
+export const handleAccountUpdate = recordChangeHandler('account', AccountChangeBody, Account, async (env, id, body) => ({
+  account: await changeAccount(env, id, body),
+}));
 
 /** POST /api/accounts/{id}/revoke-sessions (admin): signs the account out everywhere. */
-export const handleAccountRevokeSessions = recordHandler('account', SessionsRevoked, async (env, id, request) => {
-  await readJson(request, env.config.SVC_MAX_BODY_BYTES);
-  return { sessions_revoked: await endAccountSessions(env, id) };
-});
+export const handleAccountRevokeSessions = recordChangeHandler('account', z.unknown(), SessionsRevoked, async (env, id) => ({
+  sessions_revoked: await endAccountSessions(env, id),
+}));
 
 export const accountsListRoute = route('get', '/api/accounts', 'admin', 'Accounts', { answer: Accounts, handler: handleAccountsList });
 

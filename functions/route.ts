@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { NamedAnswer } from '../lib/api/answer.js';
 import type { DescribedRoute } from '../lib/api/openapi.js';
 import type { Access } from '../lib/auth/authenticate.js';
+import { readBody } from '../lib/http/json.js';
 import { pathParam } from '../lib/http/params.js';
 import type { Env } from '../lib/ports.js';
 
@@ -34,10 +35,19 @@ export function route(method: RouteSpec['method'], path: string, access: Access,
  * The handler of a route about one record named in its path: reads the id (a clean 404 when it
  * names none), lets the domain act on it and sends the result through the route's answer.
  */
-export function recordHandler<S extends z.ZodType>(
+export function recordHandler<S extends z.ZodType>(what: string, answer: NamedAnswer<S>, act: (env: Env, id: string) => Promise<z.output<S>>): Handler {
+  return async (request, env) => answer.send(await act(env, pathParam(request, 'id', what)));
+}
+
+/** The same for a change to the record: its body, read through `Body` after the id, goes to `act`. */
+export function recordChangeHandler<B extends z.ZodType, S extends z.ZodType>(
   what: string,
+  Body: B,
   answer: NamedAnswer<S>,
-  act: (env: Env, id: string, request: RouteRequest) => Promise<z.output<S>>,
+  act: (env: Env, id: string, body: z.output<B>) => Promise<z.output<S>>,
 ): Handler {
-  return async (request, env) => answer.send(await act(env, pathParam(request, 'id', what), request));
+  return async (request, env) => {
+    const id = pathParam(request, 'id', what);
+    return answer.send(await act(env, id, await readBody(request, env.config.SVC_MAX_BODY_BYTES, Body)));
+  };
 }

@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import { answer } from '../lib/api/answer.js';
 import { KnowledgeEntryRecord, SubmissionRecord } from '../lib/api/records.js';
-import { readBody } from '../lib/http/json.js';
 import { decideSubmission } from '../lib/review/decision.js';
-import { pathParam, type ParamRequest } from '../lib/http/params.js';
 import { DECISIONS } from '../lib/vocabulary.js';
-import type { Env } from '../lib/ports.js';
-import { route } from './route.js';
+import { recordChangeHandler, route } from './route.js';
 
 export const DecisionBody = z
   .object({
@@ -19,11 +16,7 @@ export const DecisionBody = z
 const Decision = answer('decision', z.object({ submission: SubmissionRecord, knowledge_entry: KnowledgeEntryRecord.nullable() }));
 
 /** POST /api/submissions/{id}/decision: 승인 creates no entry; 보류 and 반려 create or update one. */
-export async function handleSubmissionDecision(request: ParamRequest, env: Env): Promise<Response> {
-  const id = pathParam(request, 'id', 'submission');
-  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, DecisionBody);
-  return Decision.send(await decideSubmission(env, id, body));
-}
+export const handleSubmissionDecision = recordChangeHandler('submission', DecisionBody, Decision, decideSubmission);
 
 export const submissionDecisionRoute = route('post', '/api/submissions/:id/decision', 'operator', 'Decide: 승인, 보류 or 반려', {
   body: DecisionBody,

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { issueToken, RoleSchema, withdrawToken } from '../lib/auth/accounts.js';
 import { answer } from '../lib/api/answer.js';
 import { ApiTokenRecord } from '../lib/api/records.js';
-import { readBody, readJson } from '../lib/http/json.js';
+import { readBody } from '../lib/http/json.js';
 import { listApiTokens } from '../lib/repo/accounts.js';
 import type { Env } from '../lib/ports.js';
-import { recordHandler, route } from './route.js';
+import { recordChangeHandler, route } from './route.js';
 
 export const NewTokenBody = z.object({ name: z.string().trim().min(1).max(100), role: RoleSchema }).strict();
 
@@ -26,10 +26,7 @@ export async function handleTokenCreate(request: Request, env: Env): Promise<Res
 }
 
 /** POST /api/tokens/{id}/revoke (admin): the token stops working at once. */
-export const handleTokenRevoke = recordHandler('token', Token, async (env, id, request) => {
-  await readJson(request, env.config.SVC_MAX_BODY_BYTES);
-  return { token: await withdrawToken(env, id) };
-});
+export const handleTokenRevoke = recordChangeHandler('token', z.unknown(), Token, async (env, id) => ({ token: await withdrawToken(env, id) }));
 
 export const tokensListRoute = route('get', '/api/tokens', 'admin', 'Personal API tokens (never their secrets)', { answer: Tokens, handler: handleTokensList });
 
