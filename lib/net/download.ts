@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { ImageFormat, ImageProbe } from '../images/decode.js';
 import { ImageRejected } from '../images/rejected.js';
 import { blockedAddressReason, isAddressLiteral } from './address.js';
-import type { Egress, EgressResponse } from '../ports.js';
+import type { Egress, EgressFailureCode, EgressResponse } from '../ports.js';
 
 /**
  * Fetching URLs that came from the open web (search results, page images). Such a URL may point
@@ -76,6 +76,13 @@ const USER_AGENT = 'image-rights-service (evidence collection)';
 
 const failure = (code: DownloadErrorCode, message: string): DownloadFailure => ({ ok: false, error: { code, message } });
 
+/** The transport's failures a download names as they are; any other is `unreachable`. */
+const EGRESS_FAILURES: Partial<Record<EgressFailureCode, DownloadErrorCode>> = {
+  blocked_address: 'blocked_address',
+  too_large: 'too_large',
+  timeout: 'timeout',
+};
+
 function checkTarget(raw: string, base: URL | undefined, allowPrivate: boolean): URL | DownloadFailure {
   let url: URL;
   try {
@@ -115,16 +122,8 @@ export async function fetchSafely(rawUrl: string, settings: DownloadSettings, ac
       publicOnly: !settings.allowPrivate,
     });
     if (!outcome.ok) {
-      switch (outcome.error.code) {
-        case 'blocked_address':
-          return failure('blocked_address', outcome.error.message);
-        case 'too_large':
-          return failure('too_large', outcome.error.message);
-        case 'timeout':
-          return failure('timeout', `no complete answer within ${settings.timeoutMs} ms`);
-        default:
-          return failure('unreachable', outcome.error.message);
-      }
+      const code = EGRESS_FAILURES[outcome.error.code] ?? 'unreachable';
+      return failure(code, code === 'timeout' ? `no complete answer within ${settings.timeoutMs} ms` : outcome.error.message);
     }
     const location = [outcome.headers.location].flat()[0];
     if (REDIRECT_STATUSES.has(outcome.status) && location) {

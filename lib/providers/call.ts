@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Egress } from '../ports.js';
+import type { Egress, EgressFailureCode } from '../ports.js';
 
 /**
  * What every provider client shares: one JSON request, its answer validated with zod, and every
@@ -72,6 +72,13 @@ function errorDetail(body: Buffer): string | null {
   return oneLine.length > DETAIL_MAX_CHARS ? `${oneLine.slice(0, DETAIL_MAX_CHARS)}...` : oneLine;
 }
 
+/** The transport's failures as a provider call names them: an answer cut short is malformed; any other is `unreachable`. */
+const EGRESS_FAILURES: Partial<Record<EgressFailureCode, ProviderErrorCode>> = {
+  timeout: 'timeout',
+  too_large: 'malformed_response',
+  connection_closed: 'malformed_response',
+};
+
 const looksLikeHtml = (contentType: string, text: string) => /html/i.test(contentType) || /^\s*</.test(text);
 
 export async function callProvider<S extends z.ZodType>(egress: Egress, call: ProviderCall<S>): Promise<{ ok: true; data: z.infer<S> } | ProviderFailure> {
@@ -91,18 +98,7 @@ export async function callProvider<S extends z.ZodType>(egress: Egress, call: Pr
     connectTimeoutMs: call.connectTimeoutMs,
     maxBytes: PROVIDER_RESPONSE_MAX_BYTES,
   });
-  if (!outcome.ok) {
-    switch (outcome.error.code) {
-      case 'timeout':
-        return fail('timeout', outcome.error.message);
-      case 'too_large':
-        return fail('malformed_response', outcome.error.message);
-      case 'connection_closed':
-        return fail('malformed_response', outcome.error.message);
-      default:
-        return fail('unreachable', outcome.error.message);
-    }
-  }
+  if (!outcome.ok) return fail(EGRESS_FAILURES[outcome.error.code] ?? 'unreachable', outcome.error.message);
   if (outcome.status < 200 || outcome.status > 299) {
     const detail = errorDetail(outcome.body);
     return fail('http_error', `answered HTTP ${outcome.status}${detail ? ` (${detail})` : ''}`);
