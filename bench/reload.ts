@@ -140,8 +140,8 @@ export async function run(): Promise<BenchTable[]> {
         columns: ['build', 'reload (s, median)', 'rounds (s)', 'longest event-loop stall (ms, median of rounds)', 'longest stall of all rounds (ms)'],
         rows: builds.map((build, b) => [
           build.label,
-          median(rounds[b].map((x) => x.seconds)).toFixed(2),
-          rounds[b].map((x) => x.seconds.toFixed(2)).join(', '),
+          median(rounds[b].map((x) => x.seconds)).toFixed(3),
+          rounds[b].map((x) => x.seconds.toFixed(3)).join(', '),
           median(rounds[b].map((x) => x.stallMs)).toFixed(0),
           Math.max(...rounds[b].map((x) => x.stallMs)).toFixed(0),
         ]),
