@@ -45,12 +45,15 @@ const backends: { name: string; open(): Promise<{ db: Database; close(): void }>
   },
 ];
 
-/** The migrations a database had before this one (every file but 0010 and later additions to evidence). */
+/**
+ * The migrations a database had before this one: every file but 0010, the later additions to
+ * evidence (0011, 0013, 0019) and 0022, which reads 0013's columns.
+ */
 function earlierMigrations(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-mig-before-'));
   dirs.push(dir);
   mkdirSync(dir, { recursive: true });
-  for (const f of readdirSync(MIGRATIONS)) if (/^\d+_.+\.sql$/.test(f) && !/^001[013]_/.test(f)) copyFileSync(join(MIGRATIONS, f), join(dir, f));
+  for (const f of readdirSync(MIGRATIONS)) if (/^\d+_.+\.sql$/.test(f) && !/^00(1[0139]|22)_/.test(f)) copyFileSync(join(MIGRATIONS, f), join(dir, f));
   return dir;
 }
 
@@ -94,8 +97,14 @@ describe.each(backends)('migration 0010 on $name', (backend) => {
 
       expect(await migrate(db)).toContain('0010_rights_metadata.sql');
 
-      // Every row and value kept; migration 0013 adds the geometric match columns, empty.
-      const widened = evidenceBefore.results.map((row) => ({ ...(row as object), match_similarity: null, match_inliers: null, match_region: null }));
+      // Every row and value kept; migrations 0013 and 0019 add the geometric match columns and the page count, empty.
+      const widened = evidenceBefore.results.map((row) => ({
+        ...(row as object),
+        match_similarity: null,
+        match_inliers: null,
+        match_region: null,
+        page_count: null,
+      }));
       expect((await db.prepare('SELECT * FROM evidence ORDER BY id').all()).results).toEqual(widened);
       expect((await db.prepare('SELECT * FROM page_captures').all()).results).toEqual(capturesBefore.results);
       expect(await getSubmission(db, 's1')).toMatchObject({ evidence_count: 2, attention_match: true });
@@ -145,6 +154,7 @@ describe.each(backends)('migration 0010 on $name', (backend) => {
         'evidence_submission',
         'page_captures_evidence',
         'page_captures_media',
+        'page_captures_page',
         'page_captures_submission',
       ]);
     } finally {
