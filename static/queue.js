@@ -350,20 +350,35 @@ function reloadReport(report, dismiss) {
       h('dd', {}, String(typeof report.queued_jobs === 'number' ? report.queued_jobs : (report.queued_jobs?.length ?? 0))),
       report.remaining > 0 ? [h('dt', {}, '남은 파일 (remaining)'), h('dd', {}, `${report.remaining}건: 다시 읽기를 한 번 더 누르세요`)] : null,
     ),
-    h('h3', {}, `거부 (rejected) ${counts.rejected}`, counts.rejected > rejected.length ? ` (앞의 ${rejected.length}건)` : ''),
-    rejected.length
-      ? h(
-          'table',
-          { class: 'table rejected-table' },
-          tableHead('파일', 'ID', '사유'),
-          h(
-            'tbody',
-            {},
-            rejected.map((r) => h('tr', {}, h('td', { class: 'mono' }, r.file ?? '—'), h('td', { class: 'mono' }, r.id ?? '—'), h('td', {}, r.reason ?? '—'))),
-          ),
-        )
-      : h('p', { class: 'muted' }, '거부된 항목이 없습니다.'),
+    h('h3', {}, `거부 (rejected) ${counts.rejected}`),
+    rejected.length ? rejectedTable(rejected, counts.rejected, reports.at(-1)) : h('p', { class: 'muted' }, '거부된 항목이 없습니다.'),
   );
+}
+
+/**
+ * The refusals of a reload: the first 100 its answer named, then on request the rest from the
+ * last call's kept report (every call reports every refusal again, so the last has them all).
+ */
+function rejectedTable(rejected, total, reportId) {
+  const row = (r) => h('tr', {}, h('td', { class: 'mono' }, r.file ?? '—'), h('td', { class: 'mono' }, r.id ?? '—'), h('td', {}, r.reason ?? '—'));
+  const body = h('tbody', {}, rejected.map(row));
+  let shown = rejected.length;
+  let cursor = String(shown - 1);
+  const more = h('button', { type: 'button', class: 'quiet reload-more' });
+  const update = () => {
+    more.textContent = `더 보기 (${total - shown}건 남음)`;
+    more.hidden = shown >= total || !reportId || !cursor;
+  };
+  more.addEventListener('click', async () => {
+    const page = await attempt('거부 목록', () => api.reloadReport(reportId, { list: 'rejected', cursor, limit: REPORT_PAGE }));
+    if (!page) return;
+    append(body, ...page.items.map(row));
+    shown += page.items.length;
+    cursor = page.next_cursor;
+    update();
+  });
+  update();
+  return h('div', {}, h('table', { class: 'table rejected-table' }, tableHead('파일', 'ID', '사유'), body), more);
 }
 
 /** A filter of the queue that is all, true or false: a select named `name` with id `filter-<name>`. */

@@ -66,7 +66,14 @@ describe('the console on the Worker', () => {
     await report.waitFor({ timeout: 60_000 });
     await expect(report.locator('dt').first().textContent()).resolves.toContain('가져옴 (imported) 2');
     await expect(report.locator('.id-list a').allTextContents()).resolves.toEqual(['camera', 'coffee']);
-    await expect(report.locator('.rejected-table tbody tr').count()).resolves.toBe(520);
+    // The answer names the first 100 refusals; the rest come from the kept report on request.
+    await expect(report.locator('h3').first().textContent()).resolves.toContain('거부 (rejected) 520');
+    await expect(report.locator('.rejected-table tbody tr').count()).resolves.toBe(100);
+    const more = report.locator('.rejected-table + .reload-more');
+    await expect(more.textContent()).resolves.toBe('더 보기 (420건 남음)');
+    await more.click();
+    await page.waitForFunction(() => document.querySelectorAll('.rejected-table tbody tr').length === 520);
+    await expect(more.isHidden()).resolves.toBe(true);
     await expect(report.textContent()).resolves.not.toContain('남은 파일');
     // Two reloads ran: the first read 494 of the 522 files.
     const events = await service.api('GET', '/api/audit-events?limit=5');
