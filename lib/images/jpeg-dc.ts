@@ -307,26 +307,28 @@ function readDc(table: HuffmanTable, bytes: Uint8Array, bit: number): number {
 }
 
 /**
- * Decodes the MCUs of one restart interval of a sequential scan; false when the data breaks a
- * rule or ends early. `coefficients` receives the luma blocks' quantised DC values.
+ * Decodes the MCUs of one restart interval of a sequential scan or a progressive first DC scan;
+ * false when the data breaks a rule or ends early. `coefficients` receives the luma blocks'
+ * quantised DC values (shifted to the scan's bit position).
  */
-function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
+function decodeDifferences(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
   const { blockComponent, blockOffset, mcuColumns, mcuStep, mcuRowStep } = scan.layout;
-  const { dcTables, acTables } = scan;
-  const blocks = blockComponent.length;
+  const { dcTables, acTables, shift } = scan;
+  const sequential = scan.kind === 'sequential';
   const predictors = new Int32Array(dcTables.length);
   let bit = 0;
   for (let mcu = firstMcu; mcu < firstMcu + mcus; mcu++) {
     const mcuX = mcu % mcuColumns;
     const base = ((mcu - mcuX) / mcuColumns) * mcuRowStep + mcuX * mcuStep;
-    for (let b = 0; b < blocks; b++) {
+    for (let b = 0; b < blockComponent.length; b++) {
       const component = blockComponent[b];
       const dc = readDc(dcTables[component], bytes, bit);
       if (dc === -1) return false;
       bit += dc & 31;
+      predictors[component] += dc >> 5;
       // Chroma DC is read only to get past it, unless colour is made.
-      if (blockOffset[b] >= 0) coefficients[base + blockOffset[b]] = predictors[component] += dc >> 5;
-
+      if (blockOffset[b] >= 0) coefficients[base + blockOffset[b]] = predictors[component] << shift;
+      if (!sequential) continue;
       // AC: step over whole symbols, several per lookup where they fit.
       const ac = acTables[component];
       const skip = ac.skip;
@@ -363,33 +365,20 @@ function decodeSequential(scan: Scan, bytes: Uint8Array, bitLength: number, firs
   return true;
 }
 
-/** The same for a progressive DC scan: a first scan's differences, or a refinement's one bit per block. */
-function decodeDcOnly(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
+/** A progressive DC refinement: one bit per block, no code, no predictor. */
+function decodeDcRefinement(scan: Scan, bytes: Uint8Array, bitLength: number, firstMcu: number, mcus: number, coefficients: Int32Array): boolean {
   const { blockComponent, blockOffset, mcuColumns, mcuStep, mcuRowStep } = scan.layout;
-  const { dcTables, kind, shift } = scan;
   const blocks = blockComponent.length;
-  const predictors = new Int32Array(dcTables.length);
   let bit = 0;
-  for (let mcu = firstMcu; mcu < firstMcu + mcus; mcu++) {
+  for (let mcu = firstMcu; mcu < firstMcu + mcus; mcu++, bit += blocks) {
     const mcuX = mcu % mcuColumns;
     const base = ((mcu - mcuX) / mcuColumns) * mcuRowStep + mcuX * mcuStep;
     for (let b = 0; b < blocks; b++) {
       const offset = blockOffset[b];
-      if (kind === 'dc-refine') {
-        if (offset >= 0 && (bytes[bit >>> 3] >>> (7 - (bit & 7))) & 1) coefficients[base + offset] |= 1 << shift;
-        bit++;
-        continue;
-      }
-      const component = blockComponent[b];
-      const dc = readDc(dcTables[component], bytes, bit);
-      if (dc === -1) return false;
-      bit += dc & 31;
-      predictors[component] += dc >> 5;
-      if (offset >= 0) coefficients[base + offset] = predictors[component] << shift;
+      if (offset >= 0 && (bytes[(bit + b) >>> 3] >>> (7 - ((bit + b) & 7))) & 1) coefficients[base + offset] |= 1 << scan.shift;
     }
-    if (bit > bitLength) return false;
   }
-  return true;
+  return bit <= bitLength;
 }
 
 /** Decodes a scan's entropy data from `position`; returns where the data ends, or -1. */
@@ -403,7 +392,7 @@ function decodeScan(buffer: Uint8Array, position: number, scan: Scan, restartInt
     if (end < 0) return -1;
     const mcus = Math.min(interval, totalMcus - mcu);
     const bitLength = unstuff(buffer, position, end, segment);
-    if (!(scan.kind === 'sequential' ? decodeSequential : decodeDcOnly)(scan, segment, bitLength, mcu, mcus, coefficients)) return -1;
+    if (!(scan.kind === 'dc-refine' ? decodeDcRefinement : decodeDifferences)(scan, segment, bitLength, mcu, mcus, coefficients)) return -1;
     mcu += mcus;
     if (mcu >= totalMcus) return end;
     // Another interval follows, after its restart marker.
