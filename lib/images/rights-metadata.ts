@@ -6,16 +6,18 @@ import { Tokenizer } from 'htmlparser2';
  * service and the Worker), and every read is bounded, since the file comes from outside. A damaged
  * or hostile block gives the fields that parse, or none; it never throws.
  */
-export const RIGHTS_FIELDS = [
-  { key: 'creator', label: '저작자' },
-  { key: 'copyright', label: '저작권' },
-  { key: 'credit', label: '크레디트' },
-  { key: 'source', label: '출처' },
-  { key: 'usage_terms', label: '이용 조건' },
-  { key: 'web_statement', label: '권리 안내 주소' },
-] as const;
-export type RightsField = (typeof RIGHTS_FIELDS)[number]['key'];
+/** Each rights field with the label its evidence line gives it, in the order the lines are written. */
+const RIGHTS_LABELS = {
+  creator: '저작자',
+  copyright: '저작권',
+  credit: '크레디트',
+  source: '출처',
+  usage_terms: '이용 조건',
+  web_statement: '권리 안내 주소',
+} as const;
+export type RightsField = keyof typeof RIGHTS_LABELS;
 export type RightsMetadata = Record<RightsField, string[]>;
+const RIGHTS_FIELDS = Object.keys(RIGHTS_LABELS) as RightsField[];
 
 const MAX_VALUE_CHARS = 500;
 const MAX_VALUES_PER_FIELD = 10;
@@ -25,7 +27,7 @@ const MAX_STRING_BYTES = MAX_VALUE_CHARS * 4;
 const MAX_IFD_ENTRIES = 1000;
 
 export function emptyRights(): RightsMetadata {
-  return { creator: [], copyright: [], credit: [], source: [], usage_terms: [], web_statement: [] };
+  return Object.fromEntries(RIGHTS_FIELDS.map((field) => [field, []])) as unknown as RightsMetadata;
 }
 
 function add(into: RightsMetadata, field: RightsField, raw: string): void {
@@ -35,7 +37,7 @@ function add(into: RightsMetadata, field: RightsField, raw: string): void {
 }
 
 export function hasRights(rights: RightsMetadata): boolean {
-  return RIGHTS_FIELDS.some((f) => rights[f.key].length > 0);
+  return RIGHTS_FIELDS.some((field) => rights[field].length > 0);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -368,8 +370,8 @@ export async function readRightsMetadata(file: Uint8Array): Promise<RightsMetada
 
 /** The evidence text: one line per field found, `저작자: A; B`. */
 export function rightsText(rights: RightsMetadata): string {
-  return RIGHTS_FIELDS.filter((f) => rights[f.key].length > 0)
-    .map((f) => `${f.label}: ${rights[f.key].join('; ')}`)
+  return RIGHTS_FIELDS.filter((field) => rights[field].length > 0)
+    .map((field) => `${RIGHTS_LABELS[field]}: ${rights[field].join('; ')}`)
     .join('\n');
 }
 
