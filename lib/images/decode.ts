@@ -1,4 +1,5 @@
 import sharp, { type Metadata, type SharpOptions } from 'sharp';
+import { readImageHeader } from './header.js';
 import { ImageRejected } from './rejected.js';
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'svg' | 'avif' | 'tiff' | 'heif';
@@ -13,10 +14,13 @@ const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'g
 
 /**
  * Reads the real format and size from the image header (the file name is never trusted).
- * Only the header is parsed, so an oversized image is refused before any pixel is decoded.
+ * Only the header is parsed, so an oversized image is refused before any pixel is decoded. JPEG
+ * and PNG headers are read without libvips when they can be (header.ts).
  */
 export async function probeImage(bytes: Buffer, maxPixels: number): Promise<ImageProbe> {
   if (bytes.length === 0) throw new ImageRejected('not an image (the file is empty)');
+  const quick = probeHeader(bytes, maxPixels);
+  if (quick) return quick;
   let metadata: Metadata;
   try {
     metadata = await sharp(bytes, { limitInputPixels: false }).metadata();
@@ -35,11 +39,24 @@ export async function probeImage(bytes: Buffer, maxPixels: number): Promise<Imag
   const width = metadata.autoOrient?.width ?? metadata.width;
   const height = metadata.autoOrient?.height ?? metadata.height;
   if (!width || !height) throw new ImageRejected('image has zero width or height');
-  const pixels = width * height;
+  return withinLimit({ format, width, height }, maxPixels);
+}
+
+/**
+ * The probe of a JPEG or PNG from its first bytes alone (header.ts), or null when they do not
+ * settle it (then probeImage, with the whole file, does). Refuses an image over the pixel limit.
+ */
+export function probeHeader(head: Uint8Array, maxPixels: number): ImageProbe | null {
+  const header = readImageHeader(head);
+  return header && withinLimit(header, maxPixels);
+}
+
+function withinLimit(probe: ImageProbe, maxPixels: number): ImageProbe {
+  const pixels = probe.width * probe.height;
   if (pixels > maxPixels) {
     throw new ImageRejected(`image has ${pixels} pixels, more than the limit of ${maxPixels}`);
   }
-  return { format, width, height };
+  return probe;
 }
 
 /** The pixel limit of a decode whose caller gives none: sharp's own default. */
