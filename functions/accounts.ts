@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { addAccount, changeAccount, endAccountSessions, Password, RoleSchema, Username } from '../lib/auth/accounts.js';
 import { answer } from '../lib/api/answer.js';
 import { AccountRecord } from '../lib/api/records.js';
-import { readBody } from '../lib/http/json.js';
 import { listAccounts } from '../lib/repo/accounts.js';
 import type { Env } from '../lib/ports.js';
-import { recordChangeHandler, route } from './route.js';
+import { creationRoute, recordChangeHandler, route } from './route.js';
 
 export const NewAccountBody = z.object({ username: Username, password: Password, role: RoleSchema }).strict();
 export const AccountChangeBody = z
@@ -22,12 +21,6 @@ export async function handleAccountsList(_request: Request, env: Env): Promise<R
   return Accounts.send({ accounts: await listAccounts(env.db) });
 }
 
-/** POST /api/accounts (admin): a new account; the username ignores case and must be free (else 409). */
-export async function handleAccountCreate(request: Request, env: Env): Promise<Response> {
-  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, NewAccountBody);
-  return Account.send({ account: await addAccount(env, body) }, 201);
-}
-
 /** PATCH /api/accounts/{id} (admin): role, disabled or a new password; the last two end its sessions. */
 export const handleAccountUpdate = recordChangeHandler('account', AccountChangeBody, Account, async (env, id, body) => ({
   account: await changeAccount(env, id, body),
@@ -40,12 +33,10 @@ export const handleAccountRevokeSessions = recordChangeHandler('account', z.unkn
 
 export const accountsListRoute = route('get', '/api/accounts', 'admin', 'Accounts', { answer: Accounts, handler: handleAccountsList });
 
-export const accountCreateRoute = route('post', '/api/accounts', 'admin', 'Create an account', {
-  body: NewAccountBody,
-  answer: Account,
-  status: 201,
-  handler: handleAccountCreate,
-});
+/** POST /api/accounts (admin): a new account; the username ignores case and must be free (else 409). */
+export const accountCreateRoute = creationRoute('/api/accounts', 'admin', 'Create an account', NewAccountBody, Account, async (env, body) => ({
+  account: await addAccount(env, body),
+}));
 
 export const accountUpdateRoute = route('patch', '/api/accounts/:id', 'admin', 'Change a role, a password or disable an account', {
   body: AccountChangeBody,

@@ -51,3 +51,16 @@ export function recordChangeHandler<B extends z.ZodType, S extends z.ZodType>(
     return answer.send(await act(env, id, await readBody(request, env.config.SVC_MAX_BODY_BYTES, Body)));
   };
 }
+
+/** A POST that creates a record from its body, answering 201 with what `create` made. */
+export function creationRoute<B extends z.ZodType, S extends z.ZodType>(
+  path: string,
+  access: Access,
+  summary: string,
+  Body: B,
+  answer: NamedAnswer<S>,
+  create: (env: Env, body: z.output<B>) => Promise<z.output<S>>,
+): RouteSpec {
+  const handler: Handler = async (request, env) => answer.send(await create(env, await readBody(request, env.config.SVC_MAX_BODY_BYTES, Body)), 201);
+  return route('post', path, access, summary, { body: Body, answer, status: 201, handler });
+}

@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { issueToken, RoleSchema, withdrawToken } from '../lib/auth/accounts.js';
 import { answer } from '../lib/api/answer.js';
 import { ApiTokenRecord } from '../lib/api/records.js';
-import { readBody } from '../lib/http/json.js';
 import { listApiTokens } from '../lib/repo/accounts.js';
 import type { Env } from '../lib/ports.js';
-import { recordChangeHandler, route } from './route.js';
+import { creationRoute, recordChangeHandler, route } from './route.js';
 
 export const NewTokenBody = z.object({ name: z.string().trim().min(1).max(100), role: RoleSchema }).strict();
 
@@ -18,23 +17,12 @@ export async function handleTokensList(_request: Request, env: Env): Promise<Res
   return Tokens.send({ tokens: await listApiTokens(env.db) });
 }
 
-/** POST /api/tokens (admin): a new token; `secret` is in this answer only and is never shown again. */
-export async function handleTokenCreate(request: Request, env: Env): Promise<Response> {
-  const body = await readBody(request, env.config.SVC_MAX_BODY_BYTES, NewTokenBody);
-  const { token, secret } = await issueToken(env, body);
-  return NewToken.send({ token, secret }, 201);
-}
-
 /** POST /api/tokens/{id}/revoke (admin): the token stops working at once. */
 export const handleTokenRevoke = recordChangeHandler('token', z.unknown(), Token, async (env, id) => ({ token: await withdrawToken(env, id) }));
 
 export const tokensListRoute = route('get', '/api/tokens', 'admin', 'Personal API tokens (never their secrets)', { answer: Tokens, handler: handleTokensList });
 
-export const tokenCreateRoute = route('post', '/api/tokens', 'admin', 'Create a token: its secret is in this answer only', {
-  body: NewTokenBody,
-  answer: NewToken,
-  status: 201,
-  handler: handleTokenCreate,
-});
+/** POST /api/tokens (admin): a new token; `secret` is in this answer only and is never shown again. */
+export const tokenCreateRoute = creationRoute('/api/tokens', 'admin', 'Create a token: its secret is in this answer only', NewTokenBody, NewToken, issueToken);
 
 export const tokenRevokeRoute = route('post', '/api/tokens/:id/revoke', 'admin', 'Revoke a token', { answer: Token, handler: handleTokenRevoke });
