@@ -8,10 +8,7 @@ const Review = answer('review', SubmissionReviewRecord);
 /** GET /api/submissions/{id}/review: the submission, its evidence and the non-empty groups. */
 export const handleSubmissionReview = recordHandler('submission', Review, (env, id) => submissionReview(env.db, id));
 
-export const submissionReviewRoute = route(
-  'get',
-  '/api/submissions/:id/review',
-  'operator',
-  'A submission with its evidence by group and its watchlist entry',
-  { answer: Review, handler: handleSubmissionReview },
-);
+export const submissionReviewRoute = route('get', '/api/submissions/:id/review', 'operator', 'A submission, its evidence by group, its watchlist entry', {
+  answer: Review,
+  handler: handleSubmissionReview,
+});
