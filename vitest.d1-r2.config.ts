@@ -31,6 +31,7 @@ export default defineConfig({
       'test/foundation/risk.test.ts',
       'test/foundation/test-env.test.ts',
       'test/foundation/storage-full.test.ts',
+      'test/worker/jobs-queue.test.ts',
       'test/ingest/storage-ports.test.ts',
       'test/ingest/reload-report.test.ts',
       'test/ingest/similarity-store.test.ts',

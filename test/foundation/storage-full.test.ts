@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BlobStore } from '../../lib/ports.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { fillableDisk } from '../helpers/full-disk.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
 import { body, refusal, seedSubmission, snapshot, webMatch } from '../review/seed.js';
 
@@ -14,24 +14,6 @@ import { body, refusal, seedSubmission, snapshot, webMatch } from '../review/see
 const fakes = useFakeProviders({ resetEach: true });
 let env: TestEnv;
 let disk: { full: boolean };
-
-/** The env's blob store, refusing every write as a full disk does while `full` is set. */
-function fillableDisk(target: TestEnv): { full: boolean } {
-  const state = { full: false };
-  const inner = target.blobs;
-  const refusing: BlobStore = {
-    get: (key) => inner.get(key),
-    head: (key) => inner.head(key),
-    delete: (key) => inner.delete(key),
-    list: (prefix, options) => inner.list(prefix, options),
-    async put(key, bytes) {
-      if (state.full) throw Object.assign(new Error(`ENOSPC: no space left on device, write '${key}'`), { code: 'ENOSPC' });
-      return inner.put(key, bytes);
-    },
-  };
-  target.blobs = refusing;
-  return state;
-}
 
 beforeEach(async () => {
   env = await createTestEnv(fakes.settings);

@@ -1,16 +1,29 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { submissionKey } from '../../lib/blobs/keys.js';
+import { STORAGE_RETRY_MS } from '../../lib/jobs/loops.js';
 import { consumeJobNotices, queueJobs, QUEUE_BATCH_LIMIT } from '../../lib/jobs/queue.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
-import { copyFixture } from '../helpers/fixtures.js';
+import { fixturePath } from '../helpers/fixtures.js';
+import { fillableDisk } from '../helpers/full-disk.js';
 
-/** The jobs port on Queues: notices in batches the platform takes, and a consumer that never loses a job. */
+/** The jobs port on Queues: notices in batches the platform takes, and a consumer that never loses a job (both storages). */
 let env: TestEnv;
 afterEach(async () => env?.dispose());
 
 const message = () => {
-  const m = { acked: false, retried: false, ack: () => void (m.acked = true), retry: () => void (m.retried = true) };
+  const m = {
+    acked: false,
+    retried: false,
+    delaySeconds: undefined as number | undefined,
+    ack: () => void (m.acked = true),
+    retry: (options?: { delaySeconds?: number }) => void Object.assign(m, { retried: true, delaySeconds: options?.delaySeconds }),
+  };
   return m;
 };
+
+/** Puts a fixture where operators copy submissions: the images folder, or the R2 bucket's images/. */
+const submit = (name: string) => env.blobs.put(submissionKey(`images/${name}`), readFileSync(fixturePath(name)));
 
 describe('job notices on a queue', () => {
   it('sends one small notice per job, at most 100 to a batch', async () => {
@@ -22,7 +35,7 @@ describe('job notices on a queue', () => {
 
   it('runs one job per notice, the batch at once, and acknowledges a notice that finds nothing', async () => {
     env = await createTestEnv();
-    for (const name of ['camera.png', 'coffee.png']) copyFixture(name, env.paths.imagesDir);
+    for (const name of ['camera.png', 'coffee.png']) await submit(name);
     await env.call('POST', '/api/submissions/reload');
     const jobs = async () =>
       ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[]).map((j) => [j.type, j.status]).sort();
@@ -59,5 +72,25 @@ describe('job notices on a queue', () => {
     const notice = message();
     await consumeJobNotices(broken, [notice]);
     expect(notice).toMatchObject({ acked: false, retried: true });
+  });
+
+  it('retries a notice whose job met a full disk after the storage wait, with the job back in the queue, and runs it once there is room', async () => {
+    env = await createTestEnv();
+    await submit('camera.png');
+    await env.call('POST', '/api/submissions/reload');
+    const disk = fillableDisk(env);
+    disk.full = true;
+    const notice = message();
+    await consumeJobNotices(env, [notice]);
+    expect(notice).toMatchObject({ acked: false, retried: true, delaySeconds: STORAGE_RETRY_MS / 1000 });
+    const analyses = async () => ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string }[]).filter((j) => j.type === 'analyse');
+    expect(await analyses()).toMatchObject([{ status: 'queued', attempts: 1 }]);
+    expect((await analyses())[0]).toHaveProperty('error', expect.stringMatching(/^waiting for storage: ENOSPC/));
+
+    disk.full = false;
+    const again = message();
+    await consumeJobNotices(env, [again]);
+    expect(again).toMatchObject({ acked: true, retried: false });
+    expect(await analyses()).toMatchObject([{ status: 'done' }]);
   });
 });
