@@ -13,6 +13,7 @@ import {
   iou,
   linkFaces,
   regionRaster,
+  showsFace,
   type Detector,
   type Face,
   type FaceBox,
@@ -248,6 +249,20 @@ describe('people and the faces inside them', () => {
     expect(people[0].face).toBe(0);
   });
 
+  it('reports a person the people pass is unsure of when a face shows where its head would be', async () => {
+    // The astronaut's head and shoulders, 120 px wide: the people pass scores it under 0.5 alone.
+    const head = await sharp(astronaut).extract({ left: 100, top: 0, width: 312, height: 240 }).resize({ width: 120 }).toBuffer();
+    const picture = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d8d0c0' } })
+      .composite([{ input: head, left: 900, top: 500 }])
+      .png()
+      .toBuffer();
+    const { faces, people } = await detector.detect(picture);
+    expectSingleFaceIn(faces, { left: 905, right: 990, top: 505, bottom: 590 });
+    expect(people).toHaveLength(1);
+    expect(people[0].score).toBeLessThan(0.5);
+    expect(people[0].face).toBe(0);
+  });
+
   it('caps the head regions searched and the faces and people kept, and says so', async () => {
     const grid = await astronautGrid();
     const free = await detector.detect(grid);
@@ -332,6 +347,16 @@ describe('head regions and links', () => {
     expect(row[127]).toBe(255);
     expect(row.some((value) => value > 0 && value < 255)).toBe(true);
     expect(row.every((value, x) => x === 0 || value >= row[x - 1])).toBe(true);
+  });
+
+  it("counts a face as a person's when it lies in the head region at a plausible share of the box's width", () => {
+    const person = { x: 100, y: 100, width: 100, height: 250 };
+    expect(showsFace(person, [face(130, 110, 40, 40, 0.9)], picture)).toBe(true);
+    // Too low in the box, too small for this person (someone behind), wider than the person.
+    expect(showsFace(person, [face(130, 300, 40, 40, 0.9)], picture)).toBe(false);
+    expect(showsFace(person, [face(140, 120, 10, 10, 0.9)], picture)).toBe(false);
+    expect(showsFace(person, [face(90, 100, 120, 120, 0.9)], picture)).toBe(false);
+    expect(showsFace(person, [], picture)).toBe(false);
   });
 
   it('gives each face to the most certain person whose box holds its centre, one face a person', () => {
