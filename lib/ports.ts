@@ -94,6 +94,19 @@ export interface BlobStore {
    * is kept (R2: always; the folder: its last 8 listings).
    */
   list(prefix: string, options?: { cursor?: string | null; limit?: number }): Promise<BlobPage>;
+  /**
+   * The object's size, SHA-256 and first `headBytes` bytes, read off the event loop (the data
+   * folder: worker threads, lib/blobs/digest-pool.ts); null when there is none. A store without it
+   * (R2) is read with `get` and hashed by the caller.
+   */
+  digest?(key: string, headBytes: number): Promise<BlobDigest | null>;
+}
+
+export interface BlobDigest {
+  size: number;
+  sha256: string;
+  /** The first bytes, at least `headBytes` of them when the object has that many. */
+  head: Uint8Array;
 }
 
 export interface BlobInfo {
@@ -192,9 +205,12 @@ export interface ImageService {
    * The geometric check (lib/images/geometry.ts): whether `query` shows `reference`, or part of
    * it, or is part of it, turned, mirrored or in perspective; regionA is in `query`, regionB in
    * `reference`. A service keeps the keypoints of the images it saw last, so checking many
-   * candidates against one submission computes the submission's once.
+   * candidates against one submission computes the submission's once. `edit`, the region
+   * hashes' name for how `query` relates to `reference` (`hflip`, `crop`, ...), lets the pixel rules
+   * confirm a mirror, crop or change of brightness or size without keypoints
+   * (lib/images/edit-check.ts: such a match has 0 inliers); what they do not confirm is checked.
    */
-  matchGeometry(query: Buffer, reference: Buffer): Promise<GeometryResult>;
+  matchGeometry(query: Buffer, reference: Buffer, edit?: string): Promise<GeometryResult>;
   close(): Promise<void>;
 }
 

@@ -2,6 +2,7 @@ import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { mkdir, opendir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { digestFile } from './digest-pool.js';
 import { checkedKey, LIST_LIMIT } from './types.js';
 import type { BlobInfo, BlobStore } from '../ports.js';
 
@@ -87,6 +88,10 @@ export function folderBlobStore(root: string): BlobStore {
     async head(key) {
       const found = inspect(key);
       return found ? describe(key, found) : null;
+    },
+    async digest(key, headBytes) {
+      const found = inspect(key);
+      return found && !('problem' in found) ? digestFile(found.file, headBytes) : null;
     },
     async put(key, bytes) {
       const file = join(root, checkedKey(key));

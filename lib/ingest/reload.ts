@@ -6,6 +6,7 @@ import type { ReloadReportRecord } from '../api/records.js';
 import { listPages } from '../blobs/types.js';
 import { refreshRightsEvidence } from '../matching/analysis.js';
 import { describeIssues } from '../http/json.js';
+import { probeHeader } from '../images/header.js';
 import { ImageRejected } from '../images/rejected.js';
 import { auditStatement } from '../repo/audit.js';
 import { withLease } from '../repo/leases.js';
@@ -131,8 +132,8 @@ const signatureOf = (info: BlobInfo): FileSignature => ({ size: info.size, mtime
 // loaded machine a page of 2,000 took 20-50 ms, one of 1,000 still 20-40 with the collections of
 // the growing index).
 const INDEX_PAGE = 500;
-// Files read at once: enough to keep the disk and the thread pool busy.
-const FILE_CONCURRENCY = 16;
+// Files read at once: enough to keep the disk, the thread pool and the store's worker threads busy.
+const FILE_CONCURRENCY = 64;
 // What reading one new or changed file costs in subrequests: the store read and the image service's probe.
 const READ_COST = 2;
 // Subrequests kept for what a reload does after its reads (the queue notice for its jobs).
@@ -248,6 +249,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
   const claimedIds = new Set<string>();
   const claimedFiles = new Set<string>();
   const zone = env.config.SVC_TIMEZONE;
+  const minuteIn = localMinutes(zone);
 
   // The registry's entries are checked in two steps around the listing: what needs no file first
   // (shape, duplicate ids), then their files, as the listing found them. Refusals keep entry order.
@@ -299,7 +301,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
       if (existing) {
         takenIds.add(existing.id);
         // Its time comes from the modification time, so the same signature means nothing changed.
-        const candidate = { ...quickCandidate(existing.id, quickTitle(name), file, info.key, signature, zone), changed: changedFiles.has(name) };
+        const candidate = { ...quickCandidate(existing.id, quickTitle(name), file, info.key, signature, minuteIn), changed: changedFiles.has(name) };
         if (asStored(existing, candidate)) report.unchanged++;
         else candidates.push(candidate);
       } else fresh.push({ name, file, signature, key: info.key });
@@ -355,7 +357,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
     let id = base;
     for (let n = 2; takenIds.has(id) || (stored.has(id) && stored.get(id)!.file !== f.file); n++) id = `${base}-${n}`;
     takenIds.add(id);
-    candidates.push(quickCandidate(id, quickTitle(f.name), f.file, f.key, f.signature, zone));
+    candidates.push(quickCandidate(id, quickTitle(f.name), f.file, f.key, f.signature, minuteIn));
   }
   let checked = 0;
   for (const row of stored.values()) {
@@ -391,32 +393,41 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
     return false;
   });
 
-  const outcomes = await mapLimit(taken, FILE_CONCURRENCY, async (c): Promise<ImportOutcome> => {
-    const reason = refusedBefore(c);
-    return reason ? { reason, refused: true } : importCandidate(env, c, stored.get(c.id) ?? null);
-  });
-  const newBytes: SubmissionInput[] = [];
   const newRefusals: Refusal[] = [];
   const stillRefused = new Set<string>();
-  taken.forEach((c, i) => {
-    const outcome = outcomes[i];
-    if ('reason' in outcome) {
-      report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
-      if (outcome.refused) stillRefused.add(c.file);
-      if (outcome.refused && !refusedBefore(c))
-        newRefusals.push({
-          file: c.file,
-          bytes: c.signature.size,
-          file_mtime_ms: c.signature.mtimeMs,
-          file_version: c.signature.version,
-          reason: outcome.reason,
-        });
-    } else if (outcome.kind === 'imported') report.imported.push(c.id);
-    else if (outcome.kind === 'unchanged') report.unchanged++;
-    else report.updated.push(c.id);
-    if ('row' in outcome) newBytes.push(outcome.row);
-  });
-  report.queued_jobs += await storeNewBytes(env, newBytes);
+  const readPage = (from: number) => {
+    const page = taken.slice(from, from + WRITE_PAGE);
+    return mapLimit(page, FILE_CONCURRENCY, async (c): Promise<[Candidate, ImportOutcome]> => {
+      const reason = refusedBefore(c);
+      return [c, reason ? { reason, refused: true } : await importCandidate(env, c, stored.get(c.id) ?? null)];
+    });
+  };
+  // A page of files is stored while the next is read (in the store's worker threads where it has
+  // them), so that the database's writes and the reading overlap.
+  let reading = taken.length > 0 ? readPage(0) : null;
+  for (let from = 0; reading; from += WRITE_PAGE) {
+    const outcomes = await reading;
+    reading = from + WRITE_PAGE < taken.length ? readPage(from + WRITE_PAGE) : null;
+    const newBytes: SubmissionInput[] = [];
+    for (const [c, outcome] of outcomes) {
+      if ('reason' in outcome) {
+        report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
+        if (outcome.refused) stillRefused.add(c.file);
+        if (outcome.refused && !refusedBefore(c))
+          newRefusals.push({
+            file: c.file,
+            bytes: c.signature.size,
+            file_mtime_ms: c.signature.mtimeMs,
+            file_version: c.signature.version,
+            reason: outcome.reason,
+          });
+      } else if (outcome.kind === 'imported') report.imported.push(c.id);
+      else if (outcome.kind === 'unchanged') report.unchanged++;
+      else report.updated.push(c.id);
+      if ('row' in outcome) newBytes.push(outcome.row);
+    }
+    report.queued_jobs += await storeNewBytes(env, newBytes);
+  }
   const refusalStatements = keepRefusalsStatements(
     env.db,
     newRefusals,
@@ -456,17 +467,32 @@ async function finishPass(env: Env, report: ReloadReport): Promise<void> {
   ).run();
 }
 
-function quickCandidate(id: string, title: string, file: string, key: string, signature: FileSignature, zone: string): Candidate {
-  const minute = new Date(signature.mtimeMs);
-  minute.setSeconds(0, 0);
+/**
+ * A minute's local text by its epoch milliseconds, each minute formatted once: files copied
+ * together share their minutes, and formatting one costs more than the rest of a listed file.
+ */
+function localMinutes(zone: string): (minuteMs: number) => string {
+  const texts = new Map<number, string>();
+  return (minuteMs) => {
+    let text = texts.get(minuteMs);
+    if (text === undefined) {
+      text = formatLocal(new Date(minuteMs), zone);
+      texts.set(minuteMs, text);
+    }
+    return text;
+  };
+}
+
+function quickCandidate(id: string, title: string, file: string, key: string, signature: FileSignature, minuteIn: (minuteMs: number) => string): Candidate {
+  const minuteMs = Math.floor(signature.mtimeMs / 60_000) * 60_000;
   return {
     id,
     title,
     submitter: null,
     file,
     origin: 'quick',
-    submitted_at: formatLocal(minute, zone),
-    submitted_at_epoch: Math.floor(minute.getTime() / 1000),
+    submitted_at: minuteIn(minuteMs),
+    submitted_at_epoch: minuteMs / 1000,
     key,
     signature,
   };
@@ -491,6 +517,26 @@ async function sha256Of(bytes: Buffer): Promise<string> {
   return hash.digest('hex');
 }
 
+const stillWritten = (listed: number, read: number): ImportOutcome => ({
+  reason: `file is still being written (${listed} bytes listed, ${read} read); the next reload takes it`,
+});
+
+// Bytes of a file the header reader is given: a JPEG's EXIF, ICC profile and tables fit in most.
+const HEAD_BYTES = 64 * 1024;
+
+/**
+ * A file's size, SHA-256 and first bytes: read and hashed off the event loop where the store can
+ * (the data folder's worker threads), otherwise read whole here (and kept for the probe).
+ */
+async function readFile(env: Env, key: string): Promise<{ size: number; sha256: string; head: Uint8Array; bytes: Buffer | null } | null> {
+  if (env.blobs.digest) {
+    const digest = await env.blobs.digest(key, HEAD_BYTES);
+    return digest && { ...digest, bytes: null };
+  }
+  const bytes = await env.blobs.get(key).catch(() => null);
+  return bytes && { size: bytes.length, sha256: await sha256Of(bytes), head: bytes, bytes };
+}
+
 /**
  * Records one candidate. A stored file with the same size, modification time and version is not
  * read; otherwise its bytes are hashed, and only new bytes are probed and queued for analysis, in
@@ -506,15 +552,13 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
     if (existing.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
     return { kind: 'updated' };
   }
-  const bytes = await env.blobs.get(c.key).catch(() => null);
-  if (!bytes) return { reason: 'file cannot be read' };
+  const read = await readFile(env, c.key);
+  if (!read) return { reason: 'file cannot be read' };
   // A file still being written (being copied in, saved by an editor) is another size than the
   // listing said: left for the next reload, which lists it again, rather than imported half. Not
   // remembered as refused, so nothing about it is kept.
-  if (bytes.length !== c.signature.size) {
-    return { reason: `file is still being written (${c.signature.size} bytes listed, ${bytes.length} read); the next reload takes it` };
-  }
-  const sha256 = await sha256Of(bytes);
+  if (read.size !== c.signature.size) return stillWritten(c.signature.size, read.size);
+  const { sha256 } = read;
   const { signature } = c;
   const row = existing ? await getSubmissionMeta(env.db, c.id) : null;
   if (existing && row && row.sha256 === sha256 && existing.file === c.file) {
@@ -525,7 +569,15 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   }
   let probe;
   try {
-    probe = await env.images.probe(bytes);
+    probe = probeHeader(read.head, env.config.SVC_MAX_IMAGE_PIXELS);
+    if (!probe) {
+      // The header alone did not settle it: the image service probes the whole file, which must
+      // still be the one hashed (a file replaced meanwhile is taken by the next reload).
+      const bytes = read.bytes ?? (await env.blobs.get(c.key).catch(() => null));
+      if (!bytes) return { reason: 'file cannot be read' };
+      if (bytes !== read.bytes && createHash('sha256').update(bytes).digest('hex') !== sha256) return stillWritten(read.size, bytes.length);
+      probe = await env.images.probe(bytes);
+    }
   } catch (error) {
     // The bytes themselves are refused: remembered, so the unchanged file is not read again.
     if (error instanceof ImageRejected) return { reason: error.reason, refused: true };
@@ -544,7 +596,7 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
       width: probe.width,
       height: probe.height,
       format: probe.format,
-      bytes: bytes.length,
+      bytes: read.size,
       sha256,
       file_mtime_ms: signature.mtimeMs,
       file_version: signature.version,
@@ -552,12 +604,13 @@ async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmissi
   };
 }
 
-// New bytes stored per statement: 100 rows of about 300 bytes of JSON each.
-const WRITE_PAGE = 100;
+// New bytes stored per statement, and files read between two writes: 500 rows of about 300 bytes
+// of JSON each (a page of 100 cost each row a fifth more in SQLite).
+const WRITE_PAGE = 500;
 
 /**
  * Stores the new bytes' rows with their `analyse` jobs: each page of rows and its jobs in one
- * atomic batch of two statements, so a reload of 1,000 new files costs D1 20 queries, not 2,000.
+ * atomic batch of two statements, so a reload of 1,000 new files costs D1 4 queries, not 2,000.
  */
 async function storeNewBytes(env: Env, rows: SubmissionInput[]): Promise<number> {
   let queued = 0;

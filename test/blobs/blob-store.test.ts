@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,6 +119,24 @@ describe('blob store on the data folder', () => {
       ['submissions/images/real.jpg', null],
     ]);
     expect(await store.head('submissions/images/leak.jpg')).toMatchObject({ problem: 'a link that leaves its folder' });
+    // The digest (read in worker threads) follows the same rule as `get`.
+    expect(await store.digest!('submissions/images/leak.jpg', 16)).toBeNull();
+    expect(await store.digest!('evidence/cross.jpg', 16)).toBeNull();
+    expect(await store.digest!('submissions/images/alias.jpg', 16)).toMatchObject({ size: 5 });
+  });
+
+  it('digests many files at once in worker threads: each its own size, SHA-256 and first bytes', async () => {
+    const { store } = await adapters[0].open();
+    const keys = Array.from({ length: 150 }, (_, i) => `submissions/images/${i}.jpg`);
+    const contents = keys.map((k, i) => Buffer.alloc(10 + i * 97, k));
+    await Promise.all(keys.map((k, i) => store.put(k, contents[i])));
+    const digests = await Promise.all([...keys, 'submissions/images/missing.jpg'].map((k) => store.digest!(k, 64)));
+    expect(digests.pop()).toBeNull();
+    digests.forEach((digest, i) => {
+      expect(digest!.size).toBe(contents[i].length);
+      expect(digest!.sha256).toBe(createHash('sha256').update(contents[i]).digest('hex'));
+      expect(Buffer.from(digest!.head.subarray(0, 64)).equals(contents[i].subarray(0, 64))).toBe(true);
+    });
   });
 
   it('says so when the listing of a cursor was pushed out by many others, rather than skip or repeat objects', async () => {

@@ -323,11 +323,11 @@ describe('reload as an index pass', () => {
     const file = join(env.paths.imagesDir, 'rocket.jpg');
     writeFileSync(file, whole.subarray(0, 4096));
     // The copy goes on while the reload runs: between the listing and the read, the writer adds a piece.
-    const get = env.blobs.get.bind(env.blobs);
-    env.blobs.get = (key) => {
-      if (key === 'submissions/images/rocket.jpg') appendFileSync(file, whole.subarray(4096, 12288));
-      return get(key);
-    };
+    // The file is read with `get`, or with `digest` where the store reads in worker threads.
+    const [get, digest] = [env.blobs.get, env.blobs.digest];
+    const copying = (key: string) => key === 'submissions/images/rocket.jpg' && appendFileSync(file, whole.subarray(4096, 12288));
+    env.blobs.get = (key) => (copying(key), get.call(env.blobs, key));
+    if (digest) env.blobs.digest = (key, headBytes) => (copying(key), digest.call(env.blobs, key, headBytes));
     expect(await reload()).toMatchObject({
       imported: ['camera'],
       rejected: [{ file: 'images/rocket.jpg', id: 'rocket', reason: 'file is still being written (4096 bytes listed, 12288 read); the next reload takes it' }],
@@ -335,7 +335,7 @@ describe('reload as an index pass', () => {
     expect(await env.db.prepare("SELECT COUNT(*) AS n FROM submissions WHERE id = 'rocket'").first()).toEqual({ n: 0 });
     expect(await env.db.prepare('SELECT COUNT(*) AS n FROM refused_files').first()).toEqual({ n: 0 });
     // The copy ends; the next reload takes the whole file.
-    env.blobs.get = get;
+    [env.blobs.get, env.blobs.digest] = [get, digest];
     writeFileSync(file, whole);
     expect(await reload()).toMatchObject({ imported: ['rocket'], rejected: [] });
     expect((await review('rocket')).row).toMatchObject({ bytes: whole.length, sha256: createHash('sha256').update(whole).digest('hex') });
@@ -351,15 +351,16 @@ describe('reload as an index pass', () => {
     });
     writeFileSync(join(env.paths.dataDir, 'submissions', 'submissions.json'), JSON.stringify(entries));
     const operations: string[] = [];
-    for (const name of ['get', 'head', 'list'] as const) {
-      const own = env.blobs[name].bind(env.blobs) as (...args: unknown[]) => unknown;
-      (env.blobs as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => (operations.push(name), own(...args));
+    for (const name of ['get', 'head', 'list', 'digest'] as const) {
+      const own = env.blobs[name]?.bind(env.blobs) as ((...args: unknown[]) => unknown) | undefined;
+      if (own) (env.blobs as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => (operations.push(name), own(...args));
     }
     expect((await reloadFiles(env)).imported).toHaveLength(40);
-    // The registry itself, one page of the listing, and each new file's bytes.
+    // The registry itself, one page of the listing, and each new file's bytes (read whole, or
+    // digested in worker threads where the store can).
     expect(operations.filter((o) => o === 'head')).toEqual([]);
     expect(operations.filter((o) => o === 'list')).toEqual(['list']);
-    expect(operations.filter((o) => o === 'get')).toHaveLength(41);
+    expect(operations.filter((o) => o === 'get' || o === 'digest')).toHaveLength(41);
   });
 
   it('reports a quick file that is gone, and keeps its submission and evidence', async () => {
