@@ -7,7 +7,8 @@ import { defineConfig } from 'vitest/config';
  *
  * Reload, the job loops, media serving and retention run here through test/ingest/storage-ports, and
  * the similarity index kept in the database through test/ingest/similarity-store, comparisons side
- * by side and in any order through test/ingest/order-free-matching, and the pages of
+ * by side and in any order through test/ingest/order-free-matching, small turns, flips and flat
+ * pictures' crops and pads through test/matching/internal-copies, and the pages of
  * copies (links, captures, bundle) through test/enrichment/pages-of-copies.
  * Not here: files that write media into the data folder or read it there themselves (test/ingest,
  * test/enrichment, bundle, later-submissions, retention, foundation/http), providers (its restart
@@ -36,6 +37,7 @@ export default defineConfig({
       'test/ingest/reload-report.test.ts',
       'test/ingest/similarity-store.test.ts',
       'test/ingest/order-free-matching.test.ts',
+      'test/matching/internal-copies.test.ts',
       'test/enrichment/pages-of-copies.test.ts',
     ],
     env: { SVC_TEST_ADAPTERS: 'd1-r2' },

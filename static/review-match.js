@@ -4,7 +4,7 @@ import { h, percent } from './dom.js';
 
 /**
  * How a copy matched, in the operator's words. The names come from lib/images/robust.ts (an
- * orientation, then `trimmed` or `crop`) and lib/enrichment/verify.ts (`geometric`, confirmed by
+ * orientation, then `trimmed`, `tilt` or `crop`) and lib/enrichment/verify.ts (`geometric`, confirmed by
  * local features); an unknown name is shown as it is stored.
  */
 const ORIENTATION_NAME = {
@@ -16,7 +16,7 @@ const ORIENTATION_NAME = {
   transpose: '대각선 대칭',
   transverse: '반대 대각선 대칭',
 };
-const REGION_STEP_NAME = { trimmed: '테두리 제거', crop: '잘라낸 부분', geometric: '영역 일치' };
+const REGION_STEP_NAME = { trimmed: '테두리 제거', tilt: '기울기 보정', crop: '잘라낸 부분', geometric: '영역 일치' };
 
 /**
  * The badge name, the similarity that decided the match (named after the transform it was measured
@@ -43,6 +43,7 @@ export function matchHow(ev) {
   if (step === 'geometric') phrase = `${turned ? `${turned} 후 ` : ''}영역 일치`;
   else if (step === 'crop') phrase = deciding && `${turned ? `${turned} 후 ` : ''}잘라낸 부분 ${deciding}`;
   else if (step === 'trimmed') phrase = deciding && `${turned ? `${turned} · ` : ''}테두리 제거 후 ${deciding}`;
+  else if (step === 'tilt') phrase = deciding && `${turned ? `${turned} · ` : ''}기울기 보정 후 ${deciding}`;
   else phrase = deciding && `${turned} 후 ${deciding}`;
   const parts = [
     phrase ? h('span', { class: 'deciding-similarity' }, phrase) : null,

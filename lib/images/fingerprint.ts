@@ -3,8 +3,9 @@ import { readJpeg } from './jpeg-dc-pool.js';
 import { jpegLuma, lumaSample } from './luma.js';
 import { SAMPLE_SIZE, lowDct32, hashFromDct, sampleGrayscale32 } from './phash.js';
 import { resample } from './raster.js';
-import { WHOLE, contentRegion, regionHash, regionHashToHex, type Region } from './robust-hash.js';
+import { WHOLE, contentRegion, edgeFill, regionHash, regionHashToHex, type Region } from './robust-hash.js';
 import { WINDOWS, isFramed, within, type Fingerprints, type RegionName } from './robust.js';
+import { findTurn, uprightSample } from './turned.js';
 
 /**
  * Fingerprints from image bytes: the decoding half of the pipeline, which runs where sharp and
@@ -44,7 +45,10 @@ export async function computeFingerprints(
   decoded: Promise<AnalysisRaster> = decodeForAnalysis(image, maxPixels, jpeg),
 ): Promise<Fingerprints> {
   // The analysis raster serves the regions and, unless the JPEG's own luma grid does, the pHash.
-  const [sample, fromJpeg] = await Promise.all([decoded.then(lumaSample), jpegGrayscale32(image, maxPixels, jpeg)]);
+  const [{ raster, sample }, fromJpeg] = await Promise.all([
+    decoded.then(async (raster) => ({ raster, sample: await lumaSample(raster) })),
+    jpegGrayscale32(image, maxPixels, jpeg),
+  ]);
   const pixels = fromJpeg ?? sampleGrayscale32(sample);
   const variants: Partial<Record<RegionName, string>> = {};
   const put = (name: RegionName, region: Region) => {
@@ -53,7 +57,7 @@ export async function computeFingerprints(
   };
   const content = contentRegion(sample);
   if (content) put('trimmed', content);
-  if (content && isFramed(content)) {
+  if (content && isFramed(content, edgeFill(sample, content))) {
     // A frame is shared by every photo given the same one, and in a low-texture photo it
     // dominates any region that includes it: the whole image is left out and the crop windows
     // are taken inside the frame, where they show what they would show of the unframed photo.
@@ -61,6 +65,12 @@ export async function computeFingerprints(
   } else {
     put('whole', WHOLE);
     for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, window);
+  }
+  // A picture turned by a few degrees on a larger canvas is also hashed turned back upright.
+  const turn = findTurn(sample, raster.width / raster.height);
+  if (turn) {
+    const hash = regionHash(uprightSample(sample, turn), WHOLE);
+    if (hash) variants.upright = regionHashToHex(hash);
   }
   return { phash: hashFromDct(lowDct32(pixels)), variants };
 }

@@ -175,22 +175,13 @@ export function orientRegionHash(hash: RegionHash, orientation: Orientation): Re
   return out;
 }
 
-/** Grey levels a border sample may differ from the border's colour (JPEG noise, dithering). */
-const BORDER_TOLERANCE = 12;
-/** Share of a line allowed outside the tolerance before it counts as content. */
-const BORDER_OUTLIERS = 0.02;
-/** A trim that would leave less than this share of either side is a plain image, not a border. */
-const MIN_CONTENT = 0.3;
+/** Sample `i` of the `line`-th line in from `side` (0 left, 1 top, 2 right, 3 bottom) of the 256x256 luma sample. */
+type LineReader = (side: number, line: number, i: number) => number;
 
-/**
- * The content inside uniform borders, padding or letterboxing (each side on its own, each with
- * its own colour), or null when no side has a border. A side's colour is the median of its
- * outermost line; lines are peeled while nearly all their samples are within tolerance of it.
- */
-export function contentRegion(raster: Raster): Region | null {
+function lineReader(raster: Raster): LineReader {
   const S = SAMPLE_SIDE;
   const sample = raster.data;
-  const at = (side: number, line: number, i: number) => {
+  return (side, line, i) => {
     switch (side) {
       case 0:
         return sample[i * S + line];
@@ -202,9 +193,60 @@ export function contentRegion(raster: Raster): Region | null {
         return sample[(S - 1 - line) * S + i];
     }
   };
+}
+
+/** A side's border colour: the median of its outermost line. */
+function borderColour(at: LineReader, side: number): number {
+  const outer = Float64Array.from({ length: SAMPLE_SIDE }, (_, i) => at(side, 0, i)).sort();
+  return (outer[SAMPLE_SIDE / 2 - 1] + outer[SAMPLE_SIDE / 2]) / 2;
+}
+
+/** Grey levels a border sample may differ from the border's colour (JPEG noise, dithering). */
+const BORDER_TOLERANCE = 12;
+/** Share of a line allowed outside the tolerance before it counts as content. */
+const BORDER_OUTLIERS = 0.02;
+/** A trim that would leave less than this share of either side is a plain image, not a border. */
+const MIN_CONTENT = 0.3;
+
+/**
+ * Grey levels an edge sample must differ from the border's colour to count as content: the plain
+ * ground of a drawing is within 3 of it once averaged down to the sample, and the edge of a dark
+ * photograph on a black pad differs by more on most of its length.
+ */
+const EDGE_TOLERANCE = 3;
+
+/**
+ * Per side (left, top, right, bottom): the share of the content's outermost line, one sample in
+ * from its edge, that differs from that side's border colour. A frame or pad put around a picture
+ * meets the picture along its whole edge (near 1); a drawing or silhouette on its own plain ground
+ * touches the box around it at a few points (near 0).
+ */
+export function edgeFill(raster: Raster, content: Region): number[] {
+  const S = SAMPLE_SIDE;
+  const at = lineReader(raster);
+  const inset = [content.left, content.top, 1 - content.right, 1 - content.bottom];
+  return [0, 1, 2, 3].map((side) => {
+    const colour = borderColour(at, side);
+    const line = Math.min(S - 1, Math.ceil(inset[side] * S) + 1);
+    // The content's span along this side: its top to bottom for the left and right sides.
+    const [from, to] = side % 2 === 0 ? [inset[1], 1 - inset[3]] : [inset[0], 1 - inset[2]];
+    const [first, last] = [Math.ceil(from * S) + 1, Math.floor(to * S) - 2];
+    let differing = 0;
+    for (let i = first; i <= last; i++) if (Math.abs(at(side, line, i) - colour) > EDGE_TOLERANCE) differing++;
+    return last < first ? 0 : differing / (last - first + 1);
+  });
+}
+
+/**
+ * The content inside uniform borders, padding or letterboxing (each side on its own, each with
+ * its own colour), or null when no side has a border. A side's colour is the median of its
+ * outermost line; lines are peeled while nearly all their samples are within tolerance of it.
+ */
+export function contentRegion(raster: Raster): Region | null {
+  const S = SAMPLE_SIDE;
+  const at = lineReader(raster);
   const peeled = [0, 1, 2, 3].map((side) => {
-    const outer = Float64Array.from({ length: S }, (_, i) => at(side, 0, i)).sort();
-    const colour = (outer[S / 2 - 1] + outer[S / 2]) / 2;
+    const colour = borderColour(at, side);
     let lines = 0;
     while (lines < S / 2) {
       let outliers = 0;

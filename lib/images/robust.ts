@@ -30,10 +30,10 @@ import { SimilarityIndex, chunkBall, hashChunks } from './similarity-index.js';
  * never compared.
  */
 
-export const REGION_NAMES = ['whole', 'trimmed', 'c90', 'c80', 'tl90', 'tr90', 'bl90', 'br90'] as const;
+export const REGION_NAMES = ['whole', 'trimmed', 'c90', 'c80', 'tl90', 'tr90', 'bl90', 'br90', 'upright'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
 
-export const WINDOWS: Record<Exclude<RegionName, 'whole' | 'trimmed'>, Region> = {
+export const WINDOWS: Record<Exclude<RegionName, 'whole' | 'trimmed' | 'upright'>, Region> = {
   // 5 % and 10 % off every side.
   c90: { left: 0.05, top: 0.05, right: 0.95, bottom: 0.95 },
   c80: { left: 0.1, top: 0.1, right: 0.9, bottom: 0.9 },
@@ -44,7 +44,7 @@ export const WINDOWS: Record<Exclude<RegionName, 'whole' | 'trimmed'>, Region> =
   br90: { left: 0.1, top: 0.1, right: 1, bottom: 1 },
 };
 
-const isWindow = (name: RegionName) => name !== 'whole' && name !== 'trimmed';
+const isWindow = (name: RegionName) => name !== 'whole' && name !== 'trimmed' && name !== 'upright';
 
 /**
  * [orientation T][window]: the reference window showing what the window of a T'd query shows,
@@ -75,7 +75,8 @@ export interface Fingerprints {
    * border), and the crop windows `c90`, `c80` (5 % / 10 % off each side) and `tl90`, `tr90`,
    * `bl90`, `br90` (10 % off two sides, keeping that corner). A region too plain to hash is absent.
    * A framed image (a border on three or four sides) has no `whole`, and its windows lie inside
-   * the frame.
+   * the frame. `upright`: a picture turned by 1-12° on a larger canvas (turned.ts), turned back
+   * upright; it compares as a trimmed region does.
    */
   variants: Partial<Record<RegionName, string>>;
 }
@@ -114,14 +115,25 @@ const VERIFY_MAX_DISTANCE = 48;
 const REGION_LOOKUP_DISTANCE = 3;
 
 /**
- * A border on three or four sides is a frame (or a pad) put around the photo. A photograph's own
+ * A border on three or four sides is a frame (or a pad) put around the picture. A photograph's own
  * plain bands (a sky, a dark foreground) trim one or two sides: in the evaluation set, at most two
  * sides, and the second by under 2.5 % (plasma's ColdRipple: 41 % sky, 2.3 % at the bottom).
  */
 const FRAME_MIN_SIDE = 0.025;
-export function isFramed(content: Region): boolean {
+/**
+ * A frame meets the picture along every bordered side (edgeFill in robust-hash.ts): in the
+ * evaluation set a framed or padded photograph's least filled side is 0.60 (a pale sky under a
+ * white border, a dark ground on a black pad). A drawing, silhouette or cards on their own plain
+ * ground leave at least one side touched only in places (0.39 at most: OpenCV's pic5), and are
+ * hashed as they stand, so that their crops and pads still match them.
+ */
+const FRAME_EDGE_FILL = 0.5;
+
+/** Whether the content region (contentRegion) is a picture inside a frame, given its edge fill (edgeFill). */
+export function isFramed(content: Region, fill: number[]): boolean {
   const sides = [content.left, content.top, 1 - content.right, 1 - content.bottom];
-  return sides.filter((side) => side >= FRAME_MIN_SIDE).length >= 3;
+  const bordered = sides.flatMap((side, i) => (side >= FRAME_MIN_SIDE ? [fill[i]] : []));
+  return bordered.length >= 3 && bordered.every((share) => share >= FRAME_EDGE_FILL);
 }
 
 /** The window, given as fractions of the whole image, taken of the content region instead. */
@@ -174,18 +186,20 @@ const phashDistance = (a: [number, number], b: [number, number]) => popcount32(a
 const radius = (threshold: number) => Math.max(0, Math.floor((1 - threshold) * 64 + 1e-9));
 
 /**
- * How much a region pair assumes: the whole images, a trimmed border, a crop window, and last the
- * same window of both (an unchanged geometry of which only part still agrees).
+ * How much a region pair assumes: the whole images, a trimmed border or a small turn straightened,
+ * a crop window, and last the same window of both (an unchanged geometry of which only part still
+ * agrees).
  */
 function tierOf(queryRegion: RegionName, referenceRegion: RegionName): number {
   if (isWindow(queryRegion) && isWindow(referenceRegion)) return 3;
   if (isWindow(queryRegion) || isWindow(referenceRegion)) return 2;
-  return queryRegion === 'trimmed' || referenceRegion === 'trimmed' ? 1 : 0;
+  return queryRegion === 'whole' && referenceRegion === 'whole' ? 0 : 1;
 }
 
-function transformName(orientation: Orientation, tier: number): string {
+/** `tilt` when either side is a small turn straightened (its upright region), else `trimmed` for tier 1. */
+function transformName(orientation: Orientation, tier: number, tilt: boolean): string {
   const parts: string[] = orientation === 'identity' ? [] : [orientation];
-  if (tier === 1) parts.push('trimmed');
+  if (tier === 1) parts.push(tilt ? 'tilt' : 'trimmed');
   if (tier === 2) parts.push('crop');
   return parts.length === 0 ? 'identity' : parts.join('+');
 }
@@ -193,6 +207,7 @@ function transformName(orientation: Orientation, tier: number): string {
 interface RegionMatch {
   orientation: Orientation;
   tier: number;
+  tilt: boolean;
   keyDistance: number;
   hashDistance: number;
 }
@@ -220,7 +235,8 @@ function bestRegionMatch(query: PreparedQuery, reference: Parsed, maxKeyDistance
         if (keyDistance > maxKeyDistance) continue;
         const hashDistance = regionHashDistance(queryHash, referenceHash);
         if (hashDistance > VERIFY_MAX_DISTANCE) continue;
-        if (!best || tier < best.tier || hashDistance < best.hashDistance) best = { orientation, tier, keyDistance, hashDistance };
+        const tilt = queryName === 'upright' || referenceName === 'upright';
+        if (!best || tier < best.tier || hashDistance < best.hashDistance) best = { orientation, tier, tilt, keyDistance, hashDistance };
       }
     }
   }
@@ -247,7 +263,7 @@ function match(query: PreparedQuery, reference: Parsed, threshold: number): Fing
   } else if (!region) {
     return null;
   }
-  return { similarity: 1 - region.keyDistance / 64, transform: transformName(region.orientation, region.tier), plainSimilarity };
+  return { similarity: 1 - region.keyDistance / 64, transform: transformName(region.orientation, region.tier, region.tilt), plainSimilarity };
 }
 
 /**
@@ -306,7 +322,7 @@ export class RobustIndex<K> {
    * array so a million images cost 264 MB rather than millions of small objects.
    */
   private store = new Uint32Array(0);
-  private present = new Uint8Array(0);
+  private present = new Uint16Array(0);
   private readonly plain = new SimilarityIndex<number>();
   private readonly regions = new SimilarityIndex<number>();
   private readonly windows = new SimilarityIndex<number>();
@@ -383,7 +399,7 @@ export class RobustIndex<K> {
     const store = new Uint32Array(capacity * ID_WORDS);
     store.set(this.store);
     this.store = store;
-    const present = new Uint8Array(capacity);
+    const present = new Uint16Array(capacity);
     present.set(this.present);
     this.present = present;
   }
@@ -403,10 +419,10 @@ function storedKeys(fingerprints: Fingerprints, parsed = parse(fingerprints)): {
 }
 
 /**
- * Where the candidates of a query come from: the pHash within the threshold; the query's whole
- * and trimmed regions in all eight orientations against stored whole and trimmed regions; its crop
- * windows, unturned and mirrored, against stored whole and trimmed regions; its unturned windows
- * against stored crop windows; and its whole and trimmed regions, unturned and mirrored, against
+ * Where the candidates of a query come from: the pHash within the threshold; the query's whole,
+ * trimmed and upright regions in all eight orientations against stored whole, trimmed and upright
+ * regions; its crop windows, unturned and mirrored, against those; its unturned windows against
+ * stored crop windows; and its whole, trimmed and upright regions, unturned and mirrored, against
  * stored crop windows. Every candidate then gets the full pairwise check. Lookups into the crop
  * windows (six per image) cost six times more than the others, which is why only the unturned
  * copy's windows and the two commonest orientations of a cropped copy go there; matchFingerprints
@@ -427,9 +443,11 @@ function lookups(phash: string, query: PreparedQuery, threshold: number): { stor
     const regions = query.oriented[orientation];
     add('regions', regions.whole);
     add('regions', regions.trimmed);
+    add('regions', regions.upright);
     if (orientation !== 'identity' && orientation !== 'hflip') continue;
     add('windows', regions.whole);
     add('windows', regions.trimmed);
+    add('windows', regions.upright);
     for (const name of REGION_NAMES) if (isWindow(name)) add('regions', regions[name]);
   }
   for (const name of REGION_NAMES) if (isWindow(name)) add('windows', query.oriented.identity[name]);
