@@ -17,6 +17,8 @@ import {
   keepRefusalsStatements,
   listRefusals,
   listSubmissionMeta,
+  storedIds,
+  submissionsOfFiles,
   submissionIndexPage,
   type IndexedSubmission,
   type Refusal,
@@ -195,24 +197,30 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
  * One reload at a time: a second one waits for the first, so no file is imported twice, within a
  * process (in memory) and across processes and Worker isolates (a lease in the database). The
  * reload is an index pass (what is new, changed or gone); analysis and enrichment are queued jobs.
+ * `full` lists and compares the whole folder whatever the journal says.
  */
-export function reload(env: Env): Promise<KeptReloadReport> {
-  return serialized('reload', () => withLease(env.db, env.clock, 'reload', () => journalledPass(env)));
+export function reload(env: Env, options: { full?: boolean } = {}): Promise<KeptReloadReport> {
+  return serialized('reload', () => withLease(env.db, env.clock, 'reload', () => journalledPass(env, options.full ?? false)));
 }
 
 /** A reload's report as it is kept: GET /api/reloads/{report_id} pages its whole lists. */
 export type KeptReloadReport = ReloadReport & { report_id: string };
 
 /**
- * While a folder watcher runs (the Node service: lib/ingest/folder-watch.ts) and has journalled
- * nothing since the last pass it saw, nothing changed: the answer is that pass's, every import and
- * update now unchanged, without listing the folder. Otherwise a full pass, which reads again the
- * files journalled as changed in place even when their size and times are as stored.
+ * While a folder watcher runs (the Node service: lib/ingest/folder-watch.ts) and has seen every
+ * change since the last pass, the reload costs what changed: with nothing journalled the answer is
+ * that pass's, every import and update now unchanged; with files named, only those are looked at
+ * (namedPass). Otherwise (no watcher, a start since, a burst it may not have seen whole, a new
+ * registry, or asked for) a full pass, which reads again the files journalled as changed in place
+ * even when their size and times are as stored.
  */
-async function journalledPass(env: Env): Promise<KeptReloadReport> {
+async function journalledPass(env: Env, full: boolean): Promise<KeptReloadReport> {
   const journal = await readFolderJournal(env.db);
-  const quiet = journal.epoch && journal.cleanReportId && !journal.changed ? await quietPass(env, journal.cleanReportId) : null;
-  const report = quiet ?? (await indexPass(env, journal.changedFiles));
+  const clean = !full && journal.epoch ? journal.cleanReportId : null;
+  let report: ReloadReport | null = null;
+  if (clean && !journal.changed) report = await quietPass(env, clean);
+  else if (clean && !journal.unnamed) report = await namedPass(env, clean, journal.changedFiles);
+  report ??= await indexPass(env, journal.changedFiles);
   const now = env.clock.now().toISOString();
   const reportId = await saveReloadReport(env.db, { ...report, lists: reportLists(report) }, now);
   await markFolderClean(env.db, journal, reportId);
@@ -221,20 +229,104 @@ async function journalledPass(env: Env): Promise<KeptReloadReport> {
 
 /** The report of a pass that finds nothing changed since the kept one; null when that report is gone. */
 async function quietPass(env: Env, cleanReportId: string): Promise<ReloadReport | null> {
-  const last = await getReloadReport(env.db, cleanReportId);
+  const last = await lastPass(env, cleanReportId);
   if (!last) return null;
-  const whole = (list: ReloadList) => listReloadItems(env.db, cleanReportId, list, -1, Number.MAX_SAFE_INTEGER);
   const report: ReloadReport = {
     imported: [],
     updated: [],
-    unchanged: last.unchanged + last.counts.imported + last.counts.updated,
-    removed: (await whole('removed')).map((item) => item.id!),
-    rejected: (await whole('rejected')).map(({ file, id, reason }) => ({ file, id, reason: reason ?? '' })),
+    unchanged: last.counted,
+    removed: last.removed.map((item) => item.id!),
+    rejected: last.rejected,
     queued_jobs: 0,
     remaining: 0,
   };
   await finishPass(env, report);
   return report;
+}
+
+/** The kept report of the last pass: its removals and refusals whole, and how many files it counted as imported, updated or unchanged. */
+async function lastPass(env: Env, reportId: string) {
+  const last = await getReloadReport(env.db, reportId);
+  if (!last) return null;
+  const whole = (list: ReloadList) => listReloadItems(env.db, reportId, list, -1, Number.MAX_SAFE_INTEGER);
+  return {
+    counted: last.unchanged + last.counts.imported + last.counts.updated,
+    removed: await whole('removed'),
+    rejected: (await whole('rejected')).map(({ file, id, reason }) => ({ file, id, reason: reason ?? '' })),
+  };
+}
+
+/**
+ * A pass over the image files the journal names (added, removed, renamed or changed in place since
+ * the last pass), the rest as the last pass's kept report has it: what it costs follows what
+ * changed. Null, for a full pass instead, when the names touch what only a listing settles: a file
+ * the registry names or the last pass refused, a link that leaves its folder, a new file whose
+ * quick id is taken or shared, or a kept report gone.
+ */
+async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<string>): Promise<ReloadReport | null> {
+  const last = await lastPass(env, cleanReportId);
+  if (!last) return null;
+  const files = [...names].filter((name) => !name.includes('/')).map((name) => `images/${name}`);
+  const refusedBefore = new Set(last.rejected.map((item) => item.file));
+  if (files.some((file) => refusedBefore.has(file))) return null;
+  const rows = new Map((await submissionsOfFiles(env.db, files)).map((row) => [row.file, row]));
+  const removedBefore = new Set(last.removed.map((item) => item.id!));
+  const minuteIn = localMinutes(env.config.SVC_TIMEZONE);
+  const report: ReloadReport = { imported: [], updated: [], unchanged: last.counted, removed: [], rejected: last.rejected, queued_jobs: 0, remaining: 0 };
+  const candidates: Candidate[] = [];
+  const back = new Set<string>();
+  const gone: string[] = [];
+  const fresh: Candidate[] = [];
+  for (const file of files) {
+    const name = file.slice('images/'.length);
+    const row = rows.get(file);
+    // Counted by the last pass, it is counted again below as what it comes to now.
+    if (row && !removedBefore.has(row.id)) report.unchanged--;
+    // The listing leaves out files being written beside their target (`*.tmp`).
+    const info = name.endsWith('.tmp') ? null : await env.blobs.head(`${IMAGES_PREFIX}${name}`);
+    if (info?.problem || (row?.origin === 'registry' && !info)) return null;
+    if (!info) {
+      if (row) gone.push(row.id);
+      continue;
+    }
+    if (row) back.add(row.id);
+    const signature = signatureOf(info);
+    if (row?.origin === 'registry') candidates.push({ ...registryCandidate(row, info.key, signature), changed: true });
+    else if (row) candidates.push({ ...quickCandidate(row.id, quickTitle(name), file, info.key, signature, minuteIn), changed: true });
+    else if (!name.startsWith('.')) fresh.push(quickCandidate(quickId(name), quickTitle(name), file, info.key, signature, minuteIn));
+  }
+  const freshIds = fresh.map((c) => c.id);
+  const refusedIds = new Set(last.rejected.map((item) => item.id));
+  if (new Set(freshIds).size < freshIds.length || freshIds.some((id) => refusedIds.has(id)) || (await storedIds(env.db, freshIds)).size > 0) return null;
+  candidates.push(...fresh);
+  report.removed = [...last.removed.map((item) => item.id!).filter((id) => !back.has(id)), ...gone.filter((id) => !removedBefore.has(id))];
+  const refused = new Map((await listRefusals(env.db)).map((r) => [r.file, r]));
+  const stored = new Map([...rows.values()].map((row) => [row.id, row]));
+  await readCandidates(
+    env,
+    report,
+    candidates,
+    stored,
+    refusalCheck(env, refused),
+    files.filter((file) => refused.has(file)),
+  );
+  await finishPass(env, report);
+  return report;
+}
+
+/** A registry submission's file changed in place: its entry is as stored (the registry did not change). */
+function registryCandidate(row: IndexedSubmission, key: string, signature: FileSignature): Candidate {
+  return {
+    id: row.id,
+    title: row.title ?? '',
+    submitter: row.submitter,
+    file: row.file,
+    origin: 'registry',
+    submitted_at: row.submitted_at ?? '',
+    submitted_at_epoch: row.submitted_at_epoch ?? 0,
+    key,
+    signature,
+  };
 }
 
 function reportLists(report: ReloadReport): Record<ReloadList, ReloadItem[]> {
@@ -365,15 +457,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
     if (row.origin === 'quick' && !present.has(row.file) && !claimedFiles.has(row.file.slice('images/'.length))) report.removed.push(row.id);
   }
 
-  // A file refused before, unchanged since, is refused again without being read; so is one larger
-  // than this runtime reads whole (the Worker's isolate memory), by the size the store lists.
-  const refusedBefore = (c: Candidate) => {
-    const refusal = refused.get(c.file);
-    if (refusal && !c.changed && sameSignature(refusal, c.signature)) return refusal.reason;
-    return c.signature.size > env.maxFileBytes
-      ? `file is ${megabytes(c.signature.size)}, more than the ${megabytes(env.maxFileBytes)} this service reads whole`
-      : null;
-  };
+  const refusedBefore = refusalCheck(env, refused);
   // Each file to read costs a store read and an image-service probe (a new claimant of an unchanged
   // file, a read of its rights metadata); what the invocation cannot afford is left, counted, for
   // the next reload, which finds it new or changed again.
@@ -393,6 +477,38 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
     return false;
   });
 
+  await readCandidates(env, report, taken, stored, refusedBefore, [...refused.keys()]);
+  await finishPass(env, report);
+  return report;
+}
+
+/**
+ * A check of a candidate before it is read: a file refused before, unchanged since, is refused
+ * again without being read; so is one larger than this runtime reads whole (the Worker's isolate
+ * memory), by the size the store lists.
+ */
+function refusalCheck(env: Env, refused: ReadonlyMap<string, Refusal>): (c: Candidate) => string | null {
+  return (c) => {
+    const refusal = refused.get(c.file);
+    if (refusal && !c.changed && sameSignature(refusal, c.signature)) return refusal.reason;
+    return c.signature.size > env.maxFileBytes
+      ? `file is ${megabytes(c.signature.size)}, more than the ${megabytes(env.maxFileBytes)} this service reads whole`
+      : null;
+  };
+}
+
+/**
+ * Reads the taken candidates into the report and stores their new bytes; then keeps the new
+ * refusals and forgets those of `refusedFiles` no longer refused (gone, changed or now accepted).
+ */
+async function readCandidates(
+  env: Env,
+  report: ReloadReport,
+  taken: Candidate[],
+  stored: ReadonlyMap<string, IndexedSubmission>,
+  refusedBefore: (c: Candidate) => string | null,
+  refusedFiles: string[],
+): Promise<void> {
   const newRefusals: Refusal[] = [];
   const stillRefused = new Set<string>();
   const readPage = (from: number) => {
@@ -431,12 +547,9 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
   const refusalStatements = keepRefusalsStatements(
     env.db,
     newRefusals,
-    [...refused.keys()].filter((file) => !stillRefused.has(file)),
+    refusedFiles.filter((file) => !stillRefused.has(file)),
   );
   if (refusalStatements.length > 0) await env.db.batch(refusalStatements);
-
-  await finishPass(env, report);
-  return report;
 }
 
 /** Queues the work a crash left owed (an analysis never finished, an enrichment never queued) and audits the pass. */

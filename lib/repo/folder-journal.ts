@@ -3,8 +3,9 @@ import type { Database } from '../ports.js';
 
 /**
  * The submissions folder's change journal (migration 0024): the folder watcher writes, reloads
- * read. `*` stands for a change of the images folder's entries (a file added, removed or renamed),
- * `registry` for the registry file; any other name is an image file changed in place.
+ * read. `*` stands for a change of the images folder's entries that names no file (a burst the
+ * watcher may not have seen whole, the folder replaced), `registry` for the registry file; any
+ * other name is an image file added, removed, renamed or changed in place.
  */
 export const FOLDER_ENTRIES_CHANGED = '*';
 export const REGISTRY_CHANGED = 'registry';
@@ -14,10 +15,12 @@ export interface FolderJournal {
   cleanReportId: string | null;
   /** The last change read, or 0: what a pass may clear once it is done. */
   lastSeq: number;
-  /** The image files named as changed in place (special entries left out). */
+  /** The image files named as added, removed, renamed or changed in place (special entries left out). */
   changedFiles: Set<string>;
   /** Anything at all was journalled since the last clean pass. */
   changed: boolean;
+  /** The registry changed, or the folder's entries changed without names (only a listing tells what). */
+  unnamed: boolean;
 }
 
 /** A new watcher starts: earlier changes and the last clean pass no longer count (the next reload is a full pass). */
@@ -54,6 +57,7 @@ export async function readFolderJournal(db: Database): Promise<FolderJournal> {
     lastSeq: results.at(-1)?.seq ?? 0,
     changedFiles,
     changed: results.length > 0,
+    unnamed: results.some((r) => r.name === FOLDER_ENTRIES_CHANGED || r.name === REGISTRY_CHANGED),
   };
 }
 

@@ -61,6 +61,24 @@ export async function submissionIndexPage(db: Database, after: string, limit: nu
   return { rows, last: page?.last ?? null };
 }
 
+/** The stored submissions of the given files, with their metadata (a reload over the files a journal names). */
+export async function submissionsOfFiles(db: Database, files: string[]): Promise<IndexedSubmission[]> {
+  const rows = await db
+    .prepare(
+      `SELECT id, file, origin, title, submitter, submitted_at, submitted_at_epoch, bytes, file_mtime_ms, file_version FROM submissions
+       WHERE file IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(JSON.stringify(files))
+    .all<IndexedSubmission>();
+  return rows.results;
+}
+
+/** Which of the ids a stored submission already has. */
+export async function storedIds(db: Database, ids: string[]): Promise<Set<string>> {
+  const rows = await db.prepare('SELECT id FROM submissions WHERE id IN (SELECT value FROM json_each(?))').bind(JSON.stringify(ids)).all<{ id: string }>();
+  return new Set(rows.results.map((r) => r.id));
+}
+
 /** The metadata of the given submissions, by id. */
 export async function listSubmissionMeta(db: Database, ids: string[]): Promise<(SubmissionMeta & { id: string })[]> {
   const rows = await db

@@ -1,4 +1,4 @@
-import { statSync, utimesSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -99,19 +99,43 @@ describe('the folder journal', () => {
     await journalled();
 
     const changed = await reloadCounted();
-    expect(changed.report.updated).toEqual(['photo']);
+    expect(changed).toMatchObject({ listed: false, report: { updated: ['photo'], unchanged: 0 } });
     const row = await env.db.prepare('SELECT sha256 FROM submissions WHERE id = ?').bind('photo').first<{ sha256: string }>();
     expect(row?.sha256).toBe((await import('node:crypto')).createHash('sha256').update(red).digest('hex'));
     expect((await reloadCounted()).listed).toBe(false);
   });
 
-  it('lists the folder again for a new file, a changed registry, and when no watcher runs', async () => {
-    writeFileSync(image('one.png'), blue);
+  it('reads only the files it names: added, removed and renamed, without listing, to the answer a full pass gives', async () => {
+    for (const name of ['one.png', 'two.png', 'keep.png']) writeFileSync(image(name), name === 'two.png' ? red : blue);
+    writeFileSync(image('broken.png'), 'not a picture');
+    await journalled();
     await reload();
     writeFileSync(image('three.png'), red);
+    rmSync(image('two.png'));
+    renameSync(image('one.png'), image('uno.png'));
     await journalled();
-    const added = await reloadCounted();
-    expect(added).toMatchObject({ listed: true, report: { imported: ['three'] } });
+    const named = await reloadCounted();
+    expect(named.listed).toBe(false);
+    expect(named.report).toMatchObject({ updated: [], unchanged: 1, queued_jobs: 2 });
+    expect(named.report.imported.sort()).toEqual(['three', 'uno']);
+    expect(named.report.removed.sort()).toEqual(['one', 'two']);
+    expect(named.report.rejected).toEqual([{ file: 'images/broken.png', id: 'broken', reason: 'not an image' }]);
+
+    // A full pass, asked for, lists the folder and finds the same.
+    const before = listings;
+    const full = await body(env.call('POST', '/api/submissions/reload?full=true'));
+    expect(listings).toBeGreaterThan(before);
+    expect(full).toMatchObject({ imported: [], updated: [], unchanged: 3, queued_jobs: 0, rejected: named.report.rejected });
+    expect(full.removed.sort()).toEqual(['one', 'two']);
+  });
+
+  it('lists the folder again for a changed registry, a file it named that the last pass refused, and when no watcher runs', async () => {
+    writeFileSync(image('one.png'), blue);
+    writeFileSync(image('broken.png'), 'not a picture');
+    await reload();
+    writeFileSync(image('broken.png'), red);
+    await journalled();
+    expect(await reloadCounted()).toMatchObject({ listed: true, report: { imported: ['broken'], rejected: [] } });
 
     writeFileSync(env.paths.registryFile, '[]');
     await journalled();
