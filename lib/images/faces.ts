@@ -2,7 +2,7 @@ import os from 'node:os';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import sharp, { type Metadata } from 'sharp';
-import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster } from './analysis-raster.js';
+import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster, type Area, type DetailRaster } from './analysis-raster.js';
 import { iou, suppress } from './boxes.mjs';
 import { decodeFailure, decodeOptions } from './decode.js';
 
@@ -144,12 +144,16 @@ interface PendingDetection {
   timer: NodeJS.Timeout;
 }
 
-/** A region of the picture (whole pixels of the upright original) and where it came from. */
-interface Region {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
+/** A region of the picture, in whole pixels of the upright original. */
+type Region = Area;
+
+/** The smallest region holding all of these (at least one). */
+function union(regions: Region[]): Region {
+  const left = Math.min(...regions.map((r) => r.left));
+  const top = Math.min(...regions.map((r) => r.top));
+  const right = Math.max(...regions.map((r) => r.left + r.width));
+  const bottom = Math.max(...regions.map((r) => r.top + r.height));
+  return { left, top, width: right - left, height: bottom - top };
 }
 
 function orientedSize(metadata: Metadata): { width: number; height: number } {
@@ -333,13 +337,17 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     // file is decoded again, large enough for the smallest region, but only for a candidate from
     // DETAIL_SCORE: weak candidates are mostly noise in pictures of no one, and the decode is the
     // larger part of their cost; a weak one too coarse for the analysis raster waits for a decode
-    // made for a stronger one, or is not searched.
+    // made for a stronger one, or is not searched. Only the part of the file that holds the regions
+    // is decoded (on the tuning sets 218 CPU ms for the 16 decodes against 351 for whole ones), and
+    // every region is read from it, as from the better pixels.
     const coarse = (region: Region) => Math.max(region.width, region.height) * analysisScale < REGION_SIDE / 2;
     const detailed = chosen.filter(({ person, region }) => coarse(region) && person.score >= DETAIL_SCORE).map(({ region }) => region);
     const smallest = Math.min(...detailed.map((region) => Math.max(region.width, region.height)));
-    const detail = detailed.length ? await decodeDetail(bytes, Math.min(1, REGION_SIDE / smallest), options.maxPixels) : null;
+    const part = union(chosen.map(({ region }) => region));
+    const detail = detailed.length ? await decodeDetail(bytes, Math.min(1, REGION_SIDE / smallest), part, options.maxPixels) : null;
+    const source: DetailRaster = detail ?? { ...raster, area: { left: 0, top: 0, ...picture } };
     const regions = chosen.map(({ region }) => region).filter((region) => detail || !coarse(region));
-    return { regions, rasters: regions.map((region) => regionRaster(detail ?? raster, region)) };
+    return { regions, rasters: regions.map((region) => regionRaster(source, region)) };
   }
 
   return {
@@ -390,21 +398,22 @@ export function createDetector(options: DetectorOptions = {}): Detector {
 }
 
 /**
- * A region of the source raster resampled to REGION_SIDE on its longer side, here rather than by
- * sharp: a sharp pipeline copies the whole source raster in (5 MB for a 1.6 MP picture) for every
- * region, where the region itself is a few thousand pixels. Each output pixel averages the source
- * pixels under it when the region shrinks, and is interpolated between its four nearest when it grows.
+ * A region of the picture resampled to REGION_SIDE on its longer side from a raster of a part of it
+ * (`source.area`, which holds the region), here rather than by sharp: a sharp pipeline copies the
+ * whole source raster in (5 MB for a 1.6 MP picture) for every region, where the region itself is a
+ * few thousand pixels. Each output pixel averages the source pixels under it when the region
+ * shrinks, and is interpolated between its four nearest when it grows.
  */
-export function regionRaster(source: AnalysisRaster, region: Region): Raster {
-  const scale = source.width / source.originalWidth;
+export function regionRaster(source: DetailRaster, region: Region): Raster {
+  const scale = source.width / source.area.width;
   const fit = REGION_SIDE / Math.max(region.width, region.height);
   const width = Math.max(1, Math.round(region.width * fit));
   const height = Math.max(1, Math.round(region.height * fit));
   // Source pixels per output pixel, and where the region starts, in source pixels.
   const step = (region.width * scale) / width;
   const stepY = (region.height * scale) / height;
-  const left = region.left * scale;
-  const top = region.top * scale;
+  const left = (region.left - source.area.left) * scale;
+  const top = (region.top - source.area.top) * scale;
   const pixels = Buffer.alloc(width * height * 3);
   const sample = step >= 1 && stepY >= 1 ? averaged : interpolated;
   for (let y = 0; y < height; y++) {
@@ -414,7 +423,7 @@ export function regionRaster(source: AnalysisRaster, region: Region): Raster {
 }
 
 /** The mean of the source pixels in the rectangle from (x, y) of the given size, into out[at..at+2]. */
-function averaged(source: AnalysisRaster, x: number, y: number, width: number, height: number, out: Buffer, at: number): void {
+function averaged(source: Raster, x: number, y: number, width: number, height: number, out: Buffer, at: number): void {
   const x0 = clamp(Math.floor(x), 0, source.width - 1);
   const y0 = clamp(Math.floor(y), 0, source.height - 1);
   const x1 = clamp(Math.ceil(x + width), x0 + 1, source.width);
@@ -437,7 +446,7 @@ function averaged(source: AnalysisRaster, x: number, y: number, width: number, h
 }
 
 /** The source bilinearly interpolated at the centre of the output pixel starting at (x, y). */
-function interpolated(source: AnalysisRaster, x: number, y: number, width: number, height: number, out: Buffer, at: number): void {
+function interpolated(source: Raster, x: number, y: number, width: number, height: number, out: Buffer, at: number): void {
   const cx = clamp(x + width / 2 - 0.5, 0, source.width - 1);
   const cy = clamp(y + height / 2 - 0.5, 0, source.height - 1);
   const x0 = Math.floor(cx);

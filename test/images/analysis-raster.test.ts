@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeForAnalysis } from '../../lib/images/analysis-raster.js';
+import { decodeDetail, decodeForAnalysis } from '../../lib/images/analysis-raster.js';
 import { createDetector } from '../../lib/images/faces.js';
 import { computeFingerprints } from '../../lib/images/fingerprint.js';
 import { localImageService } from '../../lib/images/local-service.js';
@@ -53,6 +53,23 @@ describe('decodeForAnalysis', () => {
     const whole = await photo(1600, 1200);
     expect((await rejectionOf(decodeForAnalysis(whole, 1600 * 1200 - 1))).reason).toBe('image has more pixels than the limit');
     expect((await decodeForAnalysis(whole, 1600 * 1200)).width).toBe(341);
+  });
+});
+
+describe('decodeDetail', () => {
+  it('decodes a part of the upright picture at a scale: the same pixels as the whole decode shows there', async () => {
+    // Stored sideways: the part is in the upright picture's pixels, as face boxes are.
+    const sideways = await sharp(await photo(1600, 1000))
+      .withMetadata({ orientation: 6 })
+      .png()
+      .toBuffer();
+    const area = { left: 300, top: 900, width: 400, height: 200 };
+    const part = await decodeDetail(sideways, 0.5, area);
+    expect([part.width, part.height, part.area]).toEqual([200, 100, area]);
+    const expected = await sharp(sideways).rotate().extract(area).resize(200, 100, { fit: 'fill' }).removeAlpha().raw().toBuffer();
+    const differences = part.pixels.map((value, i) => Math.abs(value - expected[i]!));
+    expect(differences.reduce((sum, value) => sum + value, 0) / differences.length).toBeLessThan(2);
+    await expect(decodeDetail(sideways, 1, { left: 900, top: 0, width: 200, height: 200 })).rejects.toThrow(/image could not be decoded/);
   });
 });
 

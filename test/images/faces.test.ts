@@ -335,7 +335,7 @@ describe('head regions and links', () => {
     // A 400x200 raster of a 1600x800 picture: the left half black, the right half white.
     const pixels = Buffer.alloc(400 * 200 * 3);
     for (let row = 0; row < 200; row++) pixels.fill(255, (row * 400 + 200) * 3, (row + 1) * 400 * 3);
-    const source = { pixels, width: 400, height: 200, originalWidth: 1600, originalHeight: 800 };
+    const source = { pixels, width: 400, height: 200, area: { left: 0, top: 0, width: 1600, height: 800 } };
     const shrunk = regionRaster(source, { left: 0, top: 0, width: 1600, height: 800 });
     expect([shrunk.width, shrunk.height]).toEqual([128, 64]);
     expect([shrunk.pixels[0], shrunk.pixels[(63 * 128 + 127) * 3]]).toEqual([0, 255]);
@@ -347,6 +347,17 @@ describe('head regions and links', () => {
     expect(row[127]).toBe(255);
     expect(row.some((value) => value > 0 && value < 255)).toBe(true);
     expect(row.every((value, x) => x === 0 || value >= row[x - 1])).toBe(true);
+    // The same region from a decode of only a part of the picture (x 700-900, y 300-500, at full
+    // scale, black left of x 800) gives the same picture, sharper.
+    const part = Buffer.alloc(200 * 200 * 3);
+    for (let y = 0; y < 200; y++) part.fill(255, (y * 200 + 100) * 3, (y + 1) * 200 * 3);
+    const fromPart = regionRaster(
+      { pixels: part, width: 200, height: 200, area: { left: 700, top: 300, width: 200, height: 200 } },
+      { left: 780, top: 400, width: 40, height: 40 },
+    );
+    const partRow = Array.from({ length: 128 }, (_, x) => fromPart.pixels[(64 * 128 + x) * 3]);
+    expect(partRow.slice(0, 60).every((value) => value === 0)).toBe(true);
+    expect(partRow.slice(68).every((value) => value === 255)).toBe(true);
   });
 
   it("counts a face as a person's when it lies in the head region at a plausible share of the box's width", () => {
