@@ -31,6 +31,7 @@ import { submissionDecisionRoute } from './submission-decision.js';
 import { submissionReviewRoute } from './submission-review.js';
 import { reloadRoute } from './submissions-reload.js';
 import { reloadReportRoute } from './reload-report.js';
+import { reloadProgressRoute } from './reload-progress.js';
 import { rerunRoute } from './submissions-rerun.js';
 import { tokenCreateRoute, tokenRevokeRoute, tokensListRoute } from './tokens.js';
 
@@ -60,6 +61,7 @@ export const ROUTES: readonly RouteSpec[] = [
   alertsRoute,
   reloadRoute,
   reloadReportRoute,
+  reloadProgressRoute,
   rerunRoute,
   manualSearchRoute,
   jobsRoute,

@@ -67,6 +67,7 @@ export const api = {
   reviewQueue: (params) => request('GET', `/api/review-queue${q(params)}`),
   review: (id) => request('GET', `/api/submissions/${seg(id)}/review`),
   reload: () => request('POST', '/api/submissions/reload'),
+  reloadProgress: () => request('GET', '/api/submissions/reload/progress'),
   reloadReport: (id, params) => request('GET', `/api/reloads/${seg(id)}${q(params)}`),
   rerunEnrichment: (id, faceCrop) => request('POST', `/api/submissions/${seg(id)}/rerun-enrichment`, faceCrop ? { face_crop: true } : undefined),
   decide: (id, decision, note) => request('POST', `/api/submissions/${seg(id)}/decision`, note ? { decision, note } : { decision }),

@@ -120,9 +120,12 @@ export async function renderQueue(view) {
     '제출물 다시 읽기 (reload)',
     async () => {
       reloadButton.textContent = '읽는 중…';
+      const progress = showReloadProgress((text) => {
+        reloadButton.textContent = text;
+      });
       const report = await reloadAll((remaining) => {
         reloadButton.textContent = `읽는 중… (남은 파일 ${remaining})`;
-      });
+      }).finally(progress.stop);
       reloadButton.textContent = '제출물 다시 읽기 (reload)';
       if (!report) return;
       clear(
@@ -241,6 +244,31 @@ function pager(filters, data) {
   prev.addEventListener('click', () => go({ ...filters, offset: Math.max(0, filters.offset - filters.limit), after: '' }));
   next.addEventListener('click', () => go({ ...filters, offset: filters.offset + filters.limit, after: data.next_cursor }));
   return h('nav', { class: 'pager', 'aria-label': '쪽 이동' }, prev, h('span', { class: 'pager-info' }, `${from}–${to} / 전체 ${total}건`), next);
+}
+
+const RELOAD_PROGRESS_MS = 1000;
+
+/**
+ * While a reload runs, how far it has come (GET /api/submissions/reload/progress, written by the
+ * reload from whichever process runs it): files listed, then files read of those to read.
+ */
+function showReloadProgress(show) {
+  let stopped = false;
+  const number = (n) => n.toLocaleString('ko-KR');
+  const poll = async () => {
+    const { reload } = await api.reloadProgress().catch(() => ({ reload: null }));
+    if (stopped) return;
+    if (reload?.phase === 'listing') show(`읽는 중… (목록 ${number(reload.listed)}개 비교)`);
+    else if (reload?.phase === 'reading') show(`읽는 중… (파일 ${number(reload.read)} / ${number(reload.to_read)})`);
+    timer = setTimeout(poll, RELOAD_PROGRESS_MS);
+  };
+  let timer = setTimeout(poll, RELOAD_PROGRESS_MS);
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /**

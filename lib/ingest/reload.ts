@@ -25,9 +25,10 @@ import {
   type SubmissionMeta,
 } from '../repo/ingest.js';
 import { IMAGES_PREFIX, REGISTRY_KEY } from '../blobs/keys.js';
-import { markFolderClean, readFolderJournal } from '../repo/folder-journal.js';
+import { markFolderClean, readFolderJournal, type FolderJournal } from '../repo/folder-journal.js';
 import { getReloadReport, listReloadItems, saveReloadReport, type ReloadItem, type ReloadList } from '../repo/reload-reports.js';
 import { serialized } from '../db/serial.js';
+import { progressWriter, type ProgressWriter } from './reload-progress.js';
 import { formatLocal, parseLocal } from '../time.js';
 import type { BlobInfo, Env } from '../ports.js';
 
@@ -217,14 +218,22 @@ export type KeptReloadReport = ReloadReport & { report_id: string };
 async function journalledPass(env: Env, full: boolean): Promise<KeptReloadReport> {
   const journal = await readFolderJournal(env.db);
   const clean = !full && journal.epoch ? journal.cleanReportId : null;
-  let report: ReloadReport | null = null;
-  if (clean && !journal.changed) report = await quietPass(env, clean);
-  else if (clean && !journal.unnamed) report = await namedPass(env, clean, journal.changedFiles);
-  report ??= await indexPass(env, journal.changedFiles);
+  const report = (clean && !journal.changed ? await quietPass(env, clean) : null) ?? (await passWithProgress(env, journal, clean));
   const now = env.clock.now().toISOString();
   const reportId = await saveReloadReport(env.db, { ...report, lists: reportLists(report) }, now);
   await markFolderClean(env.db, journal, reportId);
   return { ...report, report_id: reportId };
+}
+
+/** The named pass where the journal allows it, otherwise a full pass, with its progress shown while it runs. */
+async function passWithProgress(env: Env, journal: FolderJournal, clean: string | null): Promise<ReloadReport> {
+  const progress = progressWriter(env);
+  try {
+    const named = clean && !journal.unnamed ? await namedPass(env, clean, journal.changedFiles, progress) : null;
+    return named ?? (await indexPass(env, journal.changedFiles, progress));
+  } finally {
+    await progress.clear();
+  }
 }
 
 /** The report of a pass that finds nothing changed since the kept one; null when that report is gone. */
@@ -263,7 +272,7 @@ async function lastPass(env: Env, reportId: string) {
  * the registry names or the last pass refused, a link that leaves its folder, a new file whose
  * quick id is taken or shared, or a kept report gone.
  */
-async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<string>): Promise<ReloadReport | null> {
+async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<string>, progress: ProgressWriter): Promise<ReloadReport | null> {
   const last = await lastPass(env, cleanReportId);
   if (!last) return null;
   const files = [...names].filter((name) => !name.includes('/')).map((name) => `images/${name}`);
@@ -302,6 +311,7 @@ async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<str
   report.removed = [...last.removed.map((item) => item.id!).filter((id) => !back.has(id)), ...gone.filter((id) => !removedBefore.has(id))];
   const refused = new Map((await listRefusals(env.db)).map((r) => [r.file, r]));
   const stored = new Map([...rows.values()].map((row) => [row.id, row]));
+  await progress.listed(files.length);
   await readCandidates(
     env,
     report,
@@ -309,6 +319,7 @@ async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<str
     stored,
     refusalCheck(env, refused),
     files.filter((file) => refused.has(file)),
+    progress,
   );
   await finishPass(env, report);
   return report;
@@ -334,7 +345,7 @@ function reportLists(report: ReloadReport): Record<ReloadList, ReloadItem[]> {
   return { imported: ids(report.imported), updated: ids(report.updated), removed: ids(report.removed), rejected: report.rejected };
 }
 
-async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<ReloadReport> {
+async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: ProgressWriter): Promise<ReloadReport> {
   const report: ReloadReport = { imported: [], updated: [], unchanged: 0, removed: [], rejected: [], queued_jobs: 0, remaining: 0 };
   const { byId: stored, byFile: storedByFile, registryIds, refused } = await readStoredIndex(env);
   const candidates: Candidate[] = [];
@@ -373,6 +384,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
   const registryFiles = new Map<string, BlobInfo>();
   const quickRejected: ReloadReport['rejected'] = [];
   for await (const objects of listPages(env.blobs, IMAGES_PREFIX)) {
+    await progress.listed(objects.length);
     for (const info of objects) {
       const name = info.key.slice(IMAGES_PREFIX.length);
       if (name.includes('/')) continue;
@@ -477,7 +489,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>): Promise<R
     return false;
   });
 
-  await readCandidates(env, report, taken, stored, refusedBefore, [...refused.keys()]);
+  await readCandidates(env, report, taken, stored, refusedBefore, [...refused.keys()], progress);
   await finishPass(env, report);
   return report;
 }
@@ -508,6 +520,7 @@ async function readCandidates(
   stored: ReadonlyMap<string, IndexedSubmission>,
   refusedBefore: (c: Candidate) => string | null,
   refusedFiles: string[],
+  progress: ProgressWriter,
 ): Promise<void> {
   const newRefusals: Refusal[] = [];
   const stillRefused = new Set<string>();
@@ -522,6 +535,7 @@ async function readCandidates(
   // them), so that the database's writes and the reading overlap.
   let reading = taken.length > 0 ? readPage(0) : null;
   for (let from = 0; reading; from += WRITE_PAGE) {
+    await progress.reading(from, taken.length);
     const outcomes = await reading;
     reading = from + WRITE_PAGE < taken.length ? readPage(from + WRITE_PAGE) : null;
     const newBytes: SubmissionInput[] = [];

@@ -61,6 +61,30 @@ describe('the reload report', () => {
     expect((await wholeList(again.report_id, 'imported', 10)).items).toEqual([]);
   });
 
+  it('shows how far a running reload has come, and nothing once it is done', async () => {
+    for (const name of ['a.png', 'b.png', 'c.png']) await put(name, png);
+    const progress = async () => (await body(env.call('GET', '/api/submissions/reload/progress'))).reload;
+    expect(await progress()).toBeNull();
+    // The files' reads wait until the progress has been seen.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const [get, digest] = [env.blobs.get, env.blobs.digest];
+    const held = (key: string) => (key.startsWith('submissions/images/') ? gate : Promise.resolve());
+    env.blobs.get = async (key) => (await held(key), get.call(env.blobs, key));
+    if (digest) env.blobs.digest = async (key, headBytes) => (await held(key), digest.call(env.blobs, key, headBytes));
+    const running = reload();
+    let seen = await progress();
+    for (const deadline = Date.now() + 10_000; seen?.phase !== 'reading' && Date.now() < deadline; seen = await progress()) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(seen).toMatchObject({ phase: 'reading', listed: 3, to_read: 3, read: 0 });
+    release();
+    expect((await running).counts.imported).toBe(3);
+    expect(await progress()).toBeNull();
+  });
+
   it('keeps the last 20 reports; an older or unknown one is 404, a list it has not 400', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 21; i++) ids.push((await reload()).report_id);
