@@ -88,7 +88,8 @@ const PERSON_SCORE = 0.5;
 // least this share of its box's width: on the tuning sets, 70 of the 76 labelled faces of 24 px or
 // more then lie in a person box (58 from 0.5 alone; 0.3 of the width 68) and 35 of 95 pasted head
 // and shoulders (3), with 4 person boxes on the pictures of no one (3: a false face on an object
-// brings its candidate along).
+// brings its candidate along). A face vouches for one candidate only: the weaker peaks around a
+// person already found gave 2 more boxes on the tuning photographs, none of them a person of its own.
 const FACE_SHARE_OF_PERSON = 0.2;
 // Weaker person candidates are not reported, but their head regions are still searched for a face:
 // a small person in a group photograph often scores low while its face is plain to see up close
@@ -205,18 +206,34 @@ export function headRegion(person: FaceBox, picture: { width: number; height: nu
 }
 
 /**
- * Whether a face found in the picture is where this person's would be: its centre in the head
+ * The first face not yet taken that lies where this person's would be: its centre in the head
  * region, and its width a plausible share of the box's (a head is about 40 % of a standing
- * person's width; a face much smaller belongs to someone behind).
+ * person's width; a face much smaller belongs to someone behind). -1 when there is none.
  */
-export function showsFace(person: FaceBox, faces: Face[], picture: { width: number; height: number }): boolean {
+function faceAtHead(person: FaceBox, faces: Face[], taken: Set<number>, picture: { width: number; height: number }): number {
   const head = headRegion(person, picture);
-  return faces.some(({ box }) => {
+  return faces.findIndex(({ box }, index) => {
     const x = box.x + box.width / 2;
     const y = box.y + box.height / 2;
     const inside = x >= head.left && x <= head.left + head.width && y >= head.top && y <= head.top + head.height;
-    return inside && box.width >= person.width * FACE_SHARE_OF_PERSON && box.width <= person.width;
+    return !taken.has(index) && inside && box.width >= person.width * FACE_SHARE_OF_PERSON && box.width <= person.width;
   });
+}
+
+/**
+ * The person candidates reported, most certain first: every one from PERSON_SCORE, and a weaker
+ * one only with a face at its head that no more certain candidate has taken (a face vouches for
+ * one person: the weaker peaks around someone already found do not become people of their own).
+ */
+export function reportedPeople<T extends { box: FaceBox; score: number }>(candidates: T[], faces: Face[], picture: { width: number; height: number }): T[] {
+  const taken = new Set<number>();
+  return [...candidates]
+    .sort((a, b) => b.score - a.score)
+    .filter((candidate) => {
+      const face = faceAtHead(candidate.box, faces, taken, picture);
+      if (face >= 0) taken.add(face);
+      return candidate.score >= PERSON_SCORE || face >= 0;
+    });
 }
 
 /** Each face is given to the most certain person whose box holds its centre and who has none yet. */
@@ -376,7 +393,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const kept = dedupeFaces(faces.filter((face) => face !== null));
       if (kept.length > limits.faces) notes.push(`only the ${limits.faces} most certain of ${kept.length} faces were kept`);
       const found = kept.slice(0, limits.faces);
-      const people = candidates.filter((person) => person.score >= PERSON_SCORE || showsFace(person.box, found, picture));
+      const people = reportedPeople(candidates, found, picture);
       if (people.length > limits.people) notes.unshift(`only the ${limits.people} most certain of ${people.length} people were kept`);
       return { faces: found, people: linkFaces(found, people.slice(0, limits.people)), notes };
     },

@@ -13,7 +13,7 @@ import {
   iou,
   linkFaces,
   regionRaster,
-  showsFace,
+  reportedPeople,
   type Detector,
   type Face,
   type FaceBox,
@@ -360,14 +360,27 @@ describe('head regions and links', () => {
     expect(partRow.slice(68).every((value) => value === 255)).toBe(true);
   });
 
-  it("counts a face as a person's when it lies in the head region at a plausible share of the box's width", () => {
-    const person = { x: 100, y: 100, width: 100, height: 250 };
-    expect(showsFace(person, [face(130, 110, 40, 40, 0.9)], picture)).toBe(true);
-    // Too low in the box, too small for this person (someone behind), wider than the person.
-    expect(showsFace(person, [face(130, 300, 40, 40, 0.9)], picture)).toBe(false);
-    expect(showsFace(person, [face(140, 120, 10, 10, 0.9)], picture)).toBe(false);
-    expect(showsFace(person, [face(90, 100, 120, 120, 0.9)], picture)).toBe(false);
-    expect(showsFace(person, [], picture)).toBe(false);
+  it('reports every candidate from 0.5, and a weaker one only with a face of its own where its head would be', () => {
+    const person = (x: number, y: number, score: number) => ({ box: { x, y, width: 100, height: 250 }, score });
+    const sure = person(100, 100, 0.8);
+    // Weaker peaks: around the sure person, sharing its face; another with a face of its own;
+    // one whose face is low in the box, too small for it, or wider than it; one with no face.
+    const twin = person(110, 105, 0.3);
+    const own = person(500, 100, 0.2);
+    const low = person(300, 100, 0.2);
+    const small = person(700, 100, 0.2);
+    const wide = person(300, 500, 0.2);
+    const bare = person(800, 500, 0.4);
+    const faces = [
+      face(130, 110, 40, 40, 0.9),
+      face(530, 110, 40, 40, 0.9),
+      face(330, 300, 40, 40, 0.9),
+      face(740, 120, 10, 10, 0.9),
+      face(290, 500, 120, 120, 0.9),
+    ];
+    expect(reportedPeople([bare, twin, low, small, wide, own, sure], faces, picture)).toEqual([sure, own]);
+    expect(reportedPeople([twin], faces, picture)).toEqual([twin]);
+    expect(reportedPeople([twin, own], [], picture)).toEqual([]);
   });
 
   it('gives each face to the most certain person whose box holds its centre, one face a person', () => {
