@@ -388,6 +388,21 @@ export function upsertSubmissionStatement(db: Database, rows: SubmissionInput | 
     .bind(now, now, toJson(list));
 }
 
+/**
+ * The new titles of existing submissions, set by a plain UPDATE before their upsert: an upsert's
+ * DO UPDATE makes the search grams trigger's INSERT OR IGNORE abort on the grams an id and a title
+ * share (SQLite lets the outer statement's conflict rule win), while a plain UPDATE keeps it.
+ */
+export function retitleSubmissionsStatement(db: Database, rows: Pick<SubmissionInput, 'id' | 'title'>[]) {
+  return db
+    .prepare(
+      `UPDATE submissions SET title = n.title
+       FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.title') AS title FROM json_each(?)) AS n
+       WHERE submissions.id = n.id AND submissions.title IS NOT n.title`,
+    )
+    .bind(toJson(rows.map(({ id, title }) => ({ id, title }))));
+}
+
 /** A new title or time, and the file's stat signature (its bytes are the same as stored). */
 export function updateSubmissionMetaStatement(
   db: Database,

@@ -139,6 +139,19 @@ describe('the registry and refusals', () => {
     });
   });
 
+  it('takes new bytes and a new title of an entry at once, and the queue finds it by the new title', async () => {
+    copyFixture('astronaut.png', env.paths.imagesDir);
+    writeRegistry([entry('SUB-001', 'images/astronaut.png')]);
+    await reload();
+    // The new title shares letters with the id, as most do: the search grams of both are written once.
+    copyFixture('camera.png', env.paths.imagesDir, 'astronaut.png');
+    writeRegistry([entry('SUB-001', 'images/astronaut.png', { title: 'SUB-001 retaken' })]);
+    expect(await reload()).toMatchObject({ imported: [], updated: ['SUB-001'], queued_jobs: 1 });
+    expect((await review('SUB-001')).row).toMatchObject({ title: 'SUB-001 retaken', bytes: readFileSync(fixturePath('camera.png')).length });
+    const found = await (await env.call('GET', `/api/review-queue?q=${encodeURIComponent('retaken')}`)).json();
+    expect(found.items.map((item: { id: string }) => item.id)).toEqual(['SUB-001']);
+  });
+
   it('refuses each bad entry or file with its reason while the rest import', async () => {
     copyFixture('astronaut.png', env.paths.imagesDir);
     copyFixture('camera.png', env.paths.imagesDir);
