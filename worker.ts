@@ -4,15 +4,15 @@ import { mapAssets } from './lib/assets/memory.js';
 import { SYSTEM_ACTOR } from './lib/auth/actor.js';
 import { r2BlobStore, type R2BucketLike } from './lib/blobs/r2.js';
 import { buildConfig, type Config } from './lib/config.js';
-import { limitedDatabase } from './lib/db/limits.js';
+import { D1_MAX_QUERIES, limitedDatabase } from './lib/db/limits.js';
 import { httpImageService, type Fetcher } from './lib/images/http-service.js';
-import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike } from './lib/jobs/queue.js';
+import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike, type RoomForAnotherJob } from './lib/jobs/queue.js';
 import { createLogger } from './lib/log.js';
 import { fetchEgress } from './lib/net/fetch-egress.js';
 import { countQueuedJobs, owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
 import { appliedMigrationCount } from './lib/repo/schema.js';
 import { runRetention } from './lib/review/retention.js';
-import { countedBlobStore, countedEgress, countedFetcher, countedQueue, subrequestBudget } from './lib/net/subrequests.js';
+import { countedBlobStore, countedEgress, countedFetcher, countedQueue, SUBREQUEST_LIMIT, subrequestBudget } from './lib/net/subrequests.js';
 import { createRouter } from './functions/router.js';
 import { systemClock } from './lib/time.js';
 import type { Database, Env, Logger, Startup } from './lib/ports.js';
@@ -74,14 +74,18 @@ function isolateParts(bindings: WorkerBindings): IsolateParts {
 
 /**
  * One invocation's env: fresh budgets of D1 queries (lib/db/limits.ts) and of subrequests to R2, the
- * image service, the queue and the web (lib/net/subrequests.ts); the rest shared.
+ * image service, the queue and the web (lib/net/subrequests.ts); the rest shared. A queue consumer
+ * starts a further job only while half of each budget is left: the batch's other jobs may be in
+ * flight beside it, and a batch of 4 jobs has always fit in a whole budget (an analysis makes about
+ * 40 queries and 4 subrequests).
  */
-function workerEnv(bindings: WorkerBindings): Env {
+function invocation(bindings: WorkerBindings): { env: Env; room: RoomForAnotherJob } {
   const parts = isolateParts(bindings);
   const subrequests = subrequestBudget();
-  return {
+  const db = limitedDatabase(bindings.DB);
+  const env: Env = {
     config: parts.config,
-    db: limitedDatabase(bindings.DB),
+    db,
     blobs: countedBlobStore(r2BlobStore(bindings.MEDIA), subrequests),
     egress: countedEgress(fetchEgress(), subrequests),
     assets,
@@ -96,6 +100,7 @@ function workerEnv(bindings: WorkerBindings): Env {
     maxFileBytes: MAX_FILE_BYTES,
     startup: isolateStartup(parts),
   };
+  return { env, room: () => db.queriesLeft() >= D1_MAX_QUERIES / 2 && subrequests.left() >= SUBREQUEST_LIMIT / 2 };
 }
 
 /**
@@ -139,13 +144,14 @@ async function sweepJobs(env: Env): Promise<number> {
 export default {
   fetch(request: Request, bindings: WorkerBindings): Promise<Response> {
     // Cloudflare sets this header on every request it delivers; a client cannot.
-    return router.fetch(request, workerEnv(bindings), { clientAddress: request.headers.get('cf-connecting-ip') });
+    return router.fetch(request, invocation(bindings).env, { clientAddress: request.headers.get('cf-connecting-ip') });
   },
   async queue(batch: { messages: readonly MessageLike[] }, bindings: WorkerBindings): Promise<void> {
-    await consumeJobNotices(workerEnv(bindings), batch.messages);
+    const { env, room } = invocation(bindings);
+    await consumeJobNotices(env, batch.messages, room);
   },
   async scheduled(event: ScheduledEventLike, bindings: WorkerBindings): Promise<void> {
-    const env = workerEnv(bindings);
+    const { env } = invocation(bindings);
     if (event.cron === RETENTION_CRON) await runRetention(env);
     else await sweepJobs(env);
   },

@@ -15,7 +15,12 @@ export class D1LimitExceeded extends Error {
   }
 }
 
-export function limitedDatabase(db: Database, limits = { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: D1_MAX_QUERIES }): Database {
+/** D1 under the guard, saying how many queries this invocation has left (the queue consumer asks before each further job). */
+export interface LimitedDatabase extends Database {
+  queriesLeft(): number;
+}
+
+export function limitedDatabase(db: Database, limits = { maxBoundValues: D1_MAX_BOUND_VALUES, maxQueries: D1_MAX_QUERIES }): LimitedDatabase {
   let queries = 0;
   const inner = new WeakMap<Statement, Statement>();
   const count = (n: number) => {
@@ -36,6 +41,7 @@ export function limitedDatabase(db: Database, limits = { maxBoundValues: D1_MAX_
     return wrapped;
   };
   return {
+    queriesLeft: () => limits.maxQueries - queries,
     prepare: (sql) => wrap(db.prepare(sql)),
     batch(statements) {
       count(statements.length);

@@ -33,17 +33,26 @@ export function queueJobs(queue: QueueLike): JobNotice {
 }
 
 /**
- * One job per message, the batch's jobs at once. A message whose job could not be run because storage failed is retried
- * (after the queue's max_retries it goes to the dead-letter queue); a job that failed is recorded
- * as failed by runNextJob and its message acknowledged.
+ * Whether a consumer invocation may start one more job: it has spent little enough of its D1
+ * queries and subrequests that the jobs in flight beside it still fit (worker.ts decides).
  */
-export async function consumeJobNotices(env: Env, messages: readonly MessageLike[]): Promise<void> {
-  // The batch's jobs run side by side, as the Node loops do: a job mostly waits (the image service,
-  // providers, D1), and each claims its own row.
+export type RoomForAnotherJob = () => boolean;
+
+/**
+ * Each message of the batch runs jobs, the batch's at once, and its slot claims the next job as soon
+ * as its own finishes, while the invocation has room, so no slot idles waiting for the batch's
+ * slowest job and the queue's next batch (and the Node service's loops run the same way). The
+ * notices of the jobs a slot ran beyond its own find nothing and are acknowledged; one that stops
+ * for want of room leaves at least as many notices queued as jobs. A message whose job could not be
+ * run because storage failed is retried (after the queue's max_retries it goes to the dead-letter
+ * queue); a job that failed is recorded as failed by runNextJob and its message acknowledged.
+ */
+export async function consumeJobNotices(env: Env, messages: readonly MessageLike[], room: RoomForAnotherJob): Promise<void> {
+  // A job mostly waits (the image service, providers, D1), and each claims its own row.
   await Promise.all(
     messages.map(async (message) => {
       try {
-        for (const type of JOB_TYPES) if (await runNextJob(env, type, JOB_HANDLERS[type])) break;
+        while (await runAnyJob(env)) if (!room()) break;
         message.ack();
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
@@ -58,4 +67,10 @@ export async function consumeJobNotices(env: Env, messages: readonly MessageLike
       }
     }),
   );
+}
+
+/** Runs the oldest queued job, analysis first; false when none could be claimed. */
+async function runAnyJob(env: Env): Promise<boolean> {
+  for (const type of JOB_TYPES) if (await runNextJob(env, type, JOB_HANDLERS[type])) return true;
+  return false;
 }

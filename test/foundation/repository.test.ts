@@ -332,8 +332,10 @@ describe('the D1 limits guard (lib/db/limits.ts)', () => {
     ).toBe(0);
     const budget = limitedDatabase(sqlite, { maxBoundValues: 100, maxQueries: 5 });
     await budget.batch([budget.prepare('SELECT 1'), budget.prepare('SELECT 2'), budget.prepare('SELECT 3')]);
+    expect(budget.queriesLeft()).toBe(2);
     await budget.prepare('SELECT 4').first();
     await budget.prepare('SELECT 5').all();
+    expect(budget.queriesLeft()).toBe(0);
     await expect(async () => budget.prepare('SELECT 6').run()).rejects.toThrow('D1 limit: more than 5 queries in one invocation');
     await close();
   });

@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { buildConfig, type Config } from '../../lib/config.js';
-import { D1_MAX_BOUND_VALUES, limitedDatabase } from '../../lib/db/limits.js';
+import { D1_MAX_BOUND_VALUES, limitedDatabase, type LimitedDatabase } from '../../lib/db/limits.js';
 import { createEnv, type OwnedEnv, type Storage } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
 import { createRouter } from '../../functions/router.js';
@@ -126,7 +126,7 @@ function keepD1BindingRules(env: OwnedEnv): void {
   env.db = Object.defineProperties(guarded, {
     close: { value: () => own.close() },
     open: { get: () => own.open },
-  }) as typeof own;
+  }) as LimitedDatabase & typeof own;
 }
 
 function refusingUndefined(db: Database): Database {

@@ -33,14 +33,16 @@ describe('job notices on a queue', () => {
     for (const body of batches.flat().map((m) => m.body)) expect(JSON.stringify(body).length).toBeLessThan(128 * 1024);
   });
 
-  it('runs one job per notice, the batch at once, and acknowledges a notice that finds nothing', async () => {
+  const jobs = async () =>
+    ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[]).map((j) => [j.type, j.status]).sort();
+
+  it('runs one job per notice, the batch at once, when the invocation has no room for more, and acknowledges a notice that finds nothing', async () => {
     env = await createTestEnv();
     for (const name of ['camera.png', 'coffee.png']) await submit(name);
     await env.call('POST', '/api/submissions/reload');
-    const jobs = async () =>
-      ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string; status: string }[]).map((j) => [j.type, j.status]).sort();
     const [first, second, spare] = [message(), message(), message()];
-    await consumeJobNotices(env, [first, second, spare]);
+    const noRoom = () => false;
+    await consumeJobNotices(env, [first, second, spare], noRoom);
     expect([first, second, spare].map((m) => m.acked)).toEqual([true, true, true]);
     // Both analyses ran side by side; each queued its enrichment, which its own notice will run.
     expect(await jobs()).toEqual([
@@ -49,13 +51,37 @@ describe('job notices on a queue', () => {
       ['enrich', 'queued'],
       ['enrich', 'queued'],
     ]);
-    await consumeJobNotices(env, [message(), message()]);
+    await consumeJobNotices(env, [message(), message()], noRoom);
     expect(await jobs()).toEqual([
       ['analyse', 'done'],
       ['analyse', 'done'],
       ['enrich', 'skipped'],
       ['enrich', 'skipped'],
     ]);
+  });
+
+  it('keeps claiming the next job in a slot while the invocation has room, so one notice runs what a reload queued and what its jobs queued', async () => {
+    env = await createTestEnv();
+    for (const name of ['camera.png', 'coffee.png', 'rocket.jpg']) await submit(name);
+    await env.call('POST', '/api/submissions/reload');
+    const [notice, late] = [message(), message()];
+    let asked = 0;
+    await consumeJobNotices(env, [notice], () => ++asked > 0);
+    expect(notice).toMatchObject({ acked: true, retried: false });
+    // Three analyses, then the three enrichments they queued, then nothing left to claim.
+    expect(asked).toBe(6);
+    expect(await jobs()).toEqual([
+      ['analyse', 'done'],
+      ['analyse', 'done'],
+      ['analyse', 'done'],
+      ['enrich', 'skipped'],
+      ['enrich', 'skipped'],
+      ['enrich', 'skipped'],
+    ]);
+    // The other jobs' notices arrive later and find nothing.
+    await consumeJobNotices(env, [late], () => true);
+    expect(late).toMatchObject({ acked: true, retried: false });
+    expect((await jobs()).length).toBe(6);
   });
 
   it('retries a notice when storage fails, so the queue delivers it again (and at last to the dead-letter queue)', async () => {
@@ -70,7 +96,7 @@ describe('job notices on a queue', () => {
       },
     } as unknown as TestEnv;
     const notice = message();
-    await consumeJobNotices(broken, [notice]);
+    await consumeJobNotices(broken, [notice], () => true);
     expect(notice).toMatchObject({ acked: false, retried: true });
   });
 
@@ -81,7 +107,7 @@ describe('job notices on a queue', () => {
     const disk = fillableDisk(env);
     disk.full = true;
     const notice = message();
-    await consumeJobNotices(env, [notice]);
+    await consumeJobNotices(env, [notice], () => true);
     expect(notice).toMatchObject({ acked: false, retried: true, delaySeconds: STORAGE_RETRY_MS / 1000 });
     const analyses = async () => ((await (await env.call('GET', '/api/jobs')).json()).jobs as { type: string }[]).filter((j) => j.type === 'analyse');
     expect(await analyses()).toMatchObject([{ status: 'queued', attempts: 1 }]);
@@ -89,7 +115,7 @@ describe('job notices on a queue', () => {
 
     disk.full = false;
     const again = message();
-    await consumeJobNotices(env, [again]);
+    await consumeJobNotices(env, [again], () => true);
     expect(again).toMatchObject({ acked: true, retried: false });
     expect(await analyses()).toMatchObject([{ status: 'done' }]);
   });
