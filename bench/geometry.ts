@@ -10,7 +10,8 @@
  * python3-skimage`), which no threshold was chosen on. Each group is reported; a collage's other
  * tiles come from its own group. Copies: five edits of that set read from disk, plus the edits of issue 14
  * made by test/helpers/geometry-transforms.ts (two random crops and two rotations per photograph, a
- * collage, a screenshot, a photo of a screen, and a shared logo and caption).
+ * collage, a screenshot, a photo of a screen, and a shared logo and caption) and of issue 29 (blog
+ * collages: 2x2, 3x3, 1+2 and a strip of 3, cells cover-cropped or fitted, with or without a gutter).
  * False pairs: every copy against every other original, the originals among themselves, and every
  * two copies of different photographs made by the same edit (they share the frame, the page
  * chrome, the bezel or the logo: the shared content where false matches come from), and a fifth
@@ -27,6 +28,9 @@
  *     also runs lib/images/geometry.ts and its worker as they were at that revision (copied to
  *     outputs/), alternating with today's check image by image and pair by pair, so that both
  *     see the same load; every geometry figure is then given as "baseline → current".
+ *   GEOMETRY_EDITS=collage npm run bench -- geometry
+ *     only the edits whose name contains the text (the copies of the others are still made, so
+ *     that every copy is the same as in the whole run), and no veto table.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -37,7 +41,16 @@ import { computeFingerprints } from '../lib/images/fingerprint.js';
 import * as currentCheck from '../lib/images/geometry.js';
 import { similarity } from '../lib/images/phash.js';
 import { type Fingerprints, matchFingerprints } from '../lib/images/robust.js';
-import { collage, randomCrop, randomRotation, screenPhoto, screenshot } from '../test/helpers/geometry-transforms.js';
+import {
+  COLLAGE_LAYOUTS,
+  collage,
+  type GridCollageOptions,
+  gridCollage,
+  randomCrop,
+  randomRotation,
+  screenPhoto,
+  screenshot,
+} from '../test/helpers/geometry-transforms.js';
 import { seededRandom } from '../test/helpers/random.js';
 import { EVAL_SET_DIR, type EvalPhoto, FRESH_PHOTOS, FRESH_SET_DIR, SKIMAGE_PHOTOS, SKIMAGE_SET_DIR, TRANSFORMS, buildEvalSet } from './eval-set.js';
 import { hashMatchStands } from '../lib/matching/analysis.js';
@@ -101,6 +114,24 @@ const GENERATED: { edit: string; target: string; make: (photo: Buffer, others: B
     },
   },
 ];
+
+/**
+ * Blog collages (issue 29): every layout cover-cropped and fitted, each fit with and without a
+ * 12 px gutter over the layouts. Made with their own seeded generator, so that the edits above
+ * stay the copies they were.
+ */
+const GRID_COLLAGES: GridCollageOptions[] = [
+  { layout: '2x2', fit: 'cover', gutter: 0 },
+  { layout: '2x2', fit: 'contain', gutter: 12 },
+  { layout: '3x3', fit: 'cover', gutter: 12 },
+  { layout: '3x3', fit: 'contain', gutter: 0 },
+  { layout: '1+2', fit: 'cover', gutter: 0 },
+  { layout: '1+2', fit: 'contain', gutter: 12 },
+  { layout: 'strip of 3', fit: 'cover', gutter: 12 },
+  { layout: 'strip of 3', fit: 'contain', gutter: 0 },
+];
+const gridEdit = ({ layout, fit, gutter }: GridCollageOptions) =>
+  `${layout} collage, ${fit === 'cover' ? 'cover-cropped' : 'fitted'}, ${gutter === 0 ? 'no gutter' : `${gutter} px gutter`}`;
 
 const percent = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${((100 * part) / whole).toFixed(1)} %`);
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? NaN;
@@ -171,6 +202,8 @@ function sample<T>(pairs: T[], shared: (pair: T) => boolean, limit: number | nul
 export async function run(): Promise<BenchTable[]> {
   const falseLimit = process.env.GEOMETRY_FALSE_PAIRS === undefined ? null : Number(process.env.GEOMETRY_FALSE_PAIRS);
   if (falseLimit !== null && !(Number.isInteger(falseLimit) && falseLimit >= 0)) throw new Error('GEOMETRY_FALSE_PAIRS must be a whole number of pairs');
+  const onlyEdits = process.env.GEOMETRY_EDITS;
+  const wanted = (edit: string) => onlyEdits === undefined || edit.includes(onlyEdits);
   const checks: Check[] = [{ label: 'current', module: currentCheck }];
   if (process.env.GEOMETRY_BASELINE)
     checks.unshift({ label: `baseline ${process.env.GEOMETRY_BASELINE}`, module: await loadBaseline(process.env.GEOMETRY_BASELINE) });
@@ -212,9 +245,10 @@ export async function run(): Promise<BenchTable[]> {
   for (const [i, bytes] of originalBytes.entries()) originals.push(await describe(i, 'original', bytes));
 
   const random = seededRandom(14);
+  const gridRandom = seededRandom(29);
   const copies: Image[] = [];
   for (const [i, id] of ids.entries()) {
-    for (const edit of ON_DISK) copies.push(await describe(i, edit, readFileSync(path.join(photos[i].dir, 'variants', id, `${edit}.jpg`))));
+    for (const edit of ON_DISK.filter(wanted)) copies.push(await describe(i, edit, readFileSync(path.join(photos[i].dir, 'variants', id, `${edit}.jpg`))));
     // A collage's other tiles come from its own group, so that a hold-out's copies hold no tuned photograph.
     const { first, count } = groupOf(i);
     for (const { edit, make } of GENERATED) {
@@ -224,7 +258,17 @@ export async function run(): Promise<BenchTable[]> {
         fillers.map((k) => originalBytes[k]),
         random,
       );
-      copies.push(await describe(i, edit, bytes, edit.includes('collage') ? fillers : []));
+      if (wanted(edit)) copies.push(await describe(i, edit, bytes, edit.includes('collage') ? fillers : []));
+    }
+    for (const options of GRID_COLLAGES) {
+      const others = Array.from({ length: COLLAGE_LAYOUTS[options.layout].length - 1 }, (_, k) => first + ((i - first + (k + 1) * 5) % count));
+      const bytes = await gridCollage(
+        originalBytes[i],
+        others.map((k) => originalBytes[k]),
+        gridRandom,
+        options,
+      );
+      if (wanted(gridEdit(options))) copies.push(await describe(i, gridEdit(options), bytes, others));
     }
   }
   const verify = (k: number, a: Image, b: Image) => checks[k].module.verifyGeometry(a.features[k], b.features[k]);
@@ -245,7 +289,11 @@ export async function run(): Promise<BenchTable[]> {
     const found = matchFingerprints(a.fingerprints, b.fingerprints, THRESHOLD);
     return found !== null && hashMatchStands(found, THRESHOLD, verdict);
   };
-  const edits = [...ON_DISK.map((edit) => ({ edit, target: '-' })), ...GENERATED];
+  const edits = [
+    ...ON_DISK.map((edit) => ({ edit, target: '-' })),
+    ...GENERATED,
+    ...GRID_COLLAGES.map((options) => ({ edit: gridEdit(options), target: '95 %' })),
+  ].filter(({ edit }) => wanted(edit));
   const halves = [
     { label: 'tuning', keep: (photo: number) => groupOf(photo) === groups[0] && photo % 2 === 0 },
     { label: 'held-out', keep: (photo: number) => groupOf(photo) === groups[0] && photo % 2 === 1 },
@@ -284,7 +332,7 @@ export async function run(): Promise<BenchTable[]> {
   // the copies the region hashes alone find, and how many of them the veto would drop.
   const vetoRows: (string | number)[][] = [];
   const vetoed: string[] = [];
-  for (const { name } of TRANSFORMS) {
+  for (const { name } of onlyEdits === undefined ? TRANSFORMS : []) {
     const regionOnly: { photo: number; bytes: Buffer }[] = [];
     for (const [photo, { id, dir }] of photos.entries()) {
       const bytes = readFileSync(path.join(dir, 'variants', id, `${name}.jpg`));

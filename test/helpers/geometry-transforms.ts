@@ -74,6 +74,69 @@ export async function collage(photo: Buffer, others: Buffer[], random: Random): 
   );
 }
 
+/** Blog collage layouts (issue 29): cells as [left, top, width, height] in units of a 4:3 cell (500x375 px unless told). */
+export const COLLAGE_LAYOUTS = {
+  /** Two by two: the photograph a quarter of the collage. */
+  '2x2': [
+    [0, 0, 1, 1],
+    [1, 0, 1, 1],
+    [0, 1, 1, 1],
+    [1, 1, 1, 1],
+  ],
+  /** Three by three: a ninth. */
+  '3x3': Array.from({ length: 9 }, (_, i) => [i % 3, Math.floor(i / 3), 1, 1]),
+  /** One large cell beside two small ones stacked: two thirds, or a sixth. */
+  '1+2': [
+    [0, 0, 2, 2],
+    [2, 0, 1, 1],
+    [2, 1, 1, 1],
+  ],
+  /** A strip of three side by side: a third. */
+  'strip of 3': [
+    [0, 0, 1, 1],
+    [1, 0, 1, 1],
+    [2, 0, 1, 1],
+  ],
+} satisfies Record<string, number[][]>;
+export type CollageLayout = keyof typeof COLLAGE_LAYOUTS;
+
+export interface GridCollageOptions {
+  layout: CollageLayout;
+  /** Cover: the part outside the cell's shape cut away (most blogs); contain: the whole photograph fitted, on the background. */
+  fit: 'cover' | 'contain';
+  /** White space between and around the cells, in px (0: cells touch). */
+  gutter: number;
+  /** Width of one unit cell in px (its height is three quarters of it). */
+  cell?: number;
+  /** The cell the photo takes, by its place in the layout; random unless told. */
+  at?: number;
+}
+
+/**
+ * The photo in a random cell of a blog collage, the other cells filled with `others` (as many as
+ * the layout needs, reused in turn), each cell resized to its 4:3 shape by `fit`; JPEG quality 88.
+ */
+export async function gridCollage(
+  photo: Buffer,
+  others: Buffer[],
+  random: Random,
+  { layout, fit, gutter, cell = 500, at = -1 }: GridCollageOptions,
+): Promise<Buffer> {
+  const cells = COLLAGE_LAYOUTS[layout];
+  const [unitWidth, unitHeight] = [cell, Math.round((cell * 3) / 4)];
+  const [W, H] = [Math.max(...cells.map(([x, , w]) => x + w)) * unitWidth + gutter, Math.max(...cells.map(([, y, , h]) => y + h)) * unitHeight + gutter];
+  const photoCell = at >= 0 ? at : Math.floor(random() * cells.length);
+  const tiles = await Promise.all(
+    cells.map(async ([x, y, w, h], i) => {
+      const [width, height] = [w * unitWidth - gutter, h * unitHeight - gutter];
+      const source = i === photoCell ? photo : others[(i - (i > photoCell ? 1 : 0)) % others.length];
+      const input = await sharp(source).resize(width, height, { fit, background: '#ffffff' }).flatten({ background: '#ffffff' }).toBuffer();
+      return { input, left: x * unitWidth + gutter, top: y * unitHeight + gutter };
+    }),
+  );
+  return jpeg(sharp({ create: { width: W, height: H, channels: 3, background: '#ffffff' } }).composite(tiles), 88);
+}
+
 /** A web page screenshot: header bar, the photo as 25-50 % of the page, and a column of text. */
 export async function screenshot(photo: Buffer, random: Random): Promise<Buffer> {
   const [W, H] = [1280, 800];
