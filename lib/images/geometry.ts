@@ -32,6 +32,12 @@ export const QUERY_FEATURES = 2000;
  * inside a collage).
  */
 export const SPARSE_KEYPOINTS = 300;
+/**
+ * Longer side of a reference's second, coarser detection: a photograph in a ninth of a collage is
+ * about a third of the collage's FEATURE_MAX_SIDE there, and its keypoints find few counterparts
+ * among a full-size reference's (whose coarse pyramid levels hold few keypoints).
+ */
+export const COARSE_SIDE = 320;
 /** Lowe's ratio: a descriptor match counts only when clearly closer than the runner-up. */
 const RATIO = 0.8;
 /** RANSAC reprojection tolerance in pixels of the decoded (<= 640 px) image. */
@@ -46,10 +52,13 @@ export const GEOMETRY_THRESHOLDS = {
   /** RANSAC inliers a confirmed match needs. */
   minInliers: 20,
   /**
-   * Inliers over the keypoints inside the matched region, on the side where that share is lower.
+   * Inliers over the keypoints inside the matched region, on the side where that share is lower;
+   * where the region is at most smallPart of one image (a photograph in a collage's cell), on that
+   * image's side: the original's finer keypoints have no counterpart in the smaller copy.
    * A shared frame or app chrome matches at its own keypoints only, a small share of the region.
    */
   minInlierShare: 0.02,
+  smallPart: 1 / 3,
   /** Share of at least one image the matched region must cover: a shared logo covers little. */
   minCoverage: 0.2,
   /**
@@ -94,6 +103,12 @@ export interface GeometryFeatures extends KeypointSet {
    * the reference side of a check uses them; an image computed as a query only has none.
    */
   mirror: KeypointSet;
+  /**
+   * Keypoints of the image at COARSE_SIDE px, points in pixels of the decoded image: the last
+   * try for a small part of a collage. Only the reference side of a check uses them; empty for a
+   * query, or an image not much larger than COARSE_SIDE.
+   */
+  coarse: KeypointSet;
   /** A grey copy of at most THUMBNAIL_SIDE px on its longer side, for the pixel agreement check. */
   thumbnail: { width: number; height: number; pixels: Uint8Array };
 }
@@ -203,6 +218,7 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number,
     .extractChannel(0)
     .raw()
     .toBuffer();
+  const coarse = mirror ? await coarseKeypoints(decoded.data, width, height) : { points: new Float32Array(0), descriptors: new Uint8Array(0) };
   const pixels = new Uint8Array(decoded.data.subarray(0, width * height));
   const answer = await call({ op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror }, [
     pixels.buffer,
@@ -213,8 +229,40 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number,
     points: answer.points as Float32Array,
     descriptors: answer.descriptors as Uint8Array,
     mirror: { points: answer.mirrorPoints as Float32Array, descriptors: answer.mirrorDescriptors as Uint8Array },
+    coarse,
     thumbnail: { width: thumbWidth, height: thumbHeight, pixels: new Uint8Array(thumbnail.subarray(0, thumbWidth * thumbHeight)) },
   };
+}
+
+/** The keypoints of the grey raster shrunk to COARSE_SIDE, brought back to its own pixels (none when it is small already). */
+async function coarseKeypoints(grey: Buffer, width: number, height: number): Promise<KeypointSet> {
+  const scale = COARSE_SIDE / Math.max(width, height);
+  if (scale > 2 / 3) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+  const [small, info] = await sharp(grey, { raw: { width, height, channels: 1 } })
+    .resize(Math.round(width * scale), Math.round(height * scale), { fit: 'fill' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer({ resolveWithObject: true })
+    .then(({ data, info }) => [new Uint8Array(data.subarray(0, info.width * info.height)), info] as const);
+  const answer = await call(
+    {
+      op: 'features',
+      width: info.width,
+      height: info.height,
+      pixels: small,
+      maxFeatures: MAX_FEATURES,
+      strongest: MAX_FEATURES,
+      sparse: SPARSE_KEYPOINTS,
+      mirror: false,
+    },
+    [small.buffer],
+  );
+  const points = answer.points as Float32Array;
+  for (let i = 0; i < points.length; i += 2) {
+    points[i] = ((points[i] + 0.5) * width) / info.width - 0.5;
+    points[i + 1] = ((points[i + 1] + 0.5) * height) / info.height - 0.5;
+  }
+  return { points, descriptors: answer.descriptors as Uint8Array };
 }
 
 const project = (h: number[], x: number, y: number): [number, number] => {
@@ -253,9 +301,9 @@ function convex(quad: [number, number][]): boolean {
   return true;
 }
 
-/** Clips the quadrilateral to the image (Sutherland-Hodgman against its four sides). */
-function clip(polygon: [number, number][], width: number, height: number): [number, number][] {
-  const edges: [(p: [number, number]) => number][] = [[(p) => p[0]], [(p) => width - p[0]], [(p) => p[1]], [(p) => height - p[1]]];
+/** Clips the polygon to the rectangle from (left, top) to (right, bottom), by default the image (Sutherland-Hodgman against its four sides). */
+function clip(polygon: [number, number][], right: number, bottom: number, left = 0, top = 0): [number, number][] {
+  const edges: [(p: [number, number]) => number][] = [[(p) => p[0] - left], [(p) => right - p[0]], [(p) => p[1] - top], [(p) => bottom - p[1]]];
   let out = polygon;
   for (const [inside] of edges) {
     const input = out;
@@ -409,12 +457,35 @@ interface Fit {
 }
 
 /**
+ * The part of regionA that the fit's inliers span (their bounding box in `a`), and the same part of
+ * `b` through the transform; null when it has no area. A photograph cover-cropped into a collage's
+ * cell shows only the cell's shape of itself, and its inliers lie in that cell.
+ */
+function inlierSpan(fit: Fit, aSet: KeypointSet, regionA: [number, number][], toB: number[], b: GeometryFeatures) {
+  const [xs, ys] = [[] as number[], [] as number[]];
+  for (let i = 0; i < fit.pairs.length; i += 2) {
+    xs.push(aSet.points[2 * fit.pairs[i]]);
+    ys.push(aSet.points[2 * fit.pairs[i] + 1]);
+  }
+  const spanA = clip(regionA, Math.max(...xs), Math.max(...ys), Math.min(...xs), Math.min(...ys));
+  if (spanA.length < 3) return null;
+  return {
+    regionA: spanA,
+    regionB: clip(
+      spanA.map(([x, y]) => project(toB, x, y)),
+      b.width,
+      b.height,
+    ),
+  };
+}
+
+/**
  * The region of each image that the other one covers, clipped to the image, and the checks that
  * turn a RANSAC fit into a decision. `aSet` and `bSet` are the keypoint sets that were matched.
  */
 function decide(fit: Fit, a: GeometryFeatures, aSet: KeypointSet, b: GeometryFeatures, bSet: KeypointSet, mirrored: boolean): ConfirmedGeometry | Refusal {
   const inliers = fit.pairs.length / 2;
-  const { minInliers, minInlierShare, minCoverage, minCellCorrelation, maxShareOffBrightness, patchBrightnessTolerance } = GEOMETRY_THRESHOLDS;
+  const { minInliers, smallPart, minInlierShare, minCoverage, minCellCorrelation, maxShareOffBrightness, patchBrightnessTolerance } = GEOMETRY_THRESHOLDS;
   if (!fit.transform || inliers < minInliers)
     return { confirmed: false, inliers, reason: `${inliers} keypoint pairs agree on one transform, ${minInliers} needed` };
   const toB = fit.transform;
@@ -440,7 +511,10 @@ function decide(fit: Fit, a: GeometryFeatures, aSet: KeypointSet, b: GeometryFea
       reason: `the matched region covers at most ${Math.round(100 * Math.max(coverageA, coverageB))} % of either image, ${100 * minCoverage} % needed`,
     };
   }
-  const inlierShare = Math.min(inliers / Math.max(1, pointsInside(aSet.points, regionA)), inliers / Math.max(1, pointsInside(bSet.points, regionB)));
+  const [shareA, shareB] = [inliers / Math.max(1, pointsInside(aSet.points, regionA)), inliers / Math.max(1, pointsInside(bSet.points, regionB))];
+  // A photograph in a collage's cell is seen smaller there: only the collage's side says how much of the region agrees.
+  const part = Math.min(coverageA, coverageB) <= smallPart;
+  const inlierShare = part ? (coverageA < coverageB ? shareA : shareB) : Math.min(shareA, shareB);
   if (inlierShare < minInlierShare) {
     return {
       confirmed: false,
@@ -448,7 +522,19 @@ function decide(fit: Fit, a: GeometryFeatures, aSet: KeypointSet, b: GeometryFea
       reason: `${inliers} of the keypoints in the matched region agree (${Math.round(100 * inlierShare)} %), ${100 * minInlierShare} % needed`,
     };
   }
-  const { correlation, offBrightness } = cellAgreement(a, b, toB, regionA);
+  let { correlation, offBrightness } = cellAgreement(a, b, toB, regionA);
+  let [shownA, shownB, shownCoverageA, shownCoverageB] = [regionA, regionB, coverageA, coverageB];
+  if (correlation < minCellCorrelation || offBrightness > maxShareOffBrightness) {
+    // A photograph cover-cropped into a collage's cell: the fit brings the whole original's outline
+    // over the neighbouring cells, whose pixels cannot agree. Compared again where its inliers lie.
+    const span = inlierSpan(fit, aSet, regionA, toB, b);
+    const spanCoverage = span ? [Math.abs(area(span.regionA)) / (a.width * a.height), Math.abs(area(span.regionB)) / (b.width * b.height)] : [0, 0];
+    const narrowed = span && Math.max(...spanCoverage) >= minCoverage ? cellAgreement(a, b, toB, span.regionA) : null;
+    if (span && narrowed && narrowed.correlation >= minCellCorrelation && narrowed.offBrightness <= maxShareOffBrightness) {
+      ({ correlation, offBrightness } = narrowed);
+      [shownA, shownB, shownCoverageA, shownCoverageB] = [span.regionA, span.regionB, spanCoverage[0], spanCoverage[1]];
+    }
+  }
   if (correlation < minCellCorrelation) {
     return {
       confirmed: false,
@@ -470,10 +556,10 @@ function decide(fit: Fit, a: GeometryFeatures, aSet: KeypointSet, b: GeometryFea
     inliers,
     inlierShare,
     mirrored,
-    regionA: fraction(regionA, a.width, a.height),
-    regionB: fraction(regionB, b.width, b.height),
-    coverageA,
-    coverageB,
+    regionA: fraction(shownA, a.width, a.height),
+    regionB: fraction(shownB, b.width, b.height),
+    coverageA: shownCoverageA,
+    coverageB: shownCoverageB,
     correlation,
   };
 }
@@ -558,6 +644,11 @@ export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): 
       const confirmed = await attempt(aSet, bSet, retry.mirrored);
       if (confirmed) return confirmed;
     }
+  }
+  // Last, the reference at COARSE_SIDE: the query may hold it small (a cell of a 3x3 collage).
+  if (b.coarse.points.length > 0) {
+    const confirmed = await attempt(a, b.coarse, false);
+    if (confirmed) return confirmed;
   }
   const best = refused as Refusal | null;
   const textured = (features: GeometryFeatures) => features.points.length / 2 >= SPARSE_KEYPOINTS;
