@@ -10,7 +10,7 @@ import { handleImageRequest } from '../../image-service.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { copyFixture, fixturePath } from '../helpers/fixtures.js';
-import { screenshot } from '../helpers/geometry-transforms.js';
+import { gridCollage, screenshot } from '../helpers/geometry-transforms.js';
 import { seededRandom } from '../helpers/random.js';
 
 /**
@@ -98,6 +98,43 @@ describe('geometric verification of web candidates', () => {
     // The same picture as it stands is decided by the pHash; there is no region to draw.
     expect(evidence('/same.jpg')).toMatchObject({ group: 'web_match', match_transform: 'identity', match_inliers: null, match_region: null });
   });
+});
+
+describe('geometric verification of collage candidates (issue 29)', () => {
+  it('confirms the submission in a cell of a blog collage; a 10,000 px collage fails on the pixel limit and one of 50 tiles is refused, and the rest stands', async () => {
+    const photo = await chelsea().png().toBuffer();
+    const others = await Promise.all(['coffee.png', 'astronaut.png', 'camera.png'].map((name) => sharp(fixturePath(name)).removeAlpha().png().toBuffer()));
+    const grid = await gridCollage(photo, others, seededRandom(1), { layout: '2x2', fit: 'cover', gutter: 0 });
+    const huge = await sharp(grid)
+      .resize(10_000, 7500, { kernel: 'nearest' })
+      .extend({ top: 1250, bottom: 1250, background: '#ffffff' })
+      .jpeg({ quality: 88 })
+      .toBuffer();
+    const tiles = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => ({
+        input: await sharp(i === 23 ? photo : others[i % 3])
+          .resize(200, 150, { fit: 'cover' })
+          .toBuffer(),
+        left: (i % 10) * 200,
+        top: Math.floor(i / 10) * 150,
+      })),
+    );
+    const fifty = await sharp({ create: { width: 2000, height: 750, channels: 3, background: '#ffffff' } })
+      .composite(tiles)
+      .jpeg({ quality: 88 })
+      .toBuffer();
+    const evidence = await enrichChelsea({ '/blog.jpg': grid, '/huge.jpg': huge, '/fifty.jpg': fifty });
+
+    const blog = evidence('/blog.jpg');
+    expect(blog).toMatchObject({ group: 'web_match', matched: true, match_transform: 'geometric' });
+    // The region drawn on the collage is the photograph's cell, not the neighbours the cover crop cut it from.
+    expect(blog.match_region!.candidate.coverage).toBeLessThan(0.3);
+    expect(evidence('/huge.jpg')).toMatchObject({
+      matched: false,
+      error: { code: 'not_an_image', message: expect.stringMatching(/100000000 pixels, more than the limit/) },
+    });
+    expect(evidence('/fifty.jpg')).toMatchObject({ group: 'web_related', matched: false, match_transform: null, error: null });
+  }, 60_000);
 });
 
 describe('geometric verification of internal candidates near the threshold', () => {
