@@ -2,7 +2,7 @@
 // The console's static files travel inside the bundle as `virtual:console-assets`, the names of the
 // database migrations as `virtual:migrations` (the Worker checks D1 holds them all before it serves);
 // node:* modules are left to workerd's Node compatibility (nodejs_compat).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -30,11 +30,15 @@ const virtualModules: Plugin = {
   },
 };
 
-/** Builds the bundle; returns its path. */
+/**
+ * Builds the bundle; returns its path. Written aside and renamed into place, so a workerd starting
+ * meanwhile (another test or bench building the same bundle) never reads half a file.
+ */
 export async function buildWorker(outfile = join(root, 'dist', 'worker.js')): Promise<string> {
+  const aside = `${outfile}.${process.pid}.tmp`;
   await build({
     entryPoints: [join(root, 'worker.ts')],
-    outfile,
+    outfile: aside,
     bundle: true,
     format: 'esm',
     platform: 'neutral',
@@ -45,6 +49,7 @@ export async function buildWorker(outfile = join(root, 'dist', 'worker.js')): Pr
     plugins: [virtualModules],
     logLevel: 'warning',
   });
+  renameSync(aside, outfile);
   return outfile;
 }
 
