@@ -85,11 +85,11 @@ const PEOPLE_SIDE = 224;
 // objects, the cat of chelsea.png at 0.45) 0.3 gave 10 person boxes, 0.5 gives 2.
 const PERSON_SCORE = 0.5;
 // A weaker candidate is reported as a person when a face was found where its head would be, at
-// least this share of its box's width: on the tuning sets, 70 of the 76 labelled faces of 24 px or
-// more then lie in a person box (58 from 0.5 alone; 0.3 of the width 68) and 35 of 95 pasted head
-// and shoulders (3), with 4 person boxes on the pictures of no one (3: a false face on an object
-// brings its candidate along). A face vouches for one candidate only: the weaker peaks around a
-// person already found gave 2 more boxes on the tuning photographs, none of them a person of its own.
+// least this share of its box's width (decisions/0037): on the tuning sets 61 of the 76 labelled
+// faces of 24 px or more then have a person box of their own (52 from 0.5 alone) and 35 of 95
+// pasted head and shoulders (3), with 4 person boxes on the pictures of no one (3: a false face on
+// an object brings its candidate along). A face vouches for one candidate only: the weaker peaks
+// around a person already found gave 2 more boxes on the tuning photographs, none a person of its own.
 const FACE_SHARE_OF_PERSON = 0.2;
 // Weaker person candidates are not reported, but their head regions are still searched for a face:
 // a small person in a group photograph often scores low while its face is plain to see up close
