@@ -21,7 +21,8 @@ import type { ImageService } from './lib/ports.js';
 const MAX_IMAGE_BYTES = 64 * 1024 * 1024;
 
 const encodedImage = z.string().max(Math.ceil((MAX_IMAGE_BYTES * 4) / 3) + 4);
-const GeometryRequest = z.object({ query: encodedImage, reference: encodedImage });
+/** `edit`: the region hashes' name for how the query relates to the reference (`hflip+crop`: a few words). */
+const GeometryRequest = z.object({ query: encodedImage, reference: encodedImage, edit: z.string().max(40).optional() });
 const CropRequest = z.object({
   image: encodedImage,
   faces: z.array(z.object({ box: z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() }), score: z.number() })).max(100),
@@ -75,8 +76,8 @@ export async function handleImageRequest(request: Request, images: ImageService)
       }
       case 'match-geometry': {
         const parsed = jsonBody(GeometryRequest, body);
-        if (!parsed) return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64}');
-        return Response.json(await images.matchGeometry(Buffer.from(parsed.query, 'base64'), Buffer.from(parsed.reference, 'base64')));
+        if (!parsed) return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64, edit?: string}');
+        return Response.json(await images.matchGeometry(Buffer.from(parsed.query, 'base64'), Buffer.from(parsed.reference, 'base64'), parsed.edit));
       }
     }
   } catch (error) {

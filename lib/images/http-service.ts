@@ -57,10 +57,10 @@ export function httpImageService(fetcher: Fetcher): ImageService {
       const crops = (await response.json()) as ({ face: Face; ok: true; bytes: string } | { face: Face; ok: false; error: string })[];
       return crops.map((c): FaceCrop => (c.ok ? { ...c, bytes: fromBase64(c.bytes) } : c));
     },
-    async matchGeometry(query, reference) {
+    async matchGeometry(query, reference, edit) {
       const response = await call(
         'match-geometry',
-        JSON.stringify({ query: query.toString('base64'), reference: reference.toString('base64') }),
+        JSON.stringify({ query: query.toString('base64'), reference: reference.toString('base64'), edit }),
         'application/json',
       );
       return (await response.json()) as GeometryResult;

@@ -5,6 +5,7 @@ import { deriveImage } from './derived.js';
 import { readJpeg } from './jpeg-dc-pool.js';
 import { createDetector, cropFaces } from './faces.js';
 import { computeFingerprints } from './fingerprint.js';
+import { confirmEdit, greyCopy, parseEdit, type Grey } from './edit-check.js';
 import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type GeometryResult } from './geometry.js';
 import { settle } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
@@ -18,6 +19,7 @@ import type { ImageService } from '../ports.js';
 export function localImageService(maxPixels: number): ImageService {
   const detector = createDetector({ maxPixels });
   const features = keptFeatures(maxPixels);
+  const greys = keptGreys(maxPixels);
   const verdicts = new Map<string, Promise<GeometryResult>>();
   return {
     async analyse(bytes) {
@@ -35,16 +37,18 @@ export function localImageService(maxPixels: number): ImageService {
     probe: (bytes) => probeImage(bytes, maxPixels),
     derive: (bytes) => deriveImage(bytes, maxPixels),
     cropFaces: (bytes, found) => cropFaces(bytes, found, maxPixels),
-    matchGeometry(query, reference) {
+    matchGeometry(query, reference, edit) {
       const [queryKey, referenceKey] = [contentKey(query), contentKey(reference)];
-      const pair = `${queryKey} ${referenceKey}`;
+      const pair = `${queryKey} ${referenceKey} ${edit ?? ''}`;
       const found = verdicts.get(pair);
       if (found) {
         verdicts.delete(pair);
         verdicts.set(pair, found);
         return found;
       }
-      const verdict = (async () => verifyGeometry(await features(query, false, queryKey), await features(reference, true, referenceKey)))();
+      const byPixels = async () => (edit && parseEdit(edit) ? confirmEdit(await greys(query, queryKey), await greys(reference, referenceKey), edit) : null);
+      const verdict = (async () =>
+        (await byPixels()) ?? verifyGeometry(await features(query, false, queryKey), await features(reference, true, referenceKey)))();
       // A failed check is not kept: the next call tries again.
       verdict.catch(() => verdicts.get(pair) === verdict && verdicts.delete(pair));
       verdicts.set(pair, verdict);
@@ -93,5 +97,23 @@ function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean, key: 
     kept.set(key, entry);
     if (kept.size > KEPT_FEATURES) kept.delete(kept.keys().next().value!);
     return features;
+  };
+}
+
+/**
+ * Grey copies of the last KEPT_GREYS images (25 KB each) for the pixel check of an edit the region
+ * hashes named (edit-check.ts): a picture with several edited copies is checked against each.
+ */
+const KEPT_GREYS = 256;
+
+function keptGreys(maxPixels: number): (bytes: Buffer, key: string) => Promise<Grey> {
+  const kept = new Map<string, Promise<Grey>>();
+  return (bytes, key) => {
+    const found = kept.get(key) ?? greyCopy(bytes, maxPixels);
+    kept.delete(key);
+    kept.set(key, found);
+    found.catch(() => kept.get(key) === found && kept.delete(key));
+    if (kept.size > KEPT_GREYS) kept.delete(kept.keys().next().value!);
+    return found;
   };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isStorageFull } from '../http/errors.js';
 import { ImageRejected } from '../images/rejected.js';
-import { RobustIndex, SlotQuery, matchPair, type Fingerprints } from '../images/robust.js';
+import { RobustIndex, SlotQuery, matchPair, type FingerprintMatch, type Fingerprints } from '../images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
 import type { ConfirmedGeometry, GeometryResult } from '../images/geometry.js';
 import { geometricMatch, matchRegionFields, referenceEvidenceStatements, replaceRightsEvidence, type MatchFields, type NewEvidence } from '../repo/evidence.js';
@@ -189,9 +189,15 @@ const NEAR_THRESHOLD = 0.1;
  * cannot run. A failure of the check itself (not of the images, which their fingerprints already
  * accepted) is logged with `context` and leaves the hash verdict.
  */
-export async function checkGeometry(env: Env, query: Buffer, reference: Buffer, context: Record<string, unknown>): Promise<GeometryResult | null> {
+export async function checkGeometry(
+  env: Env,
+  query: Buffer,
+  reference: Buffer,
+  context: Record<string, unknown>,
+  edit?: string,
+): Promise<GeometryResult | null> {
   try {
-    return await env.images.matchGeometry(query, reference);
+    return await env.images.matchGeometry(query, reference, edit);
   } catch (error) {
     env.log.warn('geometric check failed', { ...context, error: error instanceof Error ? error.message : String(error) });
     return null;
@@ -225,14 +231,17 @@ type CheckedPair = { geometry: GeometryResult | null; reference: string };
 /**
  * The geometric check of a pair, always in the same direction whichever side is being compared: the
  * side with the smaller SHA-256 is the query, so the same two pictures get the same check under
- * any names and in any order. Null when a file is gone or no longer holds the bytes the pair was
- * found for (its reload will compare it again).
+ * any names and in any order. `edits`, the hash match with x and with y as the query, tell the
+ * check which edit the pixels may confirm without keypoints. Null when a file is gone or no longer
+ * holds the bytes the pair was found for (its reload will compare it again).
  */
-async function checkPair(env: Env, x: PairSide, y: PairSide): Promise<CheckedPair | null> {
-  const [query, reference] = (x.sha256 ?? '') <= (y.sha256 ?? '') ? [x, y] : [y, x];
+async function checkPair(env: Env, x: PairSide, y: PairSide, edits?: [FingerprintMatch, FingerprintMatch]): Promise<CheckedPair | null> {
+  const xFirst = (x.sha256 ?? '') <= (y.sha256 ?? '');
+  const [query, reference] = xFirst ? [x, y] : [y, x];
   const [queryBytes, referenceBytes] = await Promise.all([env.blobs.get(submissionKey(query.file)), env.blobs.get(submissionKey(reference.file))]);
   if (!queryBytes || !referenceBytes || sha256Hex(queryBytes) !== query.sha256 || sha256Hex(referenceBytes) !== reference.sha256) return null;
-  const geometry = await checkGeometry(env, queryBytes, referenceBytes, { submission: reference.id, other: query.id });
+  const edit = edits?.[xFirst ? 0 : 1].transform;
+  const geometry = await checkGeometry(env, queryBytes, referenceBytes, { submission: reference.id, other: query.id }, edit);
   return { geometry, reference: reference.id };
 }
 
@@ -289,7 +298,7 @@ async function judgePair(env: Env, x: JudgedSide, y: JudgedSide, threshold: numb
   const near = !hashed.seen && hashed.plainSimilarity >= threshold - NEAR_THRESHOLD - 1e-9;
   if (!hashed.seen && !near) return null;
   const needsCheck = near || hashed.plainSimilarity < threshold;
-  const checked = needsCheck ? await checkPair(env, a, b) : null;
+  const checked = needsCheck ? await checkPair(env, a, b, hashed.seen ?? undefined) : null;
   if (needsCheck && (!checked || (near && !checked.geometry))) return null;
   const pair = { a: a.id, b: b.id, a_sha256: a.sha256, b_sha256: b.sha256, threshold, similarity: hashed.plainSimilarity };
   const unmatched = { ...pair, matched: false, a_view: null, b_view: null };

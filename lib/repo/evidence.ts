@@ -25,10 +25,10 @@ export function geometricMatch(confirmed: ConfirmedGeometry): MatchFields {
 /** How a copy matched, as evidence stores it. */
 export type MatchFields = Pick<NewEvidence, 'match_transform' | 'match_similarity' | 'match_inliers' | 'match_region'>;
 
-/** Where each image shows the other, from the same geometric check. */
+/** Where each image shows the other, from the same geometric check (no inlier count when the pixels alone confirmed the hashes' edit). */
 export function matchRegionFields(confirmed: ConfirmedGeometry): Pick<MatchFields, 'match_inliers' | 'match_region'> {
   return {
-    match_inliers: confirmed.inliers,
+    match_inliers: confirmed.inliers > 0 ? confirmed.inliers : null,
     match_region: {
       submission: { quad: confirmed.regionB, coverage: confirmed.coverageB },
       candidate: { quad: confirmed.regionA, coverage: confirmed.coverageA },

@@ -1,0 +1,289 @@
+import sharp from 'sharp';
+import { decodeFailure, decodeOptions } from './decode.js';
+import { GEOMETRY_THRESHOLDS, type ConfirmedGeometry } from './geometry.js';
+
+/**
+ * The pixel rules of the geometric check applied to an edit the region hashes already name, without
+ * keypoints: a mirror, a crop of up to a quarter, a change of brightness or of size. The hashes say
+ * how the query relates to the reference (`hflip`, `crop`, `hflip+crop`, `identity`); the two images
+ * are decoded to small grey copies, a crop's scale and place are found by a search over them, and
+ * the pixels must agree there as the geometric check asks of a fit (lib/images/geometry.ts). A pair
+ * that passes needs no keypoints (about 100 ms an image) nor a fit; one that does not goes to the
+ * geometric check, so this can only confirm what the check would have looked at, never refuse.
+ */
+
+/** Longer side of the grey copies compared: the geometric check's pixel copies are as large. */
+const PIXEL_SIDE = 160;
+/** Side of the grid of cells whose correlations must all pass (the check's 3x3) and of the brightness patches (6x6). */
+const CELLS = 3;
+const PATCHES = 6;
+const SAMPLES = 30;
+/** Grey-level standard deviation under which a cell is flat: it says nothing. */
+const FLAT_CELL = 6;
+/**
+ * Cells with texture a confirmation needs, the centre one among them: twice what the geometric
+ * check asks, since nothing else (no keypoints) speaks for the pair. Two different pale pictures
+ * turned by the same angle agree in every cell their canvas reaches (correlation 0.99: the canvas's
+ * edge is all the texture there), and no turn's canvas reaches the centre: there the pictures
+ * themselves must agree, or the geometric check decides.
+ */
+const MIN_TEXTURED_CELLS = 6;
+const CENTRE_CELL = 4;
+/** The share of the other image's width a crop may keep: the region hashes' windows cut at most 10 % per side. */
+const MIN_CROP = 0.76;
+/** Whole images must have about the same shape; a crop keeps its original's within this. */
+const ASPECT_TOLERANCE = 0.04;
+
+/** A small grey copy of an image, as the check compares it (greyCopy). */
+export interface Grey {
+  width: number;
+  height: number;
+  pixels: Uint8Array;
+}
+
+/** x_b = scale * x_a' + dx, y_b = scale * y_a + dy, where x_a' is x_a mirrored when `mirrored`. */
+interface Placement {
+  scale: number;
+  dx: number;
+  dy: number;
+}
+
+/** The image decoded to a grey copy of at most PIXEL_SIDE px; `ImageRejected` when it is not one. */
+export async function greyCopy(bytes: Buffer, maxPixels: number): Promise<Grey> {
+  try {
+    const { data, info } = await sharp(bytes, decodeOptions(maxPixels))
+      .resize(PIXEL_SIDE, PIXEL_SIDE, { fit: 'inside', withoutEnlargement: true })
+      .flatten({ background: '#ffffff' })
+      .greyscale()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return { width: info.width, height: info.height, pixels: new Uint8Array(data.subarray(0, info.width * info.height)) };
+  } catch (error) {
+    throw decodeFailure(error);
+  }
+}
+
+/** Grey level at (x, y), bilinear; NaN outside. */
+function tap(grey: Grey, x: number, y: number): number {
+  const tx = x - 0.5;
+  const ty = y - 0.5;
+  if (!(tx >= 0 && ty >= 0 && tx <= grey.width - 1 && ty <= grey.height - 1)) return NaN;
+  const x0 = Math.floor(tx);
+  const y0 = Math.floor(ty);
+  const x1 = Math.min(x0 + 1, grey.width - 1);
+  const y1 = Math.min(y0 + 1, grey.height - 1);
+  const fx = tx - x0;
+  const fy = ty - y0;
+  const p = grey.pixels;
+  const w = grey.width;
+  return (p[y0 * w + x0] * (1 - fx) + p[y0 * w + x1] * fx) * (1 - fy) + (p[y1 * w + x0] * (1 - fx) + p[y1 * w + x1] * fx) * fy;
+}
+
+/** The image mirrored left to right: a mirror image is compared as the picture it shows. */
+function mirror(grey: Grey): Grey {
+  const pixels = new Uint8Array(grey.pixels.length);
+  for (let y = 0; y < grey.height; y++) for (let x = 0; x < grey.width; x++) pixels[y * grey.width + x] = grey.pixels[y * grey.width + grey.width - 1 - x];
+  return { ...grey, pixels };
+}
+
+/**
+ * Pairs of grey levels sampled on a side x side grid over the part of `a` that the placement puts
+ * inside `b`, with the grid cell each falls in.
+ */
+function samples(a: Grey, b: Grey, place: Placement, side: number): { fromA: number[]; fromB: number[]; at: number[] } {
+  const [left, top] = [Math.max(0, -place.dx / place.scale), Math.max(0, -place.dy / place.scale)];
+  const [right, bottom] = [Math.min(a.width, (b.width - place.dx) / place.scale), Math.min(a.height, (b.height - place.dy) / place.scale)];
+  const [fromA, fromB, at] = [[] as number[], [] as number[], [] as number[]];
+  if (!(right > left && bottom > top)) return { fromA, fromB, at };
+  for (let row = 0; row < side; row++) {
+    for (let col = 0; col < side; col++) {
+      const x = left + ((col + 0.5) / side) * (right - left);
+      const y = top + ((row + 0.5) / side) * (bottom - top);
+      const [va, vb] = [tap(a, x, y), tap(b, place.scale * x + place.dx, place.scale * y + place.dy)];
+      if (Number.isNaN(va) || Number.isNaN(vb)) continue;
+      fromA.push(va);
+      fromB.push(vb);
+      at.push(row * side + col);
+    }
+  }
+  return { fromA, fromB, at };
+}
+
+function correlation(x: number[], y: number[]): { r: number; deviation: number } {
+  const n = x.length;
+  if (n < 2) return { r: 0, deviation: 0 };
+  let [mx, my] = [0, 0];
+  for (let i = 0; i < n; i++) [mx, my] = [mx + x[i], my + y[i]];
+  [mx, my] = [mx / n, my / n];
+  let [sxy, sxx, syy] = [0, 0, 0];
+  for (let i = 0; i < n; i++) {
+    const [dx, dy] = [x[i] - mx, y[i] - my];
+    sxy += dx * dy;
+    sxx += dx * dx;
+    syy += dy * dy;
+  }
+  return { r: sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0, deviation: Math.sqrt(sxx / n) };
+}
+
+/**
+ * Where `small` (a crop) lies inside `big`: the placement (small's pixels to big's) whose grid of
+ * samples over all of `small` correlates best with `big` there. A coarse search over the share of
+ * `big` it covers and its offset (steps of 4 %, 8x8 samples), then finer ones around the best few
+ * (2 %, 1 %, then 0.5 %, 12x12 samples); the small side's samples are read once per grid.
+ */
+function placeInside(small: Grey, big: Grey): { place: Placement; value: number } {
+  const scorer = (side: number) => {
+    const [xs, ys, values] = [new Float64Array(side * side), new Float64Array(side * side), new Float64Array(side * side)];
+    let mean = 0;
+    for (let i = 0; i < side * side; i++) {
+      xs[i] = ((i % side) + 0.5) * (small.width / side);
+      ys[i] = (Math.floor(i / side) + 0.5) * (small.height / side);
+      values[i] = tap(small, xs[i], ys[i]);
+      mean += values[i] / (side * side);
+    }
+    let spread = 0;
+    for (let i = 0; i < values.length; i++) {
+      values[i] -= mean;
+      spread += values[i] * values[i];
+    }
+    return (place: Placement) => {
+      let [sum, sumSquares, cross] = [0, 0, 0];
+      for (let i = 0; i < values.length; i++) {
+        const v = tap(big, place.scale * xs[i] + place.dx, place.scale * ys[i] + place.dy);
+        if (Number.isNaN(v)) return -1;
+        sum += v;
+        sumSquares += v * v;
+        cross += v * values[i];
+      }
+      const variance = sumSquares - (sum * sum) / values.length;
+      return spread > 0 && variance > 0 ? cross / Math.sqrt(spread * variance) : -1;
+    };
+  };
+  const coarse = scorer(8);
+  const candidates: { place: Placement; value: number }[] = [];
+  for (let share = MIN_CROP; share <= 1 + 1e-9; share += 0.04) {
+    const scale = (share * big.width) / small.width;
+    const [spanX, spanY] = [big.width - scale * small.width, big.height - scale * small.height];
+    const step = 0.04 * big.width;
+    for (let dx = 0; dx <= spanX + step / 2; dx += step) {
+      for (let dy = 0; dy <= spanY + step / 2; dy += step) {
+        const place = { scale, dx: Math.min(dx, Math.max(0, spanX)), dy: Math.min(dy, Math.max(0, spanY)) };
+        candidates.push({ place, value: coarse(place) });
+      }
+    }
+  }
+  const fine = scorer(12);
+  // Each step's 3x3x3 neighbourhood of scale and offset, halving the step: 2 %, 1 %, 0.5 %.
+  const refine = (start: Placement) => {
+    let best = { place: start, value: fine(start) };
+    for (const step of [0.02, 0.01, 0.005]) {
+      const around = best.place;
+      for (const f of [-1, 0, 1]) {
+        for (const ox of [-1, 0, 1]) {
+          for (const oy of [-1, 0, 1]) {
+            const place = { scale: around.scale * (1 + f * step), dx: around.dx + ox * step * big.width, dy: around.dy + oy * step * big.width };
+            const value = fine(place);
+            if (value > best.value) best = { place, value };
+          }
+        }
+      }
+    }
+    return best;
+  };
+  const leads = candidates.sort((x, y) => y.value - x.value).slice(0, REFINED);
+  return leads.map(({ place }) => refine(place)).reduce((x, y) => (y.value > x.value ? y : x));
+}
+
+/** Coarse placements refined: the best few, since a coarse grid can rank a near miss first. */
+const REFINED = 3;
+
+/** A crop's placement of `a` in `b`: `a` a crop of `b`, or `b` one of `a` (then turned round). */
+function findCrop(a: Grey, b: Grey): Placement {
+  const inside = placeInside(a, b);
+  const around = placeInside(b, a);
+  if (inside.value >= around.value) return inside.place;
+  const { scale, dx, dy } = around.place;
+  return { scale: 1 / scale, dx: -dx / scale, dy: -dy / scale };
+}
+
+/** The pixel rules over the placement: every textured cell correlates, and the brightness follows one line. */
+function pixelsAgree(a: Grey, b: Grey, place: Placement): number | null {
+  const { fromA, fromB, at } = samples(a, b, place, SAMPLES);
+  const group = (per: number) => {
+    const groups = Array.from({ length: per * per }, () => ({ a: [] as number[], b: [] as number[] }));
+    at.forEach((index, i) => {
+      const [row, col] = [Math.floor(index / SAMPLES), index % SAMPLES];
+      const g = groups[Math.floor((row * per) / SAMPLES) * per + Math.floor((col * per) / SAMPLES)];
+      g.a.push(fromA[i]);
+      g.b.push(fromB[i]);
+    });
+    return groups;
+  };
+  const cells = group(CELLS)
+    .map((cell, index) => ({ index, ...(cell.a.length >= 30 ? correlation(cell.a, cell.b) : { r: 0, deviation: 0 }) }))
+    .filter(({ deviation }) => deviation >= FLAT_CELL);
+  if (cells.length < MIN_TEXTURED_CELLS || !cells.some(({ index }) => index === CENTRE_CELL)) return null;
+  const weakest = Math.min(...cells.map(({ r }) => r));
+  if (weakest < GEOMETRY_THRESHOLDS.minCellCorrelation) return null;
+  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  const means = group(PATCHES)
+    .filter((patch) => patch.a.length >= 8)
+    .map((patch) => [mean(patch.a), mean(patch.b)]);
+  const [centreA, centreB] = [mean(means.map(([x]) => x)), mean(means.map(([, y]) => y))];
+  const spread = means.reduce((sum, [x]) => sum + (x - centreA) ** 2, 0);
+  const gain = spread > 0 ? means.reduce((sum, [x, y]) => sum + (x - centreA) * (y - centreB), 0) / spread : 0;
+  const off = means.filter(([x, y]) => Math.abs(y - centreB - gain * (x - centreA)) > GEOMETRY_THRESHOLDS.patchBrightnessTolerance).length;
+  return off / means.length <= GEOMETRY_THRESHOLDS.maxShareOffBrightness ? weakest : null;
+}
+
+/** The edits this check can place: the mirror or not, and a crop or the whole image. */
+export function parseEdit(edit: string): { mirrored: boolean; crop: boolean } | null {
+  const parts = edit.split('+').filter((part) => part !== 'identity');
+  if (parts.some((part) => part !== 'hflip' && part !== 'crop')) return null;
+  return { mirrored: parts.includes('hflip'), crop: parts.includes('crop') };
+}
+
+/**
+ * Whether the pixels confirm that `query` is `b` (the reference) under the edit the region hashes named;
+ * the match as the geometric check would answer it (the regions the placement gives, the weakest
+ * cell correlation, 0 inliers: no keypoints were matched), or null when they do not or the edit is
+ * not one this check places (turns, trimmed borders: the geometric check decides those).
+ */
+export function confirmEdit(query: Grey, b: Grey, edit: string): ConfirmedGeometry | null {
+  const parsed = parseEdit(edit);
+  if (!parsed) return null;
+  const a = parsed.mirrored ? mirror(query) : query;
+  const aspect = a.width / a.height / (b.width / b.height);
+  if (Math.abs(aspect - 1) > ASPECT_TOLERANCE) return null;
+  const place = parsed.crop ? findCrop(a, b) : { scale: b.width / a.width, dx: 0, dy: 0 };
+  const weakest = pixelsAgree(a, b, place);
+  if (weakest === null) return null;
+  return { confirmed: true, inliers: 0, inlierShare: 0, mirrored: parsed.mirrored, ...regions(a, b, parsed.mirrored, place), correlation: weakest };
+}
+
+/** Each image's part that the other shows, as fractions of it (top-left, top-right, bottom-right, bottom-left). */
+function regions(a: Grey, b: Grey, mirrored: boolean, place: Placement) {
+  const clamp = (v: number) => Math.min(1, Math.max(0, v));
+  // The part of `b` that `a` covers, and back.
+  const [bl, bt] = [clamp(place.dx / b.width), clamp(place.dy / b.height)];
+  const [br, bb] = [clamp((place.dx + place.scale * a.width) / b.width), clamp((place.dy + place.scale * a.height) / b.height)];
+  const back = (x: number, y: number): [number, number] => [
+    (x * b.width - place.dx) / place.scale / a.width,
+    (y * b.height - place.dy) / place.scale / a.height,
+  ];
+  const [[al, at], [ar, ab]] = [back(bl, bt), back(br, bb)].map(([x, y]) => [clamp(x), clamp(y)]);
+  // The query's own coordinates: a mirror image's left is the reference's right.
+  const [left, right] = mirrored ? [1 - ar, 1 - al] : [al, ar];
+  const quad = (l: number, t: number, r: number, bo: number): [number, number][] => [
+    [l, t],
+    [r, t],
+    [r, bo],
+    [l, bo],
+  ];
+  return {
+    regionA: quad(left, at, right, ab),
+    regionB: quad(bl, bt, br, bb),
+    coverageA: (right - left) * (ab - at),
+    coverageB: (br - bl) * (bb - bt),
+  };
+}

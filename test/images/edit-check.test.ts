@@ -1,0 +1,107 @@
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localImageService } from '../../lib/images/local-service.js';
+import type { GeometryResult } from '../../lib/images/geometry.js';
+import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
+import { turnedPale } from '../helpers/geometry-transforms.js';
+
+const images = localImageService(40_000_000);
+afterAll(() => images.close());
+
+/** The four edits of the copy-heavy intake, each of a 1200 px photograph. */
+const EDITS: Record<string, (photo: sharp.Sharp, width: number, height: number) => sharp.Sharp> = {
+  mirror: (photo) => photo.flop(),
+  crop: (photo, width, height) =>
+    photo.extract({ left: Math.round(width * 0.07), top: Math.round(height * 0.07), width: Math.round(width * 0.86), height: Math.round(height * 0.86) }),
+  bright: (photo) => photo.modulate({ brightness: 1.25 }),
+  half: (photo, width, height) => photo.resize(Math.round(width / 2), Math.round(height / 2)),
+};
+
+const originals: Record<string, Buffer> = {};
+beforeAll(async () => {
+  for (const name of FIXTURE_NAMES) originals[name] = await sharp(fixturePath(name)).resize(1200, 1200, { fit: 'inside' }).removeAlpha().jpeg().toBuffer();
+}, 60_000);
+
+async function edited(name: string, edit: string): Promise<Buffer> {
+  const { width, height } = await sharp(originals[name]).metadata();
+  return EDITS[edit](sharp(originals[name]), width!, height!).jpeg({ quality: 85 }).toBuffer();
+}
+
+/** The region hashes' name for each edit, as the pipeline hands it to the check. */
+const NAMED: Record<string, string> = { mirror: 'hflip', crop: 'crop', bright: 'identity', half: 'identity' };
+
+describe('an edit the region hashes name, confirmed from the pixels without keypoints', () => {
+  it.each(Object.keys(EDITS))(
+    'a %s copy of each fixture photograph is confirmed, with the part of the original it shows',
+    async (edit) => {
+      for (const name of FIXTURE_NAMES) {
+        const copy = await edited(name, edit);
+        const result = await images.matchGeometry(copy, originals[name], NAMED[edit]);
+        expect(result.confirmed, `${name}: ${JSON.stringify(result)}`).toBe(true);
+        const confirmed = result as Extract<GeometryResult, { confirmed: true }>;
+        expect(confirmed.mirrored).toBe(edit === 'mirror');
+        // No keypoints were matched: the pixels alone confirmed the edit. A crop whose place the
+        // search misses (camera's and rocket's: a plain coat, a plain sky) is confirmed by the keypoints.
+        if (edit !== 'crop') expect(confirmed.inliers, name).toBe(0);
+        // A crop shows about 86 % x 86 % of the original; every other edit all of it.
+        expect(confirmed.coverageB).toBeCloseTo(edit === 'crop' ? 0.74 : 1, 1);
+        expect(confirmed.coverageA).toBeCloseTo(1, 1);
+      }
+    },
+    60_000,
+  );
+
+  it('the crop is placed where it was cut, mirrored or not', async () => {
+    const crop = await edited('chelsea.png', 'crop');
+    const mirroredCrop = await sharp(crop).flop().jpeg().toBuffer();
+    for (const [query, edit] of [
+      [crop, 'crop'],
+      [mirroredCrop, 'hflip+crop'],
+    ] as const) {
+      const result = (await images.matchGeometry(query, originals['chelsea.png'], edit)) as Extract<GeometryResult, { confirmed: true }>;
+      expect(result).toMatchObject({ confirmed: true, inliers: 0 });
+      const [[left, top], , [right, bottom]] = result.regionB;
+      for (const [value, expected] of [
+        [left, 0.07],
+        [top, 0.07],
+        [right, 0.93],
+        [bottom, 0.93],
+      ])
+        expect(Math.abs(value - expected)).toBeLessThan(0.02);
+    }
+  }, 60_000);
+
+  it('different photographs are not confirmed under any of the edits: the keypoints decide them', async () => {
+    for (const [i, x] of FIXTURE_NAMES.entries()) {
+      for (const y of FIXTURE_NAMES.slice(i + 1)) {
+        for (const edit of ['identity', 'hflip', 'crop', 'hflip+crop']) {
+          const result = await images.matchGeometry(originals[x], originals[y], edit);
+          expect(result.confirmed, `${x} ${y} ${edit}`).toBe(false);
+        }
+      }
+    }
+  }, 120_000);
+
+  it('two different pale photographs turned by the same angle on black stay disjoint under the edit the hashes name', async () => {
+    // The pairs the turned-canvas benchmark's region hashes match as `identity` (their canvases agree in every cell they reach).
+    for (const degrees of [15, -15, 25]) {
+      const [x, y] = await Promise.all([turnedPale(fixturePath('rocket.jpg'), 0.25, degrees), turnedPale(fixturePath('chelsea.png'), 0.25, degrees)]);
+      for (const edit of ['identity', 'crop']) {
+        const result = await images.matchGeometry(x, y, edit);
+        expect(result, `${degrees}° ${edit}`).toMatchObject({ confirmed: false, disjoint: true });
+      }
+    }
+  }, 60_000);
+
+  it('a turn or a trimmed border is left to the geometric check, which finds its keypoints', async () => {
+    const turned = await sharp(originals['camera.png']).rotate(90).jpeg().toBuffer();
+    const result = await images.matchGeometry(turned, originals['camera.png'], 'rot90');
+    expect(result.confirmed).toBe(true);
+    expect(result.inliers).toBeGreaterThan(20);
+  }, 60_000);
+
+  it('bytes that are not an image are refused with the decoder reason, and the service goes on', async () => {
+    await expect(images.matchGeometry(Buffer.from('not an image at all'), originals['coffee.png'], 'hflip')).rejects.toThrow(/not an image/);
+    expect((await images.matchGeometry(await edited('coffee.png', 'mirror'), originals['coffee.png'], 'hflip')).confirmed).toBe(true);
+  }, 60_000);
+});
