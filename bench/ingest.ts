@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { seededRandom } from '../test/helpers/random.js';
 import { EVAL_PHOTOS } from './eval-set.js';
 import type { BenchTable } from './run.js';
@@ -23,7 +23,8 @@ export const name = 'ingest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'images');
-const ROUNDS = 3;
+/** Rounds of each build (`BENCH_INGEST_ROUNDS`, 3 by default; fewer while trying a change). */
+const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
 /** The last build that analysed inside the reload request, one image after another. */
 const PREVIOUS_BUILD = '7202108';
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
@@ -34,9 +35,11 @@ const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf
  * 126 different pictures as a day's submissions mostly are; `variants` makes 24 edits of each of
  * the 5 fixture photos, a burst of near-identical pictures, the case the geometric check of
  * near-threshold pairs makes slow; `phone` makes one 12 MP picture of each evaluation photograph,
- * the size a phone's camera writes.
+ * the size a phone's camera writes; `copies` makes a 1600 px picture of each evaluation photograph
+ * and four edited copies of it among them (mirror, 7 % cropped off each side, brightened, half
+ * size), a copy-heavy intake whose internal matches are listed and compared between the builds.
  */
-const CORPUS_KINDS = ['distinct', 'variants', 'phone'] as const;
+const CORPUS_KINDS = ['distinct', 'variants', 'phone', 'copies'] as const;
 type CorpusKind = (typeof CORPUS_KINDS)[number];
 
 interface Corpus {
@@ -55,8 +58,45 @@ async function corpusSources(kind: CorpusKind): Promise<{ file: string; part: nu
       `the ${kind} corpus needs the wallpaper packages: apt-get install plasma-workspace-wallpapers mate-backgrounds lomiri-wallpapers-16.04 lomiri-wallpapers-20.04`,
     );
   }
-  if (kind === 'phone') return photos.map((photo) => ({ file: photo.file, part: 0, parts: 1 }));
+  if (kind === 'phone' || kind === 'copies') return photos.map((photo) => ({ file: photo.file, part: 0, parts: 1 }));
   return photos.flatMap((photo) => [0, 1, 2].map((part) => ({ file: photo.file, part, parts: 3 })));
+}
+
+/** The edits of the copies corpus, each applied to the 1600 px picture (`original`) and encoded alone. */
+const COPY_EDITS: Record<string, (picture: Sharp, width: number, height: number) => Sharp> = {
+  original: (picture) => picture,
+  mirror: (picture) => picture.flop(),
+  crop: (picture, width, height) =>
+    picture.extract({ left: Math.round(width * 0.07), top: Math.round(height * 0.07), width: Math.round(width * 0.86), height: Math.round(height * 0.86) }),
+  bright: (picture) => picture.modulate({ brightness: 1.25 }),
+  half: (picture, width, height) => picture.resize(Math.round(width / 2), Math.round(height / 2)),
+};
+
+/** The photograph a copies-corpus file was made from (its name up to the edit). */
+const photographOf = (file: string) => file.replace(/-[a-z]+\.jpg$/, '');
+
+/** Each evaluation photograph at 1600 px on its longer side with grain, then its edits. */
+async function generateCopies(dir: string): Promise<void> {
+  for (const [i, photo] of EVAL_PHOTOS.entries()) {
+    const { data, info } = await sharp(photo.file).rotate().resize(1600, 1600, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    addGrain(data, i);
+    const picture = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    for (const [edit, apply] of Object.entries(COPY_EDITS)) {
+      const jpeg = await apply(sharp(picture), info.width, info.height).jpeg({ quality: 85 }).toBuffer();
+      await writeFile(path.join(dir, `photo-${String(i).padStart(4, '0')}-${edit}.jpg`), jpeg);
+    }
+  }
+}
+
+/** Sensor-like grain, so a file costs to decode what a photo costs. */
+function addGrain(data: Buffer, seed: number): void {
+  let state = (seed + 1) * 2654435761;
+  for (let p = 0; p < data.length; p++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    data[p] = Math.max(0, Math.min(255, data[p] + ((state >>> 24) % 13) - 6));
+  }
 }
 
 async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
@@ -64,7 +104,12 @@ async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
   await mkdir(dir, { recursive: true });
   const sources = await corpusSources(kind);
   const have = (await readdir(dir)).filter((f) => f.endsWith('.jpg'));
-  if (have.length === sources.length) return { dir, files: have.sort() };
+  const wanted = kind === 'copies' ? sources.length * Object.keys(COPY_EDITS).length : sources.length;
+  if (have.length === wanted) return { dir, files: have.sort() };
+  if (kind === 'copies') {
+    await generateCopies(dir);
+    return { dir, files: (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort() };
+  }
   const random = seededRandom(7);
   for (const [i, source] of sources.entries()) {
     const megapixels = kind === 'phone' ? 12 : 1 + random();
@@ -81,12 +126,7 @@ async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
       .removeAlpha()
       .raw()
       .toBuffer({ resolveWithObject: true });
-    // Sensor-like grain, so a file costs to decode what a photo costs.
-    let state = (i + 1) * 2654435761;
-    for (let p = 0; p < data.length; p++) {
-      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-      data[p] = Math.max(0, Math.min(255, data[p] + ((state >>> 24) % 13) - 6));
-    }
+    addGrain(data, i);
     const jpeg = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
       .jpeg({ quality: 85 })
       .toBuffer();
@@ -116,6 +156,8 @@ interface IngestRun {
   cpuMs: number;
   /** Internal-match evidence rows at the end (each match counts on both submissions). */
   internalMatches: number;
+  /** The matched pairs of files ("a ~ b", a before b), from the evidence of either side. */
+  matchedPairs: string[];
 }
 
 /** CPU seconds the process has used (user + system, all its threads), from /proc. */
@@ -205,18 +247,68 @@ async function runService(buildDir: string, { dir, files }: Corpus): Promise<Ing
     // From the database, not the progress API, whose counts leave out jobs finished over a minute ago.
     const db = new Database(path.join(dataDir, 'svc.sqlite3'), { readonly: true });
     let internalMatches: number;
+    let matchedPairs: string[];
     try {
       const { done } = db.prepare(`SELECT COUNT(*) AS done FROM submissions WHERE analysis_status = 'done'`).get() as { done: number };
       if (done !== warmUp.length + files.length) throw new Error(`analysed ${done - warmUp.length} of ${files.length}: ${output.slice(-300)}`);
       ({ internalMatches } = db.prepare(`SELECT COUNT(*) AS internalMatches FROM evidence WHERE source = 'internal'`).get() as { internalMatches: number });
+      const links = db
+        .prepare(
+          `SELECT s.file AS x, m.file AS y FROM evidence e JOIN submissions s ON s.id = e.submission_id JOIN submissions m ON m.id = e.matched_submission_id
+           WHERE e.source = 'internal'`,
+        )
+        .all() as { x: string; y: string }[];
+      matchedPairs = [...new Set(links.map(({ x, y }) => [path.basename(x), path.basename(y)].sort().join(' ~ ')))].sort();
     } finally {
       db.close();
     }
-    return { answerS, analysedS, cpuMs, internalMatches };
+    return { answerS, analysedS, cpuMs, internalMatches, matchedPairs };
   } finally {
     child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The copies corpus's internal matches by build: pairs of the same photograph found (of every two
+ * of its five files), pairs of different photographs (false), and the pairs one build found and the
+ * other did not. Every round of a build must find the same pairs (decision 0033).
+ */
+function copiesMatches(files: string[], current: IngestRun[], before: IngestRun[], revision: string): BenchTable {
+  const groups = new Map<string, number>();
+  for (const file of files) groups.set(photographOf(file), (groups.get(photographOf(file)) ?? 0) + 1);
+  const expected = [...groups.values()].reduce((sum, n) => sum + (n * (n - 1)) / 2, 0);
+  const same = (pair: string) => {
+    const [x, y] = pair.split(' ~ ');
+    return photographOf(x) === photographOf(y);
+  };
+  const steady = (runs: IngestRun[]) => runs.every((r) => r.matchedPairs.join() === runs[0].matchedPairs.join());
+  const builds = [{ label: 'this build', runs: current }, ...(before.length ? [{ label: `baseline ${revision}`, runs: before }] : [])];
+  const [mine, theirs] = builds.map(({ runs }) => new Set(runs[0].matchedPairs));
+  const only = (x: Set<string>, y: Set<string> | undefined) => (y ? [...x].filter((pair) => !y.has(pair)) : []);
+  const [gained, lost] = [only(mine, theirs), theirs ? only(theirs, mine) : []];
+  return {
+    title: `Internal matches, copies corpus: ${groups.size} photographs x ${Object.keys(COPY_EDITS).length} files`,
+    columns: ['build', 'pairs of the same photograph found', 'pairs of different photographs (false)', 'the same pairs in every round'],
+    rows: builds.map(({ label, runs }) => {
+      const pairs = runs[0].matchedPairs;
+      return [label, `${pairs.filter(same).length} of ${expected}`, pairs.filter((pair) => !same(pair)).length, steady(runs) ? 'yes' : 'NO'];
+    }),
+    notes: [
+      ...(theirs
+        ? [`found by this build only: ${gained.length ? gained.join(', ') : 'none'}`, `found by the baseline only: ${lost.length ? lost.join(', ') : 'none'}`]
+        : []),
+      `missed by this build: ${
+        [...groups.keys()]
+          .flatMap((photo) => {
+            const own = files.filter((f) => photographOf(f) === photo);
+            return own.flatMap((x, i) => own.slice(i + 1).map((y) => `${x} ~ ${y}`));
+          })
+          .filter((pair) => !mine.has(pair))
+          .join(', ') || 'none'
+      }`,
+    ],
+  };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -304,8 +396,10 @@ export async function run(): Promise<BenchTable[]> {
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(', ');
+  const matches = kind === 'copies' ? [copiesMatches(files, current, before, revision)] : [];
   const analysis = await analysisRounds([{ label: 'this build', dir: ROOT }, ...(baseline ? [{ label: `baseline ${revision}`, dir: baseline }] : [])], corpus);
   return [
+    ...matches,
     {
       title: `Ingest end to end, ${kind} corpus: ${files.length} JPEGs of ${(Math.min(...sizes) / 1e6).toFixed(1)}-${(Math.max(...sizes) / 1e6).toFixed(1)} MP`,
       columns: [
