@@ -1,5 +1,9 @@
 import sharp from 'sharp';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Evidence } from '../../lib/repo/evidence.js';
+import { createTestEnv } from '../helpers/env.js';
 import { localImageService } from '../../lib/images/local-service.js';
 import type { GeometryResult } from '../../lib/images/geometry.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
@@ -104,4 +108,32 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     await expect(images.matchGeometry(Buffer.from('not an image at all'), originals['coffee.png'], 'hflip')).rejects.toThrow(/not an image/);
     expect((await images.matchGeometry(await edited('coffee.png', 'mirror'), originals['coffee.png'], 'hflip')).confirmed).toBe(true);
   }, 60_000);
+});
+
+describe('internal matches of edited copies, as the review desk shows them', () => {
+  it('a mirror image is matched on both sides with its regions and no keypoint count (the pixels confirmed it)', async () => {
+    const env = await createTestEnv();
+    try {
+      writeFileSync(join(env.paths.imagesDir, 'chelsea.jpg'), originals['chelsea.png']);
+      writeFileSync(join(env.paths.imagesDir, 'chelsea-mirror.jpg'), await edited('chelsea.png', 'mirror'));
+      writeFileSync(join(env.paths.imagesDir, 'rocket.jpg'), originals['rocket.jpg']);
+      await env.call('POST', '/api/submissions/reload');
+      await env.jobs.drain('analyse');
+      const internal = async (id: string) =>
+        ((await (await env.call('GET', `/api/submissions/${id}/review`)).json()) as { evidence: Evidence[] }).evidence.filter((e) => e.group === 'internal');
+      for (const [id, other] of [
+        ['chelsea', 'chelsea-mirror'],
+        ['chelsea-mirror', 'chelsea'],
+      ]) {
+        const [match, ...more] = await internal(id);
+        expect(more).toEqual([]);
+        expect(match).toMatchObject({ matched: true, matched_submission_id: other, match_transform: 'hflip', match_inliers: null });
+        expect(match.match_region!.submission.coverage).toBeGreaterThan(0.95);
+        expect(match.match_region!.candidate.coverage).toBeGreaterThan(0.95);
+      }
+      expect(await internal('rocket')).toEqual([]);
+    } finally {
+      await env.close();
+    }
+  }, 120_000);
 });
