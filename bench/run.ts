@@ -17,6 +17,7 @@ import * as reloadBench from './reload.js';
 import * as geometry from './geometry.js';
 import * as robustRecall from './robust-recall.js';
 import * as similarityStore from './similarity-store.js';
+import * as smallTurns from './small-turns.js';
 import * as turnedCanvas from './turned-canvas.js';
 import * as workerScale from './worker-scale.js';
 
@@ -45,6 +46,7 @@ const BENCHES: BenchModule[] = [
   robustRecall,
   geometry,
   turnedCanvas,
+  smallTurns,
   faces,
   workerScale,
   longDay,
