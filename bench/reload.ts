@@ -1,13 +1,14 @@
 /**
- * The no-op reload at 100,000 files: every file already imported with its size, mtime and inode,
- * so nothing is read or hashed. Each round times one reload with its longest event-loop stall, in
+ * Reloads at 100,000 files (BENCH_RELOAD_FILES): the no-op reload, every file already imported with
+ * its size, mtime and inode, so nothing is read or hashed; a reload after 1,000 files changed; and
+ * the first pass over files the database has never seen. Each round times one reload with its longest event-loop stall, in
  * a process of its own after a warm-up reload (bench/reload-round.ts), for this build and for a
  * baseline build on the same data folder, in alternating rounds (the machine is shared, so only
  * figures from the same run compare). `BENCH_RELOAD_BASELINE=<commit>` picks the baseline; without
  * it only this build runs.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import sharp from 'sharp';
 import { buildConfig } from '../lib/config.js';
 import { createEnv } from '../lib/env.js';
 import { createLogger } from '../lib/log.js';
+import { quickTitle } from '../lib/ingest/reload.js';
 import { upsertSubmissionStatement } from '../lib/repo/submissions.js';
 import { formatLocal } from '../lib/time.js';
 import type { BenchTable } from './run.js';
@@ -26,6 +28,9 @@ export const name = 'reload';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FILES = Number(process.env.BENCH_RELOAD_FILES ?? 100_000);
 const ROUNDS = 5;
+/** Files rewritten before each round of the changed-files reload, and its rounds. */
+const CHANGED = 1000;
+const CHANGED_ROUNDS = 3;
 
 interface Build {
   label: string;
@@ -51,16 +56,42 @@ interface Round {
   updated: number;
 }
 
-async function round(build: Build, dataDir: string): Promise<Round> {
+async function round(build: Build, dataDir: string, mode: string[]): Promise<Round> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'bench', 'reload-round.ts'), build.dir, dataDir, build.journal ? 'journal' : 'full'],
+    ['--import', 'tsx', path.join(ROOT, 'bench', 'reload-round.ts'), build.dir, dataDir, ...mode],
     { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
   );
-  const result = JSON.parse(stdout.trim().split('\n').pop()!) as Round;
+  return JSON.parse(stdout.trim().split('\n').pop()!) as Round;
+}
+
+/** A no-op round: every file unchanged. */
+async function noopRound(build: Build, dataDir: string): Promise<Round> {
+  const result = await round(build, dataDir, [build.journal ? 'journal' : 'full']);
   if (result.unchanged !== FILES)
     throw new Error(`the no-op reload of ${build.label} was not one: ${result.imported} imported, ${result.updated} updated, ${result.unchanged} unchanged`);
   return result;
+}
+
+/** A round that rewrites CHANGED files beside the watcher, then reloads. */
+async function changedRound(build: Build, dataDir: string): Promise<Round> {
+  const result = await round(build, dataDir, ['changed', String(CHANGED)]);
+  if (result.updated !== CHANGED) throw new Error(`the reload of ${build.label} after ${CHANGED} changed files updated ${result.updated}`);
+  return result;
+}
+
+/** The first pass over the seeded images, into a database of its own that has never seen them. */
+async function firstRound(build: Build, dataDir: string): Promise<Round> {
+  const fresh = mkdtempSync(path.join(os.tmpdir(), 'bench-reload-first-'));
+  try {
+    mkdirSync(path.join(fresh, 'submissions'));
+    symlinkSync(path.join(dataDir, 'submissions', 'images'), path.join(fresh, 'submissions', 'images'));
+    const result = await round(build, fresh, ['first']);
+    if (result.imported !== FILES) throw new Error(`the first pass of ${build.label} imported ${result.imported} of ${FILES}`);
+    return result;
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
 }
 
 /** A data folder with FILES tiny images, each already recorded as an unchanged quick submission. */
@@ -85,7 +116,7 @@ async function seed(dataDir: string): Promise<void> {
             env.db,
             {
               id: `f${String(i).padStart(6, '0')}`,
-              title: name,
+              title: quickTitle(name),
               file: `images/${name}`,
               origin: 'quick',
               submitted_at: formatLocal(minute, config.SVC_TIMEZONE),
@@ -122,18 +153,28 @@ export async function run(): Promise<BenchTable[]> {
     { label: 'this build, full pass (no watcher: the Worker, or the first reload after a start)', dir: ROOT },
     { label: 'this build, folder journal (the Node service)', dir: ROOT, journal: true },
   ];
-  if (baseline) builds.push(baselineBuild(baseline));
+  const before = baseline ? baselineBuild(baseline) : null;
+  if (before) builds.push(before);
+  // Changed files and the first pass compare this build with the baseline, each as the Node service runs it.
+  const compared: Build[] = [{ label: 'this build', dir: ROOT }, ...(before ? [before] : [])];
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-reload-'));
   try {
     await seed(dataDir);
     const rounds: Round[][] = builds.map(() => []);
     for (let r = 0; r < ROUNDS; r++) {
-      for (let b = 0; b < builds.length; b++) rounds[b].push(await round(builds[b], dataDir));
+      for (let b = 0; b < builds.length; b++) rounds[b].push(await noopRound(builds[b], dataDir));
     }
+    const changed: Round[][] = compared.map(() => []);
+    for (let r = 0; r < CHANGED_ROUNDS; r++) {
+      for (let b = 0; b < compared.length; b++) changed[b].push(await changedRound(compared[b], dataDir));
+    }
+    const first: Round[] = [];
+    for (const build of compared) first.push(await firstRound(build, dataDir));
     const load = os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(', ');
+    const machine = `load average at the end ${load} (${os.availableParallelism()} cores)`;
     return [
       {
         title: `No-op reload at ${FILES.toLocaleString('en')} files`,
@@ -146,9 +187,30 @@ export async function run(): Promise<BenchTable[]> {
           Math.max(...rounds[b].map((x) => x.stallMs)).toFixed(0),
         ]),
         notes: [
-          `${ROUNDS} rounds${builds.length > 1 ? ', the builds alternating,' : ''} on one data folder, each timing the second reload of a process of its own; the database a real SQLite file; load average at the end ${load} (${os.availableParallelism()} cores)`,
+          `${ROUNDS} rounds${builds.length > 1 ? ', the builds alternating,' : ''} on one data folder, each timing the second reload of a process of its own; the database a real SQLite file; ${machine}`,
           'every file already imported with its size, mtime and inode: nothing is read or hashed',
           'with the folder journal the timed reload finds nothing journalled since the warm-up pass and answers from its kept report without listing the folder (BENCH_RELOAD_FILES sets the number of files)',
+        ],
+      },
+      {
+        title: `Reload of ${CHANGED.toLocaleString('en')} changed files among ${FILES.toLocaleString('en')}, beside the folder watcher`,
+        columns: ['build', 'reload (s, median)', 'rounds (s)', 'longest event-loop stall (ms, median of rounds)'],
+        rows: compared.map((build, b) => [
+          build.label,
+          median(changed[b].map((x) => x.seconds)).toFixed(3),
+          changed[b].map((x) => x.seconds.toFixed(3)).join(', '),
+          median(changed[b].map((x) => x.stallMs)).toFixed(0),
+        ]),
+        notes: [
+          `${CHANGED_ROUNDS} rounds, the builds alternating; each process starts the watcher, reloads to warm up, rewrites the first ${CHANGED.toLocaleString('en')} files with other bytes, waits 1.5 s and times the reload; ${machine}`,
+        ],
+      },
+      {
+        title: `First pass over ${FILES.toLocaleString('en')} new files`,
+        columns: ['build', 'reload (s)', 'files/s', 'longest event-loop stall (ms)'],
+        rows: compared.map((build, b) => [build.label, first[b].seconds.toFixed(1), Math.round(FILES / first[b].seconds), first[b].stallMs.toFixed(0)]),
+        notes: [
+          `one round a build, each into a database of its own beside the same images folder (tiny JPEGs), no warm-up: every file is read, hashed, probed and stored with its analysis job; ${machine}`,
         ],
       },
     ];
