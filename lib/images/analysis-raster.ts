@@ -78,7 +78,7 @@ export interface Area {
   height: number;
 }
 
-/** `area` of the upright image decoded at a scale: `width` x `height` RGB pixels. */
+/** A part of the upright image decoded at a scale: `area` is where it lies in the image's pixels. */
 export interface DetailRaster {
   pixels: Buffer;
   width: number;
@@ -87,21 +87,62 @@ export interface DetailRaster {
 }
 
 /**
- * `area` of the image decoded at `scale` of its upright size (at most 1), for the face detector's
- * look at people too small in the analysis raster. Only the area is read: libvips decodes a JPEG's
- * rows as far as the area's bottom, and converts only its pixels (a 200 px square at the top of a
- * 2.6 MP JPEG costs a sixth of the whole decode); a JPEG shrinks on load, so a picture of many
- * megapixels costs a fraction of its full decode.
+ * The image decoded at `scale` of its upright size (at most 1), cut to `area`, for the face
+ * detector's look at people too small in the analysis raster. Shrunk first, then cut: libvips
+ * shrinks a JPEG on load (its DCT scaled by 1/2 to 1/8) and, reading it in sequence, decodes its
+ * rows only down to the area's bottom, so a picture of many megapixels, or heads at its top, cost
+ * a fraction of its full decode. The area returned is the one the pixels cover (clamped to the
+ * image, widened to whole pixels of the shrunk image, so not always whole pixels of the image).
  */
+/** The part of the area inside a width x height image, in whole pixels, at least one pixel. */
+function clampArea(area: Area, width: number, height: number): Area {
+  const left = Math.min(width - 1, Math.max(0, Math.floor(area.left)));
+  const top = Math.min(height - 1, Math.max(0, Math.floor(area.top)));
+  const right = Math.max(left + 1, Math.min(width, Math.ceil(area.left + area.width)));
+  const bottom = Math.max(top + 1, Math.min(height, Math.ceil(area.top + area.height)));
+  return { left, top, width: right - left, height: bottom - top };
+}
+
+// A JPEG decodes at 1/2, 1/4 or 1/8 of its size inside libjpeg when asked for no more; sharp does so
+// only for a resize of the whole image, not of a part cut out first.
+const SHRINK_ON_LOAD = 0.5;
+
 export async function decodeDetail(bytes: Buffer, scale: number, area: Area, maxPixels?: number): Promise<DetailRaster> {
   try {
-    const image = sharp(bytes, decodeOptions(maxPixels)).extract(area);
-    const width = Math.max(1, Math.round(area.width * scale));
-    const height = Math.max(1, Math.round(area.height * scale));
-    if (width < area.width) image.resize({ width, height, fit: 'fill' });
+    const image = sharp(bytes, decodeOptions(maxPixels));
+    const metadata = await image.metadata();
+    const originalWidth = metadata.autoOrient?.width ?? metadata.width;
+    const originalHeight = metadata.autoOrient?.height ?? metadata.height;
+    const clamped = clampArea(area, originalWidth, originalHeight);
+    let covered: Area;
+    if (scale > SHRINK_ON_LOAD) {
+      // No shrink on load to lose: cut first, and only the part is resampled.
+      const width = Math.max(1, Math.round(clamped.width * scale));
+      const height = Math.max(1, Math.round(clamped.height * scale));
+      image.extract(clamped);
+      if (width < clamped.width) image.resize({ width, height, fit: 'fill' });
+      covered = clamped;
+    } else {
+      const width = Math.max(1, Math.round(originalWidth * scale));
+      const height = Math.max(1, Math.round(originalHeight * scale));
+      const scaleX = width / originalWidth;
+      const scaleY = height / originalHeight;
+      const part = clampArea(
+        {
+          left: Math.floor(clamped.left * scaleX),
+          top: Math.floor(clamped.top * scaleY),
+          width: Math.ceil((clamped.left + clamped.width) * scaleX) - Math.floor(clamped.left * scaleX),
+          height: Math.ceil((clamped.top + clamped.height) * scaleY) - Math.floor(clamped.top * scaleY),
+        },
+        width,
+        height,
+      );
+      image.resize({ width, height, fit: 'fill' }).extract(part);
+      covered = { left: part.left / scaleX, top: part.top / scaleY, width: part.width / scaleX, height: part.height / scaleY };
+    }
     const { data, info } = await image.flatten({ background: '#ffffff' }).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     if (info.channels !== 3) throw new Error(`expected an RGB raster, got ${info.channels} channels`);
-    return { pixels: data, width: info.width, height: info.height, area };
+    return { pixels: data, width: info.width, height: info.height, area: covered };
   } catch (error) {
     throw decodeFailure(error);
   }

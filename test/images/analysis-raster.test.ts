@@ -69,7 +69,10 @@ describe('decodeDetail', () => {
     const expected = await sharp(sideways).rotate().extract(area).resize(200, 100, { fit: 'fill' }).removeAlpha().raw().toBuffer();
     const differences = part.pixels.map((value, i) => Math.abs(value - expected[i]!));
     expect(differences.reduce((sum, value) => sum + value, 0) / differences.length).toBeLessThan(2);
-    await expect(decodeDetail(sideways, 1, { left: 900, top: 0, width: 200, height: 200 })).rejects.toThrow(/image could not be decoded/);
+    // A part reaching past the edge is cut at it.
+    const edge = await decodeDetail(sideways, 1, { left: 900, top: 0, width: 200, height: 200 });
+    expect([edge.width, edge.height, edge.area]).toEqual([100, 200, { left: 900, top: 0, width: 100, height: 200 }]);
+    await expect(decodeDetail(Buffer.from('not an image'), 1, area)).rejects.toThrow(/not an image/);
   });
 });
 
