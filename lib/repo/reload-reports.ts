@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { newId, toJson } from './json.js';
 import type { Database } from '../ports.js';
 
@@ -27,7 +28,12 @@ const ITEMS_PER_STATEMENT = 2000;
 
 type ReportRow = Omit<StoredReloadReport, 'counts'> & Record<ReloadList, number>;
 
-/** Stores a reload's whole lists under a new report id, and drops the oldest reports beyond the kept number. */
+/**
+ * Stores a reload's whole lists under a new report id, and drops the oldest reports beyond the kept
+ * number. The report's row first, then its items a statement at a time with a turn of the event
+ * loop between: a first pass over a million files lists a million, which written in one
+ * transaction held the event loop for seconds. Its id is answered only once every item is in.
+ */
 export async function saveReloadReport(
   db: Database,
   report: { lists: Record<ReloadList, ReloadItem[]>; unchanged: number; queued_jobs: number; remaining: number },
@@ -35,7 +41,7 @@ export async function saveReloadReport(
 ): Promise<string> {
   const id = newId('rl');
   const { lists } = report;
-  const statements = [
+  await db.batch([
     db
       .prepare(
         `INSERT INTO reload_reports (id, created_at, imported, updated, removed, rejected, unchanged, queued_jobs, remaining)
@@ -52,22 +58,21 @@ export async function saveReloadReport(
         report.queued_jobs,
         report.remaining,
       ),
-  ];
+    db.prepare('DELETE FROM reload_reports WHERE id NOT IN (SELECT id FROM reload_reports ORDER BY rowid DESC LIMIT ?)').bind(KEPT_REPORTS),
+  ]);
   for (const list of RELOAD_LISTS) {
     for (let from = 0; from < lists[list].length; from += ITEMS_PER_STATEMENT) {
       const chunk = lists[list].slice(from, from + ITEMS_PER_STATEMENT).map((item) => [item.id, item.file, item.reason]);
-      statements.push(
-        db
-          .prepare(
-            `INSERT INTO reload_report_items (report_id, list, seq, submission_id, file, reason)
-             SELECT ?, ?, ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)`,
-          )
-          .bind(id, list, from, toJson(chunk)),
-      );
+      await db
+        .prepare(
+          `INSERT INTO reload_report_items (report_id, list, seq, submission_id, file, reason)
+           SELECT ?, ?, ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)`,
+        )
+        .bind(id, list, from, toJson(chunk))
+        .run();
+      await nextTurn();
     }
   }
-  statements.push(db.prepare('DELETE FROM reload_reports WHERE id NOT IN (SELECT id FROM reload_reports ORDER BY rowid DESC LIMIT ?)').bind(KEPT_REPORTS));
-  await db.batch(statements);
   return id;
 }
 
