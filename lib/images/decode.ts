@@ -1,5 +1,5 @@
 import sharp, { type Metadata, type SharpOptions } from 'sharp';
-import { readImageHeader } from './header.js';
+import { probeHeader, withinLimit } from './header.js';
 import { ImageRejected } from './rejected.js';
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'svg' | 'avif' | 'tiff' | 'heif';
@@ -40,23 +40,6 @@ export async function probeImage(bytes: Buffer, maxPixels: number): Promise<Imag
   const height = metadata.autoOrient?.height ?? metadata.height;
   if (!width || !height) throw new ImageRejected('image has zero width or height');
   return withinLimit({ format, width, height }, maxPixels);
-}
-
-/**
- * The probe of a JPEG or PNG from its first bytes alone (header.ts), or null when they do not
- * settle it (then probeImage, with the whole file, does). Refuses an image over the pixel limit.
- */
-export function probeHeader(head: Uint8Array, maxPixels: number): ImageProbe | null {
-  const header = readImageHeader(head);
-  return header && withinLimit(header, maxPixels);
-}
-
-function withinLimit(probe: ImageProbe, maxPixels: number): ImageProbe {
-  const pixels = probe.width * probe.height;
-  if (pixels > maxPixels) {
-    throw new ImageRejected(`image has ${pixels} pixels, more than the limit of ${maxPixels}`);
-  }
-  return probe;
 }
 
 /** The pixel limit of a decode whose caller gives none: sharp's own default. */

@@ -1,4 +1,4 @@
-import { crc32 } from 'node:zlib';
+import { ImageRejected } from './rejected.js';
 
 /**
  * The format and shown size of a JPEG or PNG from its first bytes, without libvips: asking sharp
@@ -27,6 +27,23 @@ export function readImageHeader(head: Uint8Array): ImageHeader | null {
     // A read past the end of a typed array gives undefined, not an error; anything thrown is a decline.
   }
   return null;
+}
+
+/**
+ * The probe of a JPEG or PNG from its first bytes alone, or null when they do not settle it (then
+ * probeImage in decode.ts, with the whole file, does). Refuses an image over the pixel limit.
+ */
+export function probeHeader(head: Uint8Array, maxPixels: number): ImageHeader | null {
+  const header = readImageHeader(head);
+  return header && withinLimit(header, maxPixels);
+}
+
+export function withinLimit<T extends { width: number; height: number }>(probe: T, maxPixels: number): T {
+  const pixels = probe.width * probe.height;
+  if (pixels > maxPixels) {
+    throw new ImageRejected(`image has ${pixels} pixels, more than the limit of ${maxPixels}`);
+  }
+  return probe;
 }
 
 // SOF0, SOF1, SOF2: the frames libjpeg reads with Huffman coding.
@@ -182,4 +199,17 @@ function pngHeader(b: Uint8Array): ImageHeader | null {
     at = end;
   }
   return null;
+}
+
+// CRC-32 as PNG uses it, here rather than node:zlib's so that the Worker bundle reads headers too.
+const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const byte of bytes) c = CRC_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
 }
