@@ -19,6 +19,7 @@ import * as robustRecall from './robust-recall.js';
 import * as similarityStore from './similarity-store.js';
 import * as smallTurns from './small-turns.js';
 import * as turnedCanvas from './turned-canvas.js';
+import * as workerRatio from './worker-ratio.js';
 import * as workerScale from './worker-scale.js';
 
 export interface BenchTable {
@@ -48,6 +49,7 @@ const BENCHES: BenchModule[] = [
   turnedCanvas,
   smallTurns,
   faces,
+  workerRatio,
   workerScale,
   longDay,
 ];
