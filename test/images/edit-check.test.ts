@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ const images = localImageService(40_000_000);
 afterAll(() => images.close());
 
 /** The four edits of the copy-heavy intake, each of a 1200 px photograph. */
-const EDITS: Record<string, (photo: sharp.Sharp, width: number, height: number) => sharp.Sharp> = {
+const EDITS: Record<string, (photo: Sharp, width: number, height: number) => Sharp> = {
   mirror: (photo) => photo.flop(),
   crop: (photo, width, height) =>
     photo.extract({ left: Math.round(width * 0.07), top: Math.round(height * 0.07), width: Math.round(width * 0.86), height: Math.round(height * 0.86) }),
