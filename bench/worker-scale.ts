@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import { startImageService } from '../image-service.js';
 import { buildConfig } from '../lib/config.js';
 import { startLocalWorker } from '../scripts/local-worker.js';
+import { seededRandom } from '../test/helpers/random.js';
 import { fakeProviderSettings, startFakeGlobalSearch, startFakeLocalLlm, startFakeRegional, startFakeVision } from '../test/fakes/index.js';
 import type { BenchTable } from './run.js';
 import type { Database } from '../lib/ports.js';
@@ -18,9 +19,25 @@ const SUBMISSIONS = Number(process.env.BENCH_WORKER_SUBMISSIONS ?? 1000);
 const CONSUMERS = Number(process.env.BENCH_WORKER_CONSUMERS ?? 3);
 const ADMIN = 'bench-admin-token-90af31';
 
+/**
+ * A different picture per submission: a gradient and a dozen shapes placed, sized and coloured at
+ * random from the index, as different as a day's photographs mostly are. (Pictures that differed
+ * only by one circle and one box placed by the index were near one another by their hashes: the
+ * pairs to check geometrically grew with the square of the count, at 1,000 most of the time.)
+ */
 async function photo(i: number): Promise<Uint8Array> {
-  // A distinct picture per submission: a gradient and shapes placed by the index.
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><defs><linearGradient id="g"><stop offset="0" stop-color="#${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}"/><stop offset="1" stop-color="#${((i * 40503) & 0xffffff).toString(16).padStart(6, '0')}"/></linearGradient></defs><rect width="800" height="600" fill="url(#g)"/><circle cx="${(i * 37) % 800}" cy="${(i * 53) % 600}" r="${40 + (i % 90)}" fill="#fff"/><rect x="${(i * 71) % 700}" y="${(i * 29) % 500}" width="120" height="80" fill="#123"/></svg>`;
+  const random = seededRandom(i + 1);
+  const colour = () =>
+    `#${Math.floor(random() * 0xffffff)
+      .toString(16)
+      .padStart(6, '0')}`;
+  const shapes = Array.from({ length: 12 }, () => {
+    const [x, y, w, h] = [random() * 800, random() * 600, 30 + random() * 300, 30 + random() * 250];
+    return random() < 0.5
+      ? `<ellipse cx="${x.toFixed(0)}" cy="${y.toFixed(0)}" rx="${(w / 2).toFixed(0)}" ry="${(h / 2).toFixed(0)}" fill="${colour()}"/>`
+      : `<rect x="${x.toFixed(0)}" y="${y.toFixed(0)}" width="${w.toFixed(0)}" height="${h.toFixed(0)}" fill="${colour()}" transform="rotate(${(random() * 90).toFixed(0)} ${x.toFixed(0)} ${y.toFixed(0)})"/>`;
+  });
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><defs><linearGradient id="g" x2="${random().toFixed(2)}" y2="${random().toFixed(2)}"><stop offset="0" stop-color="${colour()}"/><stop offset="1" stop-color="${colour()}"/></linearGradient></defs><rect width="800" height="600" fill="url(#g)"/>${shapes.join('')}</svg>`;
   return new Uint8Array(await sharp(Buffer.from(svg)).jpeg({ quality: 85 }).toBuffer());
 }
 
@@ -34,10 +51,14 @@ export async function run(): Promise<BenchTable[]> {
   const images = await startImageService(buildConfig({}).config, 0);
   // Image-service calls per Worker instance: each analysis makes one /v1/analyse call.
   const analyses = Array.from({ length: CONSUMERS }, () => 0);
+  const imageCalls = new Map<string, number>();
   const mf = await startLocalWorker({
     imageServiceUrl: images.url,
     consumers: CONSUMERS,
-    onImageCall: (path, instance) => void (path === '/v1/analyse' && analyses[instance]++),
+    onImageCall: (path, instance) => {
+      imageCalls.set(path, (imageCalls.get(path) ?? 0) + 1);
+      if (path === '/v1/analyse') analyses[instance]++;
+    },
     bindings: { SVC_ADMIN_TOKEN: ADMIN, ...fakeProviderSettings({ regional, vision, search, llm }) },
   });
   try {
@@ -95,6 +116,10 @@ export async function run(): Promise<BenchTable[]> {
       await new Promise((r) => setTimeout(r, 500));
     }
     const wallS = (performance.now() - started) / 1000;
+    // Exactly once: every job ran one attempt and finished, and the image service saw one analysis per submission.
+    const jobs = await db
+      .prepare(`SELECT type, status, COUNT(*) AS n, SUM(attempts) AS attempts, MAX(attempts) AS most FROM jobs GROUP BY type, status ORDER BY type, status`)
+      .all<{ type: string; status: string; n: number; attempts: number; most: number }>();
     const after: number[] = [];
     for (let i = 0; i < 200; i++) {
       const t = performance.now();
@@ -108,6 +133,11 @@ export async function run(): Promise<BenchTable[]> {
         rows: [
           ['reloads until nothing remained (index pass, R2 listing, probes)', `${reloads} in ${(reloadMs / 1000).toFixed(1)} s`],
           ['analyses per consumer (image-service calls of each instance)', `${analyses.join(' / ')} (total ${analyses.reduce((a, b) => a + b, 0)})`],
+          ['image-service calls by route', [...imageCalls].map(([path, n]) => `${path} ${n}`).join(', ')],
+          [
+            'jobs by type and status: count, attempts, most attempts of one',
+            jobs.results.map((j) => `${j.type} ${j.status} ${j.n}, ${j.attempts}, ${j.most}`).join('; '),
+          ],
           ['wall time to every enrichment finished', `${wallS.toFixed(0)} s`],
           ['submissions per second end to end', (reload.imported.length / wallS).toFixed(1)],
           [
