@@ -57,7 +57,8 @@ export async function computeFingerprints(
   };
   const content = contentRegion(sample);
   if (content) put('trimmed', content);
-  if (content && isFramed(content, edgeFill(sample, content))) {
+  const framed = content !== null && isFramed(content, edgeFill(sample, content));
+  if (content && framed) {
     // A frame is shared by every photo given the same one, and in a low-texture photo it
     // dominates any region that includes it: the whole image is left out and the crop windows
     // are taken inside the frame, where they show what they would show of the unframed photo.
@@ -66,8 +67,10 @@ export async function computeFingerprints(
     put('whole', WHOLE);
     for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, window);
   }
-  // A picture turned by a few degrees on a larger canvas is also hashed turned back upright.
-  const turn = findTurn(sample, raster.width / raster.height);
+  // A picture turned by a few degrees on a larger canvas is also hashed turned back upright. A frame
+  // is no such canvas (the picture does not reach its edges), but a turn a degree off it can fit its
+  // plain ground, and the frame would then make different pictures agree.
+  const turn = framed ? null : findTurn(sample, raster.width / raster.height);
   if (turn) {
     const hash = regionHash(uprightSample(sample, turn), WHOLE);
     if (hash) variants.upright = regionHashToHex(hash);
