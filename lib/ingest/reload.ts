@@ -286,7 +286,8 @@ async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<str
   const back = new Set<string>();
   const gone: string[] = [];
   const fresh: Candidate[] = [];
-  for (const file of files) {
+  for (const [i, file] of files.entries()) {
+    if ((i + 1) % COMPARE_SLICE === 0) await yieldToEvents();
     const name = file.slice('images/'.length);
     const row = rows.get(file);
     // Counted by the last pass, it is counted again below as what it comes to now.
