@@ -76,7 +76,7 @@ export async function handleImageRequest(request: Request, images: ImageService)
       }
       case 'match-geometry': {
         const parsed = jsonBody(GeometryRequest, body);
-        if (!parsed) return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64, edit?: string}');
+        if (!parsed) return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64}');
         return Response.json(await images.matchGeometry(Buffer.from(parsed.query, 'base64'), Buffer.from(parsed.reference, 'base64'), parsed.edit));
       }
     }
