@@ -9,7 +9,8 @@
 //   out: { id, ok: true, faces, people, peopleCapped } for 'coarse' (boxes in each raster's pixels)
 //        { id, ok: true, faces: [faces of each region] } for 'fine'
 //        { id, ok: false, error }
-//   { fatal } once, when a model cannot load: the main thread then drops this process.
+//   { ready: true } once the models are loaded, { running: id } as a request starts (its deadline
+//   counts from there), { fatal } once when a model cannot load: the main thread then drops this process.
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace } from './blazeface.mjs';
 import { detectPeople, loadPeopleModel } from './people-model.mjs';
 
@@ -17,9 +18,12 @@ import { detectPeople, loadPeopleModel } from './people-model.mjs';
 const MAX_SIDE = 256;
 
 const modelsReady = Promise.all([loadBlazeFace(), loadPeopleModel()]);
-modelsReady.catch((error) => {
-  process.send({ fatal: `the detection models could not be loaded: ${error instanceof Error ? error.message : String(error)}` });
-});
+modelsReady.then(
+  () => process.send({ ready: true }),
+  (error) => {
+    process.send({ fatal: `the detection models could not be loaded: ${error instanceof Error ? error.message : String(error)}` });
+  },
+);
 const waiting = [];
 let running = false;
 
@@ -43,6 +47,7 @@ async function drain() {
 }
 
 async function answer(request) {
+  process.send({ running: request.id });
   try {
     process.send({ id: request.id, ok: true, ...(await run(request)) });
   } catch (error) {

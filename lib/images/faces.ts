@@ -116,6 +116,11 @@ const MAX_CANDIDATES = 200;
 const MAX_REGIONS = 48;
 const MAX_FACES = 300;
 const DEFAULT_DEADLINE_MS = 10_000;
+// A fresh detection process converts and loads its models before its first request (about 1 s of
+// CPU); on a loaded machine that took longer than the 10 s a request may run, and the first
+// pictures of a reload failed their detection. Loading has its own bound, and a request's
+// deadline counts from when the process starts it, not while it waits its turn.
+const LOAD_DEADLINE_MS = 60_000;
 const DEFAULT_IOU_THRESHOLD = 0.5;
 // Share of the box size added on each side of a crop, so the crop shows the whole head.
 const CROP_MARGIN = 0.2;
@@ -137,12 +142,18 @@ interface Raster {
 type WorkerBox = FaceBox & { score: number };
 type CoarseAnswer = { faces: WorkerBox[]; people: WorkerBox[] };
 type FineAnswer = { faces: WorkerBox[][] };
-type WorkerMessage = ({ id: number; ok: true } & Partial<CoarseAnswer>) | { id: number; ok: false; error: string } | { fatal: string };
+type WorkerMessage =
+  | ({ id: number; ok: true } & Partial<CoarseAnswer>)
+  | { id: number; ok: false; error: string }
+  | { fatal: string }
+  | { ready: true }
+  | { running: number };
 
 interface PendingDetection {
   resolve(answer: unknown): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  /** Set once the process starts this request. */
+  timer: NodeJS.Timeout | null;
 }
 
 /** A region of the picture, in whole pixels of the upright original. */
@@ -252,6 +263,8 @@ export function linkFaces(faces: Face[], people: { box: FaceBox; score: number }
 interface Slot {
   worker: ChildProcess | null;
   pending: Map<number, PendingDetection>;
+  /** Runs until the process says its models are loaded. */
+  loading: NodeJS.Timeout | null;
 }
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./detection-worker.mjs', import.meta.url));
@@ -288,7 +301,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
   if (!(Number.isInteger(workerCount) && workerCount >= 1)) throw new RangeError(`workers must be a whole number from 1, got ${workerCount}`);
   const deadline = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const limits: Limits = { people: MAX_PEOPLE, regions: MAX_REGIONS, faces: MAX_FACES, ...options.limits };
-  const slots: Slot[] = Array.from({ length: workerCount }, () => ({ worker: null, pending: new Map() }));
+  const slots: Slot[] = Array.from({ length: workerCount }, () => ({ worker: null, pending: new Map(), loading: null }));
   let nextId = 1;
   let closed = false;
 
@@ -296,8 +309,10 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     if (slot.worker !== stopped) return;
     slot.worker = null;
     stopped.kill('SIGKILL');
+    clearTimeout(slot.loading ?? undefined);
+    slot.loading = null;
     for (const detection of slot.pending.values()) {
-      clearTimeout(detection.timer);
+      clearTimeout(detection.timer ?? undefined);
       detection.reject(error);
     }
     slot.pending.clear();
@@ -311,10 +326,20 @@ export function createDetector(options: DetectorOptions = {}): Detector {
         discard(slot, started, new Error(message.fatal));
         return;
       }
+      if ('ready' in message) {
+        clearTimeout(slot.loading ?? undefined);
+        slot.loading = null;
+        return;
+      }
+      if ('running' in message) {
+        const running = slot.pending.get(message.running);
+        if (running) running.timer = stopAtDeadline(slot, started);
+        return;
+      }
       const detection = slot.pending.get(message.id);
       if (!detection) return;
       slot.pending.delete(message.id);
-      clearTimeout(detection.timer);
+      clearTimeout(detection.timer ?? undefined);
       // An idle detection process must not keep this one alive.
       if (slot.pending.size === 0) hold(started, false);
       if (message.ok) detection.resolve(message);
@@ -322,8 +347,17 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     });
     started.on('error', (error) => discard(slot, started, new Error(`the detection process failed: ${error.message}`)));
     started.on('exit', (code, signal) => discard(slot, started, new Error(`the detection process stopped (${signal ?? `exit code ${code}`})`)));
+    // Not referenced, as the deadlines below: a timer never keeps the process alive on its own.
+    slot.loading = setTimeout(
+      () => discard(slot, started, new Error(`the detection models took longer than ${LOAD_DEADLINE_MS} ms to load`)),
+      LOAD_DEADLINE_MS,
+    ).unref();
     slot.worker = started;
     return started;
+  }
+
+  function stopAtDeadline(slot: Slot, target: ChildProcess): NodeJS.Timeout {
+    return setTimeout(() => discard(slot, target, new Error(`detection took longer than ${deadline} ms; its process was stopped`)), deadline).unref();
   }
 
   function runInWorker<T>(request: Record<string, unknown>): Promise<T> {
@@ -332,9 +366,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     const target = slot.worker ?? startWorker(slot);
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
-      // Not referenced: it never keeps the process alive on its own.
-      const timer = setTimeout(() => discard(slot, target, new Error(`detection took longer than ${deadline} ms; its process was stopped`)), deadline).unref();
-      slot.pending.set(id, { resolve: resolve as (answer: unknown) => void, reject, timer });
+      slot.pending.set(id, { resolve: resolve as (answer: unknown) => void, reject, timer: null });
       hold(target, true);
       target.send({ id, ...request });
     });

@@ -320,6 +320,18 @@ describe('people and the faces inside them', () => {
       await patient.close();
     }
   });
+  it("counts a request's deadline from when its process starts it, not while a fresh process loads its models", async () => {
+    const deadlineMs = 250;
+    const fresh = createDetector({ workers: 1, deadlineMs });
+    try {
+      const started = performance.now();
+      expectSingleFaceIn(await facesOf(fresh, astronaut), ASTRONAUT_FACE);
+      // Loading the models took longer than the deadline, which the answer outlived.
+      expect(performance.now() - started).toBeGreaterThan(deadlineMs);
+    } finally {
+      await fresh.close();
+    }
+  });
 });
 
 describe('head regions and links', () => {
