@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { decodeFailure, decodeOptions } from './decode.js';
 import { GEOMETRY_THRESHOLDS, type ConfirmedGeometry } from './geometry.js';
+import { bilinear } from './raster.js';
 
 /**
  * The pixel rules of the geometric check applied to an edit the region hashes already name, without
@@ -65,18 +66,7 @@ export async function greyCopy(bytes: Buffer, maxPixels: number): Promise<Grey> 
 
 /** Grey level at (x, y), bilinear; NaN outside. */
 function tap(grey: Grey, x: number, y: number): number {
-  const tx = x - 0.5;
-  const ty = y - 0.5;
-  if (!(tx >= 0 && ty >= 0 && tx <= grey.width - 1 && ty <= grey.height - 1)) return NaN;
-  const x0 = Math.floor(tx);
-  const y0 = Math.floor(ty);
-  const x1 = Math.min(x0 + 1, grey.width - 1);
-  const y1 = Math.min(y0 + 1, grey.height - 1);
-  const fx = tx - x0;
-  const fy = ty - y0;
-  const p = grey.pixels;
-  const w = grey.width;
-  return (p[y0 * w + x0] * (1 - fx) + p[y0 * w + x1] * fx) * (1 - fy) + (p[y1 * w + x0] * (1 - fx) + p[y1 * w + x1] * fx) * fy;
+  return bilinear(grey.pixels, grey.width, grey.height, x - 0.5, y - 0.5);
 }
 
 /** The image mirrored left to right: a mirror image is compared as the picture it shows. */

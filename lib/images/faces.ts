@@ -5,6 +5,7 @@ import sharp, { type Metadata } from 'sharp';
 import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster, type Area, type DetailRaster } from './analysis-raster.js';
 import { iou, suppress } from './boxes.mjs';
 import { decodeFailure, decodeOptions } from './decode.js';
+import { bilinear } from './raster.js';
 
 export { iou };
 
@@ -498,19 +499,7 @@ function averaged(source: Raster, x: number, y: number, width: number, height: n
 function interpolated(source: Raster, x: number, y: number, width: number, height: number, out: Buffer, at: number): void {
   const cx = clamp(x + width / 2 - 0.5, 0, source.width - 1);
   const cy = clamp(y + height / 2 - 0.5, 0, source.height - 1);
-  const x0 = Math.floor(cx);
-  const y0 = Math.floor(cy);
-  const x1 = Math.min(x0 + 1, source.width - 1);
-  const y1 = Math.min(y0 + 1, source.height - 1);
-  const fx = cx - x0;
-  const fy = cy - y0;
-  for (let channel = 0; channel < 3; channel++) {
-    const at00 = source.pixels[(y0 * source.width + x0) * 3 + channel]!;
-    const at10 = source.pixels[(y0 * source.width + x1) * 3 + channel]!;
-    const at01 = source.pixels[(y1 * source.width + x0) * 3 + channel]!;
-    const at11 = source.pixels[(y1 * source.width + x1) * 3 + channel]!;
-    out[at + channel] = (at00 * (1 - fx) + at10 * fx) * (1 - fy) + (at01 * (1 - fx) + at11 * fx) * fy;
-  }
+  for (let channel = 0; channel < 3; channel++) out[at + channel] = bilinear(source.pixels, source.width, source.height, cx, cy, 3, channel);
 }
 
 /** The crop rectangle: the box plus margin, clamped to the image; refuses boxes that leave nothing. */

@@ -2,6 +2,7 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import sharp, { type OutputInfo } from 'sharp';
 import { decodeFailure, decodeOptions } from './decode.js';
+import { bilinear } from './raster.js';
 
 /**
  * Geometric verification (issue 14): local features (ORB keypoints and descriptors) of each image,
@@ -347,12 +348,7 @@ function tap(features: GeometryFeatures, x: number, y: number): number {
   const { thumbnail } = features;
   const tx = (x * thumbnail.width) / features.width - 0.5;
   const ty = (y * thumbnail.height) / features.height - 0.5;
-  if (!(tx >= 0 && ty >= 0 && tx <= thumbnail.width - 1 && ty <= thumbnail.height - 1)) return NaN;
-  const [x0, y0] = [Math.floor(tx), Math.floor(ty)];
-  const [x1, y1] = [Math.min(x0 + 1, thumbnail.width - 1), Math.min(y0 + 1, thumbnail.height - 1)];
-  const [fx, fy] = [tx - x0, ty - y0];
-  const at = (px: number, py: number) => thumbnail.pixels[py * thumbnail.width + px];
-  return (at(x0, y0) * (1 - fx) + at(x1, y0) * fx) * (1 - fy) + (at(x0, y1) * (1 - fx) + at(x1, y1) * fx) * fy;
+  return bilinear(thumbnail.pixels, thumbnail.width, thumbnail.height, tx, ty);
 }
 
 /**

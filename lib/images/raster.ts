@@ -120,3 +120,22 @@ export function resample(raster: Raster, window: Window, side: number): Float64A
   }
   return out;
 }
+
+/**
+ * Channel `channel` of `channels` interleaved ones at (x, y), bilinear between the four nearest
+ * pixels, in coordinates where pixel (i, j)'s centre is (i, j); NaN outside the pixel centres.
+ * The one sampler of the geometric check, the edit check, the turn finder and the face regions.
+ */
+export function bilinear(pixels: ArrayLike<number>, width: number, height: number, x: number, y: number, channels = 1, channel = 0): number {
+  if (!(x >= 0 && y >= 0 && x <= width - 1 && y <= height - 1)) return NaN;
+  const x0 = Math.floor(x);
+  const y0 = Math.floor(y);
+  const x1 = Math.min(x0 + 1, width - 1);
+  const y1 = Math.min(y0 + 1, height - 1);
+  const fx = x - x0;
+  const fy = y - y0;
+  const [row0, row1] = [y0 * width, y1 * width];
+  const top = pixels[(row0 + x0) * channels + channel] * (1 - fx) + pixels[(row0 + x1) * channels + channel] * fx;
+  const bottom = pixels[(row1 + x0) * channels + channel] * (1 - fx) + pixels[(row1 + x1) * channels + channel] * fx;
+  return top * (1 - fy) + bottom * fy;
+}

@@ -1,4 +1,4 @@
-import { SAMPLE_SIDE, type Raster } from './raster.js';
+import { bilinear, SAMPLE_SIDE, type Raster } from './raster.js';
 
 /**
  * A picture turned by a few degrees on a larger canvas (sharp's and most editors' rotate: the canvas
@@ -69,14 +69,8 @@ const EDGE_SHARE = 0.5;
 
 /** The sample's grey level at (x, y) in sample pixels, bilinear; null outside the sample. */
 function read(sample: Raster, x: number, y: number): number | null {
-  const S = SAMPLE_SIDE;
-  if (x < 0 || y < 0 || x > S - 1 || y > S - 1) return null;
-  const [x0, y0] = [Math.min(S - 2, Math.floor(x)), Math.min(S - 2, Math.floor(y))];
-  const [fx, fy] = [x - x0, y - y0];
-  const d = sample.data;
-  const top = d[y0 * S + x0] * (1 - fx) + d[y0 * S + x0 + 1] * fx;
-  const bottom = d[(y0 + 1) * S + x0] * (1 - fx) + d[(y0 + 1) * S + x0 + 1] * fx;
-  return top * (1 - fy) + bottom * fy;
+  const value = bilinear(sample.data, SAMPLE_SIDE, SAMPLE_SIDE, x, y);
+  return Number.isNaN(value) ? null : value;
 }
 
 /** The grey-level change over two sample pixels across and along, at (x, y); null outside the sample. */
