@@ -120,12 +120,12 @@ export async function renderQueue(view) {
     '제출물 다시 읽기 (reload)',
     async () => {
       reloadButton.textContent = '읽는 중…';
-      const progress = showReloadProgress((text) => {
+      const reading = showReloadProgress((text) => {
         reloadButton.textContent = text;
       });
       const report = await reloadAll((remaining) => {
         reloadButton.textContent = `읽는 중… (남은 파일 ${remaining})`;
-      }).finally(progress.stop);
+      }).finally(reading.stop);
       reloadButton.textContent = '제출물 다시 읽기 (reload)';
       if (!report) return;
       clear(
