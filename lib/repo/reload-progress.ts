@@ -1,6 +1,6 @@
 import type { Database } from '../ports.js';
 
-/** How far the running reload has come (migration 0027). */
+/** How far the running reload has come (migration 0025). */
 export interface ReloadProgress {
   started_at: string;
   phase: 'listing' | 'reading';
