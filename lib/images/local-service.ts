@@ -20,7 +20,7 @@ export function localImageService(maxPixels: number): ImageService {
   const detector = createDetector({ maxPixels });
   const features = keptFeatures(maxPixels);
   const greys = keptGreys(maxPixels);
-  const verdicts = new Map<string, Promise<GeometryResult>>();
+  const verdicts = recentlyUsed<Promise<GeometryResult>>(KEPT_VERDICTS, (verdict) => verdict);
   return {
     async analyse(bytes) {
       // A refused image rejects the fingerprints with the decoder's reason, as the analysis's error.
@@ -41,18 +41,12 @@ export function localImageService(maxPixels: number): ImageService {
       const [queryKey, referenceKey] = [contentKey(query), contentKey(reference)];
       const pair = `${queryKey} ${referenceKey} ${edit ?? ''}`;
       const found = verdicts.get(pair);
-      if (found) {
-        verdicts.delete(pair);
-        verdicts.set(pair, found);
-        return found;
-      }
+      if (found) return found;
       const byPixels = async () => (edit && parseEdit(edit) ? confirmEdit(await greys(query, queryKey), await greys(reference, referenceKey), edit) : null);
       const verdict = (async () =>
         (await byPixels()) ?? verifyGeometry(await features(query, false, queryKey), await features(reference, true, referenceKey)))();
       // A failed check is not kept: the next call tries again.
-      verdict.catch(() => verdicts.get(pair) === verdict && verdicts.delete(pair));
       verdicts.set(pair, verdict);
-      if (verdicts.size > KEPT_VERDICTS) verdicts.delete(verdicts.keys().next().value!);
       return verdict;
     },
     close: () => detector.close(),
@@ -76,26 +70,42 @@ const KEPT_VERDICTS = 1024;
 const contentKey = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64');
 
 /**
+ * The last `limit` values used, by key (a Map keeps insertion order, so the first key is the least
+ * recently used). A value whose work (`pending`) fails is dropped: its next use computes it again.
+ */
+function recentlyUsed<V>(limit: number, pending: (value: V) => Promise<unknown>) {
+  const kept = new Map<string, V>();
+  return {
+    get(key: string): V | undefined {
+      const found = kept.get(key);
+      if (found !== undefined) {
+        kept.delete(key);
+        kept.set(key, found);
+      }
+      return found;
+    },
+    set(key: string, value: V): void {
+      pending(value).catch(() => kept.get(key) === value && kept.delete(key));
+      kept.delete(key);
+      kept.set(key, value);
+      if (kept.size > limit) kept.delete(kept.keys().next().value!);
+    },
+  };
+}
+
+/**
  * Keypoints by image content, the last KEPT_FEATURES kept. An image kept with its mirror image's
  * keypoints also answers for it as a query (which needs none); one kept without them is computed
  * again when it is wanted as a reference.
  */
 function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean, key: string) => Promise<GeometryFeatures> {
-  const kept = new Map<string, { mirror: boolean; features: Promise<GeometryFeatures> }>();
+  // A refused image is not kept: its error says what is wrong with the bytes, every time.
+  const kept = recentlyUsed<{ mirror: boolean; features: Promise<GeometryFeatures> }>(KEPT_FEATURES, (entry) => entry.features);
   return (bytes, mirror, key) => {
     const found = kept.get(key);
-    if (found && (found.mirror || !mirror)) {
-      kept.delete(key);
-      kept.set(key, found);
-      return found.features;
-    }
+    if (found && (found.mirror || !mirror)) return found.features;
     const features = computeGeometryFeatures(bytes, maxPixels, { mirror });
-    const entry = { mirror, features };
-    // A refused image is not kept: its error says what is wrong with the bytes, every time.
-    features.catch(() => kept.get(key) === entry && kept.delete(key));
-    kept.delete(key);
-    kept.set(key, entry);
-    if (kept.size > KEPT_FEATURES) kept.delete(kept.keys().next().value!);
+    kept.set(key, { mirror, features });
     return features;
   };
 }
@@ -107,13 +117,12 @@ function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean, key: 
 const KEPT_GREYS = 256;
 
 function keptGreys(maxPixels: number): (bytes: Buffer, key: string) => Promise<Grey> {
-  const kept = new Map<string, Promise<Grey>>();
+  const kept = recentlyUsed<Promise<Grey>>(KEPT_GREYS, (grey) => grey);
   return (bytes, key) => {
-    const found = kept.get(key) ?? greyCopy(bytes, maxPixels);
-    kept.delete(key);
-    kept.set(key, found);
-    found.catch(() => kept.get(key) === found && kept.delete(key));
-    if (kept.size > KEPT_GREYS) kept.delete(kept.keys().next().value!);
-    return found;
+    const found = kept.get(key);
+    if (found) return found;
+    const grey = greyCopy(bytes, maxPixels);
+    kept.set(key, grey);
+    return grey;
   };
 }
