@@ -58,10 +58,11 @@ export interface DetectorOptions {
   maxPixels?: number;
   /** How long one request may wait for its worker before the worker is dropped (default 10 s). */
   deadlineMs?: number;
-  /** Caps on the work one picture may take (defaults MAX_PEOPLE, MAX_REGIONS, MAX_FACES). */
+  /** Caps on the work one picture may take (defaults DEFAULT_LIMITS). */
   limits?: Partial<Limits>;
 }
 
+/** Caps that bound the work on a crowd or a noise picture: a picture with more finds that many and says so in its notes. */
 interface Limits {
   /** People reported. */
   people: number;
@@ -71,51 +72,61 @@ interface Limits {
   faces: number;
 }
 
-// The whole-picture face pass sees at most this many pixels on the longer side (INPUT_SIZE in
-// blazeface.mjs): it finds faces from about a tenth of the picture up. At 192 px the weakest
-// labelled face of test/fixtures/faces/labels.json BlazeFace finds above 0.65 scores 0.73 and the
-// next one down 0.50; the best boxes on no labelled face score 0.68 and 0.65, the cup in
-// coffee.png 0.60, the cat in chelsea.png 0.59 (bench/faces.ts, tuning sets).
-const FACE_SIDE = 192;
-const DEFAULT_MIN_SCORE = 0.65;
-// The people pass: MoveNet MultiPose's person detector on the picture at this longer side. On the
-// tuning sets 224 px found as many faces through the head regions as 256 (93 and 91 of 185) at
-// about three quarters of the model's cost; 192 found 83.
-const PEOPLE_SIDE = 224;
-// Person boxes scoring below this are not reported: on the 17 tuning pictures of no one (animals,
-// objects, the cat of chelsea.png at 0.45) 0.3 gave 10 person boxes, 0.5 gives 2.
-const PERSON_SCORE = 0.5;
-// A weaker candidate is reported as a person when a face was found where its head would be, at
-// least this share of its box's width (decisions/0037): on the tuning sets 61 of the 76 labelled
-// faces of 24 px or more then have a person box of their own (52 from 0.5 alone) and 35 of 95
-// pasted head and shoulders (3), with 4 person boxes on the pictures of no one (3: a false face on
-// an object brings its candidate along). A face vouches for one candidate only: the weaker peaks
-// around a person already found gave 2 more boxes on the tuning photographs, none a person of its own.
-const FACE_SHARE_OF_PERSON = 0.2;
-// Weaker person candidates are not reported, but their head regions are still searched for a face:
-// a small person in a group photograph often scores low while its face is plain to see up close
-// (tuning sets: 91 faces of 185 with candidates from 0.1, 76 from 0.2, 68 from 0.3).
-const CANDIDATE_SCORE = 0.1;
-// Each candidate's head region is searched again at this many pixels on its longer side, where a
-// head (about 40 % of a standing person's box width) is 40-50 px: BlazeFace finds faces from about
-// 24 px at its input (faces pasted at known sizes: 24 px 11 of 12, 16 px 5 of 12). On the tuning
-// sets 128 px found 101 faces of 185, 96 px 90, 160 px 102 with more false ones. Candidates from
-// 0.05 would find 115 at a third more cost per 1-2 MP picture.
-const REGION_SIDE = 128;
-// A head region's faces count from this score, a little below the whole picture's (a person
-// detector already said someone may be there): at 0.5 a re-encoded rocket.jpg had a face at 0.54
-// in the exhaust; 0.55 and 0.6 each find 99 tuning faces of 185 against 100 at 0.5.
-const REGION_SCORE = 0.6;
-// Only a candidate from this score gets a larger decode of the file for its head region: on the
-// tuning sets 0.2 found 100 faces of 185 against 101 for every candidate, and on 24 evaluation
-// photographs without people (1600x1000) detection cost 29.7 CPU ms a picture against 35.4.
-const DETAIL_SCORE = 0.2;
-// Caps that bound the work on a crowd or a noise picture: a picture with more finds that many
-// and says so in its notes.
-const MAX_PEOPLE = 100;
-const MAX_CANDIDATES = 200;
-const MAX_REGIONS = 48;
-const MAX_FACES = 300;
+const DEFAULT_LIMITS: Limits = { people: 100, regions: 48, faces: 300 };
+
+/** The first pass, on the whole picture (one request: faces and person candidates). */
+const WHOLE_PICTURE = {
+  // BlazeFace sees at most this many pixels on the longer side (INPUT_SIZE in blazeface.mjs): it
+  // finds faces from about a tenth of the picture up. At 192 px the weakest labelled face of
+  // test/fixtures/faces/labels.json BlazeFace finds above 0.65 scores 0.73 and the next one down
+  // 0.50; the best boxes on no labelled face score 0.68 and 0.65, the cup in coffee.png 0.60, the
+  // cat in chelsea.png 0.59 (bench/faces.ts, tuning sets).
+  faceSide: 192,
+  minScore: 0.65,
+  // MoveNet MultiPose's person detector on the picture at this longer side. On the tuning sets
+  // 224 px found as many faces through the head regions as 256 (93 and 91 of 185) at about three
+  // quarters of the model's cost; 192 found 83.
+  peopleSide: 224,
+} as const;
+
+/** Which person candidates are reported as people. */
+const PERSON = {
+  // Candidates scoring below this are not reported on their own: on the 17 tuning pictures of no
+  // one (animals, objects, the cat of chelsea.png at 0.45) 0.3 gave 10 person boxes, 0.5 gives 2.
+  score: 0.5,
+  // A weaker candidate is reported as a person when a face was found where its head would be, at
+  // least this share of its box's width (decisions/0037): on the tuning sets 61 of the 76 labelled
+  // faces of 24 px or more then have a person box of their own (52 from 0.5 alone) and 35 of 95
+  // pasted head and shoulders (3), with 4 person boxes on the pictures of no one (3: a false face
+  // on an object brings its candidate along). A face vouches for one candidate only: the weaker
+  // peaks around a person already found gave 2 more boxes on the tuning photographs, none a person
+  // of its own.
+  faceShare: 0.2,
+  // Weaker candidates are not reported, but their head regions are still searched for a face: a
+  // small person in a group photograph often scores low while its face is plain to see up close
+  // (tuning sets: 91 faces of 185 with candidates from 0.1, 76 from 0.2, 68 from 0.3).
+  candidateScore: 0.1,
+  maxCandidates: 200,
+} as const;
+
+/** The second pass, on the head region of each person candidate the first pass saw too small. */
+const HEAD_REGION = {
+  // Each region is searched again at this many pixels on its longer side, where a head (about 40 %
+  // of a standing person's box width) is 40-50 px: BlazeFace finds faces from about 24 px at its
+  // input (faces pasted at known sizes: 24 px 11 of 12, 16 px 5 of 12). On the tuning sets 128 px
+  // found 101 faces of 185, 96 px 90, 160 px 102 with more false ones. Candidates from 0.05 would
+  // find 115 at a third more cost per 1-2 MP picture.
+  side: 128,
+  // A region's faces count from this score, a little below the whole picture's (a person detector
+  // already said someone may be there): at 0.5 a re-encoded rocket.jpg had a face at 0.54 in the
+  // exhaust; 0.55 and 0.6 each find 99 tuning faces of 185 against 100 at 0.5.
+  faceScore: 0.6,
+  // Only a candidate from this score gets a larger decode of the file for its head region: on the
+  // tuning sets 0.2 found 100 faces of 185 against 101 for every candidate, and on 24 evaluation
+  // photographs without people (1600x1000) detection cost 29.7 CPU ms a picture against 35.4.
+  detailScore: 0.2,
+} as const;
+
 const DEFAULT_DEADLINE_MS = 10_000;
 // A fresh detection process converts and loads its models before its first request (about 1 s of
 // CPU); on a loaded machine that took longer than the 10 s a request may run, and the first
@@ -228,12 +239,12 @@ function faceAtHead(person: FaceBox, faces: Face[], taken: Set<number>, picture:
     const x = box.x + box.width / 2;
     const y = box.y + box.height / 2;
     const inside = x >= head.left && x <= head.left + head.width && y >= head.top && y <= head.top + head.height;
-    return !taken.has(index) && inside && box.width >= person.width * FACE_SHARE_OF_PERSON && box.width <= person.width;
+    return !taken.has(index) && inside && box.width >= person.width * PERSON.faceShare && box.width <= person.width;
   });
 }
 
 /**
- * The person candidates reported, most certain first: every one from PERSON_SCORE, and a weaker
+ * The person candidates reported, most certain first: every one from PERSON.score, and a weaker
  * one only with a face at its head that no more certain candidate has taken (a face vouches for
  * one person: the weaker peaks around someone already found do not become people of their own).
  */
@@ -244,7 +255,7 @@ export function reportedPeople<T extends { box: FaceBox; score: number }>(candid
     .filter((candidate) => {
       const face = faceAtHead(candidate.box, faces, taken, picture);
       if (face >= 0) taken.add(face);
-      return candidate.score >= PERSON_SCORE || face >= 0;
+      return candidate.score >= PERSON.score || face >= 0;
     });
 }
 
@@ -290,18 +301,19 @@ function hold(worker: ChildProcess, owed: boolean): void {
  * one dies, or owes an answer past the deadline, it is killed, the requests it held are rejected
  * and its slot starts a fresh one for the next request sent there; the others carry on.
  *
- * A picture takes three steps: BlazeFace on the whole picture at FACE_SIDE and the people model at
- * PEOPLE_SIDE (one request), then BlazeFace again on the head region of every person the first pass
- * could not have seen a face in at that size (a second request), read from the analysis raster or,
- * when that is too coarse for a small person, from a larger decode of the file.
+ * A picture takes three steps: BlazeFace on the whole picture at WHOLE_PICTURE.faceSide and the
+ * people model at WHOLE_PICTURE.peopleSide (one request), then BlazeFace again on the head region of
+ * every person the first pass could not have seen a face in at that size (a second request), read
+ * from the analysis raster or, when that is too coarse for a small person, from a larger decode of
+ * the file.
  */
 export function createDetector(options: DetectorOptions = {}): Detector {
-  const minScore = options.minScore ?? DEFAULT_MIN_SCORE;
+  const minScore = options.minScore ?? WHOLE_PICTURE.minScore;
   if (!(minScore >= 0 && minScore <= 1)) throw new RangeError(`minScore must be between 0 and 1, got ${minScore}`);
   const workerCount = options.workers ?? os.availableParallelism();
   if (!(Number.isInteger(workerCount) && workerCount >= 1)) throw new RangeError(`workers must be a whole number from 1, got ${workerCount}`);
   const deadline = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-  const limits: Limits = { people: MAX_PEOPLE, regions: MAX_REGIONS, faces: MAX_FACES, ...options.limits };
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const slots: Slot[] = Array.from({ length: workerCount }, () => ({ worker: null, pending: new Map(), loading: null }));
   let nextId = 1;
   let closed = false;
@@ -376,25 +388,25 @@ export function createDetector(options: DetectorOptions = {}): Detector {
   /** Head regions of the people the whole-picture face pass saw too small, with their rasters. */
   async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], notes: string[]) {
     const picture = { width: raster.originalWidth, height: raster.originalHeight };
-    const faceScale = FACE_SIDE / Math.max(picture.width, picture.height);
+    const faceScale = WHOLE_PICTURE.faceSide / Math.max(picture.width, picture.height);
     const analysisScale = raster.width / picture.width;
     const wanted = people
       .map((person) => ({ person, region: headRegion(person.box, picture) }))
-      .filter(({ region }) => Math.max(region.width, region.height) * faceScale < REGION_SIDE);
+      .filter(({ region }) => Math.max(region.width, region.height) * faceScale < HEAD_REGION.side);
     if (wanted.length > limits.regions) notes.push(`faces were looked for in the ${limits.regions} most certain of ${wanted.length} person candidates only`);
     const chosen = wanted.slice(0, limits.regions);
-    // A region has enough pixels in the analysis raster with half REGION_SIDE there. Otherwise the
+    // A region has enough pixels in the analysis raster with half HEAD_REGION.side there. Otherwise the
     // file is decoded again, large enough for the smallest region, but only for a candidate from
-    // DETAIL_SCORE: weak candidates are mostly noise in pictures of no one, and the decode is the
+    // HEAD_REGION.detailScore: weak candidates are mostly noise in pictures of no one, and the decode is the
     // larger part of their cost; a weak one too coarse for the analysis raster waits for a decode
     // made for a stronger one, or is not searched. Only the part of the file that holds the regions
     // is decoded (on the tuning sets 233 CPU ms for the 16 decodes against 336 for whole ones), and
     // every region is read from it, as from the better pixels.
-    const coarse = (region: Region) => Math.max(region.width, region.height) * analysisScale < REGION_SIDE / 2;
-    const detailed = chosen.filter(({ person, region }) => coarse(region) && person.score >= DETAIL_SCORE).map(({ region }) => region);
+    const coarse = (region: Region) => Math.max(region.width, region.height) * analysisScale < HEAD_REGION.side / 2;
+    const detailed = chosen.filter(({ person, region }) => coarse(region) && person.score >= HEAD_REGION.detailScore).map(({ region }) => region);
     const smallest = Math.min(...detailed.map((region) => Math.max(region.width, region.height)));
     const part = union(chosen.map(({ region }) => region));
-    const detail = detailed.length ? await decodeDetail(bytes, Math.min(1, REGION_SIDE / smallest), part, options.maxPixels) : null;
+    const detail = detailed.length ? await decodeDetail(bytes, Math.min(1, HEAD_REGION.side / smallest), part, options.maxPixels) : null;
     const source: DetailRaster = detail ?? { ...raster, area: { left: 0, top: 0, ...picture } };
     const regions = chosen.map(({ region }) => region).filter((region) => detail || !coarse(region));
     return { regions, rasters: regions.map((region) => regionRaster(source, region)) };
@@ -406,21 +418,21 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const raster = given ?? (await decodeForAnalysis(image, options.maxPixels));
       const picture = { width: raster.originalWidth, height: raster.originalHeight };
       const whole = { left: 0, top: 0, ...picture };
-      const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, FACE_SIDE), shrunk(raster, PEOPLE_SIDE)]);
+      const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, WHOLE_PICTURE.faceSide), shrunk(raster, WHOLE_PICTURE.peopleSide)]);
       const coarse = await runInWorker<CoarseAnswer>({
         stage: 'coarse',
         faceRaster,
         peopleRaster,
         faceScore: minScore,
-        personScore: CANDIDATE_SCORE,
-        personLimit: MAX_CANDIDATES,
+        personScore: PERSON.candidateScore,
+        personLimit: PERSON.maxCandidates,
       });
       const candidates = dedupeFaces(coarse.people.map((found) => toPicture(found, peopleRaster, whole, picture)).filter((found) => found !== null));
       const notes: string[] = [];
       const faces = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture));
       const { regions, rasters } = await regionRasters(image, raster, candidates, notes);
       if (rasters.length > 0) {
-        const fine = await runInWorker<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: REGION_SCORE });
+        const fine = await runInWorker<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore });
         fine.faces.forEach((found, i) => faces.push(...found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture))));
       }
       const kept = dedupeFaces(faces.filter((face) => face !== null));
@@ -448,7 +460,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
 }
 
 /**
- * A region of the picture resampled to REGION_SIDE on its longer side from a raster of a part of it
+ * A region of the picture resampled to HEAD_REGION.side on its longer side from a raster of a part of it
  * (`source.area`, which holds the region), here rather than by sharp: a sharp pipeline copies the
  * whole source raster in (5 MB for a 1.6 MP picture) for every region, where the region itself is a
  * few thousand pixels. Each output pixel averages the source pixels under it when the region
@@ -456,7 +468,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
  */
 export function regionRaster(source: DetailRaster, region: Region): Raster {
   const scale = source.width / source.area.width;
-  const fit = REGION_SIDE / Math.max(region.width, region.height);
+  const fit = HEAD_REGION.side / Math.max(region.width, region.height);
   const width = Math.max(1, Math.round(region.width * fit));
   const height = Math.max(1, Math.round(region.height * fit));
   // Source pixels per output pixel, and where the region starts, in source pixels.

@@ -89,17 +89,14 @@ const floatField = (number, value) => {
   bytes.writeFloatLE(value);
   return Buffer.concat([field(number, 5), bytes]);
 };
-const ATTRIBUTE_FLOAT = 1;
-const ATTRIBUTE_INT = 2;
-const ATTRIBUTE_STRING = 3;
-const ATTRIBUTE_INTS = 7;
-const TENSOR_FLOAT = 1;
-const TENSOR_INT64 = 7;
+// onnx.proto's AttributeProto.AttributeType and TensorProto.DataType codes the graphs use.
+const ATTRIBUTE = { FLOAT: 1, INT: 2, STRING: 3, INTS: 7 };
+const TENSOR = { FLOAT: 1, INT64: 7 };
 const attribute = (name, type, payload) => bytesField(5, [stringField(1, name), payload, intField(20, type)]);
-const intsAttribute = (name, values) => attribute(name, ATTRIBUTE_INTS, Buffer.concat(values.map((value) => intField(8, value))));
-const intAttribute = (name, value) => attribute(name, ATTRIBUTE_INT, intField(3, value));
-const floatAttribute = (name, value) => attribute(name, ATTRIBUTE_FLOAT, floatField(2, value));
-const stringAttribute = (name, text) => attribute(name, ATTRIBUTE_STRING, stringField(4, text));
+const intsAttribute = (name, values) => attribute(name, ATTRIBUTE.INTS, Buffer.concat(values.map((value) => intField(8, value))));
+const intAttribute = (name, value) => attribute(name, ATTRIBUTE.INT, intField(3, value));
+const floatAttribute = (name, value) => attribute(name, ATTRIBUTE.FLOAT, floatField(2, value));
+const stringAttribute = (name, text) => attribute(name, ATTRIBUTE.STRING, stringField(4, text));
 const onnxNode = (op, inputs, outputs, attributes = []) =>
   bytesField(1, [
     ...inputs.map((name) => stringField(1, name)),
@@ -122,7 +119,7 @@ const valueInfo = (number, name, dims) =>
     bytesField(
       2,
       bytesField(1, [
-        intField(1, TENSOR_FLOAT),
+        intField(1, TENSOR.FLOAT),
         bytesField(
           2,
           dims.map((dim) => bytesField(1, typeof dim === 'number' ? intField(1, dim) : stringField(2, dim))),
@@ -157,7 +154,7 @@ function graphWriter(weights) {
     const name = `constant/${value}`;
     if (!constants.has(name)) {
       constants.set(name, true);
-      initializers.push(tensor(name, [], TENSOR_FLOAT, Float32Array.of(value)));
+      initializers.push(tensor(name, [], TENSOR.FLOAT, Float32Array.of(value)));
     }
     return name;
   };
@@ -170,7 +167,7 @@ function graphWriter(weights) {
     const dims =
       shape.length === 1 && shape[0] > 1 ? [shape[0], 1, 1] : shape.length <= 1 ? [] : shape.length === 4 ? NHWC_TO_NCHW.map((axis) => shape[axis]) : null;
     if (!dims) throw new Error(`an operand of shape [${shape}] (${name}) is not supported`);
-    initializers.push(tensor(name, dims, TENSOR_FLOAT, floats));
+    initializers.push(tensor(name, dims, TENSOR.FLOAT, floats));
     return name;
   };
   const activate = (node, fused, convolved) => {
@@ -183,10 +180,10 @@ function graphWriter(weights) {
     const attr = node.attr ?? {};
     const fused = (attr.fused_ops?.list?.s ?? []).map((op) => Buffer.from(op, 'base64').toString());
     if (fused.length > 2 || (fused.length > 0 && fused[0] !== 'BiasAdd')) throw new Error(`unsupported fused operations ${fused.join('+')} in ${node.name}`);
-    initializers.push(tensor(node.input[1], filterDims, TENSOR_FLOAT, filterValues));
+    initializers.push(tensor(node.input[1], filterDims, TENSOR.FLOAT, filterValues));
     const inputs = [node.input[0], node.input[1]];
     if (fused.includes('BiasAdd')) {
-      initializers.push(tensor(node.input[2], [filterDims[0]], TENSOR_FLOAT, weight(node.input[2]).values));
+      initializers.push(tensor(node.input[2], [filterDims[0]], TENSOR.FLOAT, weight(node.input[2]).values));
       inputs.push(node.input[2]);
     }
     const convolved = fused.length > 1 ? `${node.name}/conv` : node.name;
@@ -269,7 +266,7 @@ function graphWriter(weights) {
         tensor(
           name,
           [8],
-          TENSOR_INT64,
+          TENSOR.INT64,
           BigInt64Array.from([...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2])), ...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2 + 1]))]),
         ),
       );
@@ -286,7 +283,7 @@ function graphWriter(weights) {
       // Every up-sampling in these graphs doubles the feature map; a scale (not the fixed size the
       // graph was saved with) keeps the model usable at any input size.
       const scales = `${node.name}/scales`;
-      initializers.push(tensor(scales, [4], TENSOR_FLOAT, Float32Array.of(1, 1, 2, 2)));
+      initializers.push(tensor(scales, [4], TENSOR.FLOAT, Float32Array.of(1, 1, 2, 2)));
       const mode = node.attr?.align_corners?.b ? 'align_corners' : node.attr?.half_pixel_centers?.b ? 'half_pixel' : 'asymmetric';
       nodes.push(
         onnxNode(

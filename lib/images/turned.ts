@@ -23,49 +23,54 @@ export interface Turn {
   aspect: number;
 }
 
-/** Turns looked for: under 1° the region hashes still see the picture; over 12° the geometric check finds it. */
-const MIN_DEGREES = 1;
-const MAX_DEGREES = 12;
-const COARSE_STEP = 0.5;
-const FINE_STEP = 0.05;
-/** Angles whose share of edge points is within this of the best one's are near the true angle. */
-const PLATEAU = 0.05;
-/** Points read along each edge of the picture, and how far (in sample pixels) either side of it. */
-const EDGE_POINTS = 48;
-const EDGE_OFFSET = 1.5;
 /**
- * The angle is refined with points half as far from the edge, which places it more closely (on the
- * robust-recall set's tuning half, upright hashes close enough to the original's: 55 -> 61 of 63
- * turns on white, 62 -> 63 on black).
+ * What the turn finder looks for and how it decides, by concern: the angles tried, the points read
+ * along the picture's edges at each angle, and the canvases of a blurred copy.
  */
-const FINE_OFFSET = 0.75;
-/**
- * An edge point is the picture's edge when the canvas just outside it is plain (a grey-level
- * gradient under PLAIN_CANVAS over two sample pixels each way) and either the grey level steps
- * across the edge (more than EDGE_STEP) or the picture just inside is more textured than the canvas
- * (by EDGE_TEXTURE): the picture's own dark or pale edge on a canvas of the same tone.
- */
-const PLAIN_CANVAS = 2.5;
-const EDGE_STEP = 6;
-const EDGE_TEXTURE = 4;
-/** The step counted towards the mean at most (so that a few strong edges of the picture do not decide the angle). */
-const STEP_CAP = 64;
-/**
- * A canvas of a blurred copy: the picture just inside its edges at least this many times as
- * textured as the canvas just outside (textureRatio). On half of the robust-recall set's
- * photographs: blurred canvases 2.24 or more at their best angle, the photographs as they stand
- * 1.57 at most at any angle.
- */
-const BLURRED_RATIO = 2;
-/** Angles whose texture ratio is within this share of the best one's are near the true angle. */
-const RATIO_PLATEAU = 0.85;
-const TEXTURE_CAP = 40;
-/**
- * The share of edge points that must be the picture's edge. Measured on a third of the
- * robust-recall set's photographs turned 2°, 5° and -8°: on black and white canvases at least
- * 0.77 at the true angle; the photographs as they stand at most 0.29 at any angle.
- */
-const EDGE_SHARE = 0.5;
+const SEARCH = {
+  angles: {
+    // Under 1° the region hashes still see the picture; over 12° the geometric check finds it.
+    min: 1,
+    max: 12,
+    coarseStep: 0.5,
+    fineStep: 0.05,
+    // Angles whose share of edge points is within this of the best one's are near the true angle.
+    plateau: 0.05,
+  },
+  edge: {
+    // Points read along each edge of the picture, and how far (in sample pixels) either side of it.
+    points: 48,
+    offset: 1.5,
+    // The angle is refined with points half as far from the edge, which places it more closely (on
+    // the robust-recall set's tuning half, upright hashes close enough to the original's: 55 -> 61
+    // of 63 turns on white, 62 -> 63 on black).
+    fineOffset: 0.75,
+    // An edge point is the picture's edge when the canvas just outside it is plain (a grey-level
+    // gradient under plainCanvas over two sample pixels each way) and either the grey level steps
+    // across the edge (more than step) or the picture just inside is more textured than the canvas
+    // (by texture): the picture's own dark or pale edge on a canvas of the same tone.
+    plainCanvas: 2.5,
+    step: 6,
+    texture: 4,
+    // The step counted towards the mean at most (so that a few strong edges of the picture do not
+    // decide the angle).
+    stepCap: 64,
+    // The share of edge points that must be the picture's edge. Measured on a third of the
+    // robust-recall set's photographs turned 2°, 5° and -8°: on black and white canvases at least
+    // 0.77 at the true angle; the photographs as they stand at most 0.29 at any angle.
+    share: 0.5,
+  },
+  blurred: {
+    // A canvas of a blurred copy: the picture just inside its edges at least this many times as
+    // textured as the canvas just outside (textureRatio). On half of the robust-recall set's
+    // photographs: blurred canvases 2.24 or more at their best angle, the photographs as they stand
+    // 1.57 at most at any angle.
+    ratio: 2,
+    // Angles whose texture ratio is within this share of the best one's are near the true angle.
+    plateau: 0.85,
+    textureCap: 40,
+  },
+} as const;
 
 /** The sample's grey level at (x, y) in sample pixels, bilinear; null outside the sample. */
 function read(sample: Raster, x: number, y: number): number | null {
@@ -100,17 +105,17 @@ function toSample(turn: Turn, u: number, v: number): [number, number] {
  * canvas is no canvas: the texture outside is read first); and the mean step across the edges
  * (capped, so that a few strong edges of the picture's own do not decide).
  */
-function edgeSteps(sample: Raster, turn: Turn, atLeast = 0, offset = EDGE_OFFSET): { share: number; mean: number } {
+function edgeSteps(sample: Raster, turn: Turn, atLeast = 0, offset: number = SEARCH.edge.offset): { share: number; mean: number } {
   const [w, h] = [turn.width / 2, turn.height / 2];
   // One sample pixel in canvas-height units (the sample squeezes the width by the aspect).
   const d = offset / SAMPLE_SIDE;
-  const allowedMisses = 4 * EDGE_POINTS * (1 - atLeast);
+  const allowedMisses = 4 * SEARCH.edge.points * (1 - atLeast);
   let [steps, points, total] = [0, 0, 0];
   for (const [u0, v0, du, dv] of edgesOf(w, h)) {
     const length = Math.hypot(du, dv);
     const [nu, nv] = [dv / length, -du / length];
-    for (let k = 0; k < EDGE_POINTS; k++) {
-      const t = 0.05 + (0.9 * (k + 0.5)) / EDGE_POINTS;
+    for (let k = 0; k < SEARCH.edge.points; k++) {
+      const t = 0.05 + (0.9 * (k + 0.5)) / SEARCH.edge.points;
       const [u, v] = [u0 + du * t, v0 + dv * t];
       // Texture in the canvas just outside the picture, the step across its edge, texture just inside.
       const beyond = gradient(sample, ...toSample(turn, u + 3 * nu * d, v + 3 * nv * d));
@@ -118,40 +123,44 @@ function edgeSteps(sample: Raster, turn: Turn, atLeast = 0, offset = EDGE_OFFSET
       if (beyond === null || inside === null || outside === null) continue;
       points++;
       const step = Math.abs(inside - outside);
-      total += Math.min(step, STEP_CAP);
-      if (beyond < PLAIN_CANVAS && (step > EDGE_STEP || (gradient(sample, ...toSample(turn, u - 3 * nu * d, v - 3 * nv * d)) ?? 0) > beyond + EDGE_TEXTURE))
+      total += Math.min(step, SEARCH.edge.stepCap);
+      if (
+        beyond < SEARCH.edge.plainCanvas &&
+        (step > SEARCH.edge.step || (gradient(sample, ...toSample(turn, u - 3 * nu * d, v - 3 * nv * d)) ?? 0) > beyond + SEARCH.edge.texture)
+      )
         steps++;
       else if (points - steps > allowedMisses) return { share: 0, mean: 0 };
     }
   }
-  return points < EDGE_POINTS ? { share: 0, mean: 0 } : { share: steps / points, mean: total / points };
+  return points < SEARCH.edge.points ? { share: 0, mean: 0 } : { share: steps / points, mean: total / points };
 }
 
 /**
  * How much more textured the picture is just inside its edges than the canvas just outside them
- * (mean gradients, each capped at TEXTURE_CAP, plus one grey level per point so that two plain
- * sides give 1): a canvas filled with a blurred copy of the picture is smoother than the picture.
+ * (mean gradients, each capped at SEARCH.blurred.textureCap, plus one grey level per point so
+ * that two plain sides give 1): a canvas filled with a blurred copy of the picture is smoother than
+ * the picture.
  * Every other edge point is read.
  */
 function textureRatio(sample: Raster, turn: Turn): number {
   const [w, h] = [turn.width / 2, turn.height / 2];
-  const d = (3 * EDGE_OFFSET) / SAMPLE_SIDE;
+  const d = (3 * SEARCH.edge.offset) / SAMPLE_SIDE;
   let [within, beyond, points] = [0, 0, 0];
   for (const [u0, v0, du, dv] of edgesOf(w, h)) {
     const length = Math.hypot(du, dv);
     const [nu, nv] = [dv / length, -du / length];
-    for (let k = 0; k < EDGE_POINTS; k += 2) {
-      const t = 0.05 + (0.9 * (k + 0.5)) / EDGE_POINTS;
+    for (let k = 0; k < SEARCH.edge.points; k += 2) {
+      const t = 0.05 + (0.9 * (k + 0.5)) / SEARCH.edge.points;
       const [u, v] = [u0 + du * t, v0 + dv * t];
       const outside = gradient(sample, ...toSample(turn, u + nu * d, v + nv * d));
       const inside = gradient(sample, ...toSample(turn, u - nu * d, v - nv * d));
       if (outside === null || inside === null) continue;
       points++;
-      within += Math.min(inside, TEXTURE_CAP);
-      beyond += Math.min(outside, TEXTURE_CAP);
+      within += Math.min(inside, SEARCH.blurred.textureCap);
+      beyond += Math.min(outside, SEARCH.blurred.textureCap);
     }
   }
-  return points < EDGE_POINTS / 2 ? 0 : within / (beyond + points);
+  return points < SEARCH.edge.points / 2 ? 0 : within / (beyond + points);
 }
 
 /** The picture's four edges as [u, v of the start, du, dv along it], clockwise, so the outward normal is (dv, -du). */
@@ -170,27 +179,27 @@ const edgesOf = (w: number, h: number): [number, number, number, number][] => [
  */
 export function findTurn(sample: Raster, aspect: number): Turn | null {
   const coarse: { degrees: number; share: number; ratio: number }[] = [];
-  for (let a = MIN_DEGREES; a <= MAX_DEGREES + 1e-9; a += COARSE_STEP) {
+  for (let a = SEARCH.angles.min; a <= SEARCH.angles.max + 1e-9; a += SEARCH.angles.coarseStep) {
     for (const degrees of [a, -a]) {
       const turn = pictureOf(aspect, degrees);
-      if (turn) coarse.push({ degrees, share: edgeSteps(sample, turn, EDGE_SHARE - PLATEAU).share, ratio: textureRatio(sample, turn) });
+      if (turn) coarse.push({ degrees, share: edgeSteps(sample, turn, SEARCH.edge.share - SEARCH.angles.plateau).share, ratio: textureRatio(sample, turn) });
     }
   }
   const [share, ratio] = [Math.max(0, ...coarse.map((c) => c.share)), Math.max(0, ...coarse.map((c) => c.ratio))];
   // A plain canvas (black, white) first; else a canvas smoother than the picture (a blurred copy).
   const near =
-    share >= EDGE_SHARE
-      ? (c: (typeof coarse)[number]) => c.share >= share - PLATEAU
-      : ratio >= BLURRED_RATIO
-        ? (c: (typeof coarse)[number]) => c.ratio >= ratio * RATIO_PLATEAU
+    share >= SEARCH.edge.share
+      ? (c: (typeof coarse)[number]) => c.share >= share - SEARCH.angles.plateau
+      : ratio >= SEARCH.blurred.ratio
+        ? (c: (typeof coarse)[number]) => c.ratio >= ratio * SEARCH.blurred.plateau
         : null;
   if (!near) return null;
-  const sign = Math.sign(coarse.find((c) => (share >= EDGE_SHARE ? c.share === share : c.ratio === ratio))!.degrees);
+  const sign = Math.sign(coarse.find((c) => (share >= SEARCH.edge.share ? c.share === share : c.ratio === ratio))!.degrees);
   const range = coarse.filter((c) => Math.sign(c.degrees) === sign && near(c)).map(({ degrees }) => degrees);
   let fine: { turn: Turn; mean: number } | null = null;
-  for (let a = Math.min(...range) - COARSE_STEP; a <= Math.max(...range) + COARSE_STEP + 1e-9; a += FINE_STEP) {
-    const turn = Math.abs(a) >= MIN_DEGREES - COARSE_STEP ? pictureOf(aspect, a) : null;
-    const mean = turn ? edgeSteps(sample, turn, 0, FINE_OFFSET).mean : 0;
+  for (let a = Math.min(...range) - SEARCH.angles.coarseStep; a <= Math.max(...range) + SEARCH.angles.coarseStep + 1e-9; a += SEARCH.angles.fineStep) {
+    const turn = Math.abs(a) >= SEARCH.angles.min - SEARCH.angles.coarseStep ? pictureOf(aspect, a) : null;
+    const mean = turn ? edgeSteps(sample, turn, 0, SEARCH.edge.fineOffset).mean : 0;
     if (turn && (!fine || mean > fine.mean)) fine = { turn, mean };
   }
   return fine?.turn ?? null;

@@ -137,10 +137,10 @@ const signatureOf = (info: BlobInfo): FileSignature => ({ size: info.size, mtime
 const INDEX_PAGE = 500;
 // Files read at once: enough to keep the disk, the thread pool and the store's worker threads busy.
 const FILE_CONCURRENCY = 64;
-// What reading one new or changed file costs in subrequests: the store read and the image service's probe.
-const READ_COST = 2;
-// Subrequests kept for what a reload does after its reads (the queue notice for its jobs).
-const RELOAD_RESERVE = 10;
+// Subrequests (a Worker invocation has a budget of them): reading one new or changed file costs
+// the store read and the image service's probe; some are kept for what a reload does after its
+// reads (the queue notice for its jobs).
+const SUBREQUESTS = { perRead: 2, reserve: 10 };
 // Stored rows checked for a gone file between turns of the event loop.
 const COMPARE_SLICE = 1000;
 // Ids an audit event names of each list (a first pass over a million files imports a million).
@@ -475,11 +475,11 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
   // Each file to read costs a store read and an image-service probe (a new claimant of an unchanged
   // file, a read of its rights metadata); what the invocation cannot afford is left, counted, for
   // the next reload, which finds it new or changed again.
-  let affordable = env.subrequests.left() - RELOAD_RESERVE;
+  let affordable = env.subrequests.left() - SUBREQUESTS.reserve;
   const cost = (c: Candidate) => {
     const existing = stored.get(c.id);
     if (existing && existing.file === c.file && asStored(existing, c)) return existing.submitter === c.submitter ? 0 : 1;
-    return refusedBefore(c) ? 0 : READ_COST;
+    return refusedBefore(c) ? 0 : SUBREQUESTS.perRead;
   };
   const taken = candidates.filter((c) => {
     const needed = cost(c);

@@ -3,6 +3,7 @@ import type { EvidenceRecord } from '../api/records.js';
 import type { ConfirmedGeometry } from '../images/geometry.js';
 import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
 import { linkPagesStatements, listPagesOfEvidence, listPagesOfSubmission, type EvidencePage, type PageLink } from './evidence-pages.js';
+import { storedAs } from './columns.js';
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
 import type { Database, Statement } from '../ports.js';
@@ -116,34 +117,18 @@ export function toEvidence(row: EvidenceRow, pages: Map<string, EvidencePage[]> 
     status: row.status,
   };
   return {
-    id: row.id,
-    submission_id: row.submission_id,
-    source: row.source,
-    kind: row.kind,
+    ...storedAs(row, ['id', 'submission_id', 'source', 'kind', 'title', 'text', 'url', 'image_url', 'query', 'similarity', 'confidence', 'status']),
+    ...storedAs(row, ['match_transform', 'match_similarity', 'match_inliers', 'matched_submission_id', 'knowledge_entry_id', 'created_at']),
     group: row.group_key,
-    title: row.title,
-    text: row.text,
-    url: row.url,
-    image_url: row.image_url,
     local_media_url: row.local_media_path ? mediaUrl(row.local_media_path) : null,
-    query: row.query,
-    similarity: row.similarity,
     matched: Boolean(row.matched),
-    match_transform: row.match_transform,
-    match_similarity: row.match_similarity,
-    match_inliers: row.match_inliers,
     match_region: fromJson<MatchRegion | null>(row.match_region, null),
-    confidence: row.confidence,
-    status: row.status,
     counts_toward_score: countsTowardScore(base),
     supporting: base.supporting,
     face_crop: base.face_crop,
     source_evidence_ids: fromJson<string[]>(row.source_evidence_ids, []),
     source_urls: fromJson<string[]>(row.source_urls, []),
-    matched_submission_id: row.matched_submission_id,
-    knowledge_entry_id: row.knowledge_entry_id,
     error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
-    created_at: row.created_at,
     pages: pages.get(row.id) ?? [],
     page_count: Math.max(row.page_count ?? 0, pages.get(row.id)?.length ?? 0),
   };

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { QueuePageRecord, SubmissionRecord } from '../api/records.js';
 import { invalid } from '../http/errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
+import { storedAs } from './columns.js';
 import { fromJson, toJson } from './json.js';
 import type { Database, SqlValue } from '../ports.js';
 
@@ -140,24 +141,12 @@ export function mediaUrl(path: string): string {
 
 export function toSubmission(row: ShownRow): Submission {
   return {
-    id: row.id,
-    title: row.title,
-    file: row.file,
+    ...storedAs(row, ['id', 'title', 'file', 'width', 'height', 'submitted_at', 'submitted_at_epoch', 'format', 'bytes', 'sha256', 'phash']),
+    ...storedAs(row, ['analysis_status', 'analysis_error', 'enrichment_status']),
     media_url: mediaUrl(row.file),
     thumb_url: row.thumb_path ? mediaUrl(row.thumb_path) : null,
-    width: row.width,
-    height: row.height,
-    submitted_at: row.submitted_at,
-    submitted_at_epoch: row.submitted_at_epoch,
-    format: row.format,
-    bytes: row.bytes,
-    sha256: row.sha256,
-    phash: row.phash,
     faces: fromJson<FaceRecord[]>(row.faces, []),
     people: fromJson<PersonRecord[]>(row.people, []),
-    analysis_status: row.analysis_status,
-    analysis_error: row.analysis_error,
-    enrichment_status: row.enrichment_status,
     risk: { score: row.risk_score, level: row.risk_level, signals: fromJson<RiskSignal[]>(row.risk_signals, []) },
     decision: row.decision ? { value: row.decision, note: row.decision_note, decided_at: row.decided_at ?? '' } : null,
     evidence_count: Number(row.evidence_count ?? 0),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ManifestFile } from '../../lib/bundle/case.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
@@ -37,19 +38,7 @@ interface Manifest {
   submission: { id: string; sha256: string };
   decision: { value: string; note: string | null; decided_at: string; decided_by: { type: string; name: string | null; role: string | null } | null } | null;
   risk: { score: number; level: string; signals: { code: string; evidence_ids: string[] }[] };
-  files: {
-    path: string;
-    role: string;
-    sha256: string;
-    bytes: number;
-    evidence_id: string | null;
-    evidence_status: string | null;
-    source_url: string | null;
-    fetched_at: string;
-    final_url?: string;
-    http_status?: number;
-    recorded_sha256?: string;
-  }[];
+  files: ManifestFile[];
   missing: { evidence_id: string | null; what: string; reason: string }[];
   evidence: { id: string; status: string | null }[];
 }

@@ -136,19 +136,7 @@ describe('exports', () => {
     await body(env.call('POST', '/api/submissions/kept/decision', { decision: '보류' }));
 
     const decisions = parseCsv((await download('/api/exports/decisions')).text.slice(1));
-    expect(decisions[0]).toEqual([
-      'id',
-      'title',
-      'decision',
-      'note',
-      'decided_at',
-      'risk_score',
-      'risk_level',
-      'evidence_count',
-      'evidence_used',
-      'web_matches',
-      'attention_match',
-    ]);
+    expect(decisions[0]?.join(',')).toBe('id,title,decision,note,decided_at,risk_score,risk_level,evidence_count,evidence_used,web_matches,attention_match');
     expect(decisions.slice(1).map((r) => [r[0], r[2], r[3], r[7], r[8], r[9]])).toEqual([
       ['kept', '보류', '', '1', '1', '1'],
       ['copied', '반려', '무단 사용', '2', '0', '2'],

@@ -1,0 +1,9 @@
+/**
+ * The columns a record shows just as they are stored, taken from a row by name, so that a row's
+ * mapping spells out only the columns that need converting (JSON, flags, media paths).
+ */
+export function storedAs<Row, Key extends keyof Row>(row: Row, keys: readonly Key[]): Pick<Row, Key> {
+  const picked = {} as Pick<Row, Key>;
+  for (const key of keys) picked[key] = row[key];
+  return picked;
+}
