@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { writeReloadProgress } from '../../lib/repo/reload-progress.js';
 import type { Seed, TestServer } from '../helpers/server.js';
 import { ACCOUNTS, waitForAnalysis, waitForEnrichment, type ConsolePage } from './harness.js';
 import { consoleSession } from './session.js';
@@ -38,6 +39,29 @@ describe('operator console in a real browser', () => {
     await expect(more.isHidden()).resolves.toBe(true);
     const ids = await imported.locator('.id-list a').allTextContents();
     expect(new Set(ids).size).toBe(105);
+  });
+
+  it('shows on the reload button how far a running reload has come, from the progress the reload keeps', async () => {
+    const { page, service } = await open({ images: { 'chelsea.png': 'chelsea.png' } }, '#/queue', false);
+    // A reload under way in another process, as the progress it keeps in the database says.
+    const now = service.server.env.clock.now().toISOString();
+    await writeReloadProgress(service.server.env.db, { started_at: now, phase: 'reading', listed: 1200, to_read: 1200, read: 345, updated_at: now });
+    // The button's own reload reaches the service only once the console has shown that progress.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/api/submissions/reload', async (route) => {
+      await held;
+      await route.continue();
+    });
+    const button = page.locator('#reload-submissions');
+    await button.click();
+    await page.waitForFunction(() => document.querySelector('#reload-submissions')?.textContent === '읽는 중… (파일 345 / 1,200)');
+    release();
+    await page.locator('.reload-report').waitFor();
+    await expect(button.textContent()).resolves.toBe('제출물 다시 읽기 (reload)');
+    await expect(service.api('GET', '/api/submissions/reload/progress')).resolves.toEqual({ reload: null });
   });
 
   it('imports submissions with the reload button, reports rejections and lists the queue', async () => {
