@@ -6,6 +6,7 @@ import { folderBlobStore } from './blobs/folder.js';
 import { migrate } from './db/migrate.js';
 import { openSqlite } from './db/sqlite.js';
 import { localImageService } from './images/local-service.js';
+import { watchedFolder } from './ingest/folder-watch.js';
 import { nodeEgress } from './net/http-client.js';
 import { JOB_HANDLERS } from './jobs/handlers.js';
 import { createJobRunner, type JobRunner } from './jobs/loops.js';
@@ -89,6 +90,8 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
     backups: options.storage
       ? undefined
       : folderBackups({ dataDir: paths.dataDir, folder: backupFolder(config), keep: config.SVC_BACKUP_KEEP, version, clock }),
+    // The data folder's submissions are journalled by the jobs process's watcher (server.ts); a bucket's are not.
+    watchedFolder: options.storage ? undefined : watchedFolder(db, paths),
     jobs: undefined as unknown as JobRunner,
     async close() {
       await env.jobs.stop();

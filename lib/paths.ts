@@ -11,6 +11,8 @@ export interface DataPaths {
   evidenceDir: string;
   derivedDir: string;
   thumbsDir: string;
+  /** Where reloads write the fences that tell them the folder watcher has caught up (lib/ingest/folder-watch.ts). */
+  fencesDir: string;
 }
 
 export function dataPaths(dataDir: string): DataPaths {
@@ -24,6 +26,7 @@ export function dataPaths(dataDir: string): DataPaths {
     evidenceDir: join(root, 'evidence'),
     derivedDir: join(root, 'derived'),
     thumbsDir: join(root, 'thumbs'),
+    fencesDir: join(root, 'folder-watch'),
   };
 }
 
@@ -33,5 +36,6 @@ export function backupFolder(config: { SVC_DATA_DIR: string; SVC_BACKUP_DIR: str
 }
 
 export function ensureDataDirs(paths: DataPaths): void {
-  for (const dir of [paths.dataDir, paths.imagesDir, paths.evidenceDir, paths.derivedDir, paths.thumbsDir]) mkdirSync(dir, { recursive: true });
+  for (const dir of [paths.dataDir, paths.imagesDir, paths.evidenceDir, paths.derivedDir, paths.thumbsDir, paths.fencesDir])
+    mkdirSync(dir, { recursive: true });
 }

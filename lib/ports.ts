@@ -40,6 +40,18 @@ export interface Env {
   startup?: Startup;
   /** Online backups into the backup folder; absent on Workers, which back up with D1 Time Travel (docs/operations.md). */
   backups?: Backups;
+  /** The submissions folder as its watcher journals it (the Node service's data folder); absent on Workers, which have no watcher. */
+  watchedFolder?: WatchedFolder;
+}
+
+/** What a reload asks of the folder watcher before it trusts the folder journal (lib/ingest/folder-watch.ts). */
+export interface WatchedFolder {
+  /**
+   * True once the watcher has journalled every change made to the folder before the call, and
+   * files still being copied in have gone quiet (within a bound); false when it cannot tell (no
+   * watcher answers), and the reload lists the folder.
+   */
+  caughtUp(): Promise<boolean>;
 }
 
 /**

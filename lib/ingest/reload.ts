@@ -216,13 +216,24 @@ export type KeptReloadReport = ReloadReport & { report_id: string };
  * even when their size and times are as stored.
  */
 async function journalledPass(env: Env, full: boolean): Promise<KeptReloadReport> {
-  const journal = await readFolderJournal(env.db);
-  const clean = !full && journal.epoch ? journal.cleanReportId : null;
+  const { journal, clean } = await trustedJournal(env, full);
   const report = (clean && !journal.changed ? await quietPass(env, clean) : null) ?? (await passWithProgress(env, journal, clean));
   const now = env.clock.now().toISOString();
   const reportId = await saveReloadReport(env.db, { ...report, lists: reportLists(report) }, now);
   await markFolderClean(env.db, journal, reportId);
   return { ...report, report_id: reportId };
+}
+
+/**
+ * The folder journal, with the last clean pass's report when the journal can be trusted: a watcher
+ * runs and has journalled every change made before this reload, files still being copied in
+ * included (`caughtUp`). Otherwise no report: a full pass.
+ */
+async function trustedJournal(env: Env, full: boolean): Promise<{ journal: FolderJournal; clean: string | null }> {
+  const journal = await readFolderJournal(env.db);
+  if (full || !journal.epoch || !journal.cleanReportId || !(await env.watchedFolder?.caughtUp())) return { journal, clean: null };
+  const settled = await readFolderJournal(env.db);
+  return { journal: settled, clean: settled.epoch ? settled.cleanReportId : null };
 }
 
 /** The named pass where the journal allows it, otherwise a full pass, with its progress shown while it runs. */

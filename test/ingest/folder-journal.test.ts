@@ -1,4 +1,5 @@
 import { renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +61,22 @@ async function journalled(): Promise<void> {
   throw new Error('the watcher journalled nothing within 10 s');
 }
 
+/** Writes the file a piece at a time, as a copy of a large file does: its size grows while a reload may look. */
+async function writtenInPieces(path: string, bytes: Buffer, piece = 64 * 1024): Promise<void> {
+  const handle = await open(path, 'w');
+  try {
+    for (let at = 0; at < bytes.length; at += piece) await handle.write(bytes.subarray(at, at + piece));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A PNG of random pixels: large, since it barely compresses. */
+const noise = (side: number) =>
+  sharp(Buffer.from(Array.from({ length: side * side * 3 }, () => Math.floor(Math.random() * 256))), { raw: { width: side, height: side, channels: 3 } })
+    .png()
+    .toBuffer();
+
 /** A reload that lists the folder, and one that does not, counted. */
 async function reloadCounted() {
   const before = listings;
@@ -82,6 +99,34 @@ describe('the folder journal', () => {
     expect(quiet.report).toMatchObject({ imported: [], updated: [], unchanged: 2, removed: [], counts: { imported: 0, rejected: 1 } });
     expect(quiet.report.rejected).toEqual(first.report.rejected);
     expect((await reloadCounted()).listed).toBe(false);
+  });
+
+  it('a reload sent in the same tick as a burst of copies, one still being written, imports every file of it', async () => {
+    writeFileSync(image('first.png'), blue);
+    await journalled();
+    await reload();
+    const pictures = await Promise.all(Array.from({ length: 40 }, (_, i) => solid(`#${(16 + i * 5).toString(16)}4080`)));
+    const large = await noise(700);
+
+    const copies = [...pictures.map((bytes, i) => writeFile(image(`burst-${i}.png`), bytes)), writtenInPieces(image('large.png'), large)];
+    const answer = reloadCounted();
+    await Promise.all(copies);
+    const { report, listed } = await answer;
+    expect(listed).toBe(false);
+    expect(report.imported.sort()).toEqual([...pictures.map((_, i) => `burst-${i}`), 'large'].sort());
+    expect(report).toMatchObject({ updated: [], unchanged: 1, removed: [], rejected: [] });
+  });
+
+  it('lists the folder when the journal says a watcher runs but none answers', async () => {
+    writeFileSync(image('one.png'), blue);
+    await journalled();
+    const { report_id } = await reload();
+    // The jobs process killed without a word: its journal still names it as the running watcher.
+    const { epoch } = await readFolderJournal(env.db);
+    await watch.close();
+    await env.db.prepare('UPDATE folder_watch SET epoch = ?, clean_report_id = ?').bind(epoch, report_id).run();
+    writeFileSync(image('two.png'), red);
+    expect(await reloadCounted()).toMatchObject({ listed: true, report: { imported: ['two'], unchanged: 1 } });
   });
 
   it('finds a file changed in place with the same size and the same times', async () => {

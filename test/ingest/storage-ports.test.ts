@@ -135,6 +135,19 @@ describe('submissions in blob storage', () => {
     expect(await reload(invocation())).toMatchObject({ imported: ['p7'], unchanged: 7, remaining: 0 });
     expect(await env.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'analyse'").first()).toEqual({ n: 8 });
   });
+
+  it('a reload sent the moment a burst of puts has landed imports every one of them', async () => {
+    await env.blobs.put('submissions/images/first.png', readFileSync(fixturePath('coffee.png')));
+    await reload(env);
+    const tiny = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#35a' } })
+      .png()
+      .toBuffer();
+    const names = Array.from({ length: 40 }, (_, i) => `burst-${i}`);
+    await Promise.all(names.map((name, i) => env.blobs.put(`submissions/images/${name}.png`, Buffer.concat([tiny, Buffer.from([i])]))));
+    const report = await body(env.call('POST', '/api/submissions/reload'));
+    expect(report.imported.sort()).toEqual(names.sort());
+    expect(report).toMatchObject({ unchanged: 1, rejected: [], remaining: 0 });
+  });
 });
 
 describe('retention on blob storage', () => {
