@@ -1,0 +1,93 @@
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Worker threads that run one script, one per core by default, for work that would otherwise hold
+ * the event loop or stay on one core (the data folder's file digests, the JPEG reader). A call goes
+ * to the least busy worker; workers start on first use and do not keep the process alive while
+ * idle. A worker that fails, or that has been on one call past the call's deadline (counted from
+ * when the worker takes it up), is dropped: every call it owed is answered with why, and the next
+ * call starts another. The script answers each
+ * message `{ id, ...request }` with `{ id, ...answer }`.
+ */
+export interface WorkerPool<Request, Answer> {
+  call(request: Request, options: { deadlineMs: number; transfer?: ArrayBuffer[] }): Promise<PoolOutcome<Answer>>;
+}
+
+/**
+ * `late`: this call's deadline passed (what it asked is stuck or slow: asking it again may hang
+ * the next worker too); `dropped`: its worker was dropped for another call's deadline (this one
+ * may be asked again); `failed`: its worker failed (an error, an exit).
+ */
+export type PoolOutcome<Answer> = { ok: true; answer: Answer } | { ok: false; reason: 'late' | 'dropped' | 'failed' };
+
+interface Owed {
+  settle(outcome: PoolOutcome<never>): void;
+  deadlineMs: number;
+  /** Set once the worker takes the call up. */
+  timer?: NodeJS.Timeout;
+}
+
+interface Slot {
+  worker: Worker | null;
+  /** In the order sent, which is the order a worker takes its messages up. */
+  owed: Map<number, Owed>;
+}
+
+export function workerPool<Request extends object, Answer extends object>(script: URL, size = os.availableParallelism()): WorkerPool<Request, Answer> {
+  const slots: Slot[] = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, owed: new Map() }));
+  let nextId = 0;
+
+  const drop = (slot: Slot, worker: Worker, late?: number) => {
+    if (slot.worker !== worker) return;
+    slot.worker = null;
+    for (const [id, owed] of slot.owed) {
+      clearTimeout(owed.timer);
+      owed.settle({ ok: false, reason: late === undefined ? 'failed' : id === late ? 'late' : 'dropped' });
+    }
+    slot.owed.clear();
+    void worker.terminate();
+  };
+
+  // The oldest call owed is the one the worker is on: its deadline runs from then, so that a call
+  // waiting behind a stuck one is not blamed for it.
+  const armHead = (slot: Slot, worker: Worker) => {
+    const head = slot.owed.entries().next().value;
+    if (!head || head[1].timer) return;
+    const [id, owed] = head;
+    // Not referenced: a stuck worker is dropped if the process is still running, and never keeps it running.
+    owed.timer = setTimeout(() => drop(slot, worker, id), owed.deadlineMs).unref();
+  };
+
+  const start = (slot: Slot) => {
+    const worker = new Worker(script);
+    worker.on('message', ({ id, ...answer }: { id: number }) => {
+      const owed = slot.owed.get(id);
+      slot.owed.delete(id);
+      if (slot.owed.size === 0) worker.unref();
+      if (!owed) return;
+      clearTimeout(owed.timer);
+      armHead(slot, worker);
+      owed.settle({ ok: true, answer: answer as never });
+    });
+    worker.on('error', () => drop(slot, worker));
+    worker.on('exit', () => drop(slot, worker));
+    slot.worker = worker;
+    return worker;
+  };
+
+  return {
+    call(request, { deadlineMs, transfer = [] }) {
+      const slot = slots.reduce((least, candidate) => (candidate.owed.size < least.owed.size ? candidate : least));
+      const worker = slot.worker ?? start(slot);
+      const id = nextId++;
+      return new Promise((resolve) => {
+        slot.owed.set(id, { settle: resolve as Owed['settle'], deadlineMs });
+        armHead(slot, worker);
+        // Referenced while it owes an answer, so that a caller awaiting it keeps the process alive.
+        worker.ref();
+        worker.postMessage({ ...request, id }, transfer);
+      });
+    },
+  };
+}

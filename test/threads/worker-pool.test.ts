@@ -1,0 +1,68 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { digestFile } from '../../lib/blobs/digest-pool.js';
+import { workerPool } from '../../lib/threads/worker-pool.js';
+
+/**
+ * The worker threads that read files and JPEGs off the event loop: a worker that crashes or that
+ * owes an answer past its deadline is replaced, and its callers are answered, not left waiting.
+ */
+const script = new URL('../helpers/pool-worker.mjs', import.meta.url);
+type Act = { act: 'answer' | 'exit' | 'spin' };
+const SECOND = { deadlineMs: 1_000 };
+
+describe('the worker pool', () => {
+  it('answers each call from a worker, and replaces a worker that crashes', async () => {
+    const pool = workerPool<Act, { threadId: number }>(script, 1);
+    const first = await pool.call({ act: 'answer' }, SECOND);
+    expect(first).toMatchObject({ ok: true });
+    const again = await pool.call({ act: 'answer' }, SECOND);
+    expect(again).toEqual(first);
+
+    expect(await pool.call({ act: 'exit' }, SECOND)).toEqual({ ok: false, reason: 'failed' });
+    const next = await pool.call({ act: 'answer' }, SECOND);
+    expect(next.ok && first.ok && next.answer.threadId !== first.answer.threadId).toBe(true);
+  });
+
+  it('answers a call past its deadline as late, the others its worker owed as dropped, and replaces the worker', async () => {
+    const pool = workerPool<Act, { threadId: number }>(script, 1);
+    const first = await pool.call({ act: 'answer' }, SECOND);
+    const started = performance.now();
+    const [stuck, behind] = await Promise.all([pool.call({ act: 'spin' }, { deadlineMs: 200 }), pool.call({ act: 'answer' }, { deadlineMs: 60_000 })]);
+    expect(stuck).toEqual({ ok: false, reason: 'late' });
+    expect(behind).toEqual({ ok: false, reason: 'dropped' });
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const next = await pool.call({ act: 'answer' }, SECOND);
+    expect(next.ok && first.ok && next.answer.threadId !== first.answer.threadId).toBe(true);
+  });
+});
+
+describe('file digests', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a file whose read never ends answers null by its deadline; the files beside it are read', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'digest-'));
+    const files = Array.from({ length: 5 }, (_, i) => {
+      const file = join(dir, `photo-${i}.jpg`);
+      writeFileSync(file, `bytes of photo ${i}`);
+      return file;
+    });
+    // A pipe named like a picture: opening it for reading waits for a writer that never comes.
+    const pipe = join(dir, 'pipe.jpg');
+    execFileSync('mkfifo', [pipe]);
+    try {
+      const digests = await Promise.all([...files, pipe].map((file) => digestFile(file, 4, 300)));
+      expect(digests.at(-1)).toBeNull();
+      expect(digests.slice(0, -1).map((d) => d?.sha256)).toEqual(files.map((_, i) => createHash('sha256').update(`bytes of photo ${i}`).digest('hex')));
+      expect(await digestFile(files[0], 4)).toMatchObject({ size: 'bytes of photo 0'.length });
+    } finally {
+      // The stuck read's thread is let go: a writer opens the pipe and closes it.
+      closeSync(openSync(pipe, constants.O_WRONLY | constants.O_NONBLOCK));
+    }
+  });
+});
