@@ -9,6 +9,8 @@ import { iou, type FaceBox } from '../../lib/images/faces.js';
 // precision and recall wrong or its set unaccountable.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (name: string) => JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/faces', name), 'utf8'));
+/** A labelled set under test/fixtures, by its path there. */
+const readSet = (file: string) => JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures', file), 'utf8'));
 
 /** The smallest face width labelled; narrower faces go in 'ignored'. */
 const MIN_FACE_WIDTH = 20;
@@ -80,11 +82,19 @@ describe('face labels', () => {
   it.each([
     ['faces/group-set.json', 'faces'],
     ['people/people-set.json', 'people'],
-  ] as const)('states the package, version, licence and credit of every held-out picture in %s, and labels only inside it', (file, kind) => {
-    const set = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures', file), 'utf8'));
+    ['people/tuning-set.json', 'people'],
+  ] as const)('states the package, version, licence and credit of every picture in %s, and labels only inside it', (file, kind) => {
+    const set = readSet(file);
     expect(set.install).toMatch(/^apt-get install /);
     expect(set.images.every((image: DebianImage) => Array.isArray(image[kind]))).toBe(true);
     expect(debianProblems(set)).toEqual([]);
+  });
+
+  it('keeps the tuning person set apart from the held-out sets: no picture of theirs is in it', () => {
+    const heldOut = new Set(['faces/group-set.json', 'people/people-set.json'].flatMap((file) => readSet(file).images.map((image: DebianImage) => image.file)));
+    const tuning = readSet('people/tuning-set.json').images.map((image: DebianImage) => image.file);
+    expect(tuning.length).toBeGreaterThan(0);
+    expect(tuning.filter((file: string) => heldOut.has(file))).toEqual([]);
   });
 
   it('finds a missing licence, a box off the image, a face too small and a face labelled twice', () => {
