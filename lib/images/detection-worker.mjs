@@ -14,8 +14,8 @@
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace } from './blazeface.mjs';
 import { detectPeople, loadPeopleModel } from './people-model.mjs';
 
-/** The largest raster either stage accepts on a side (faces.ts sends at most 256). */
-const MAX_SIDE = 256;
+/** The largest raster either stage accepts on a side (faces.ts sends at most 384). */
+const MAX_SIDE = 384;
 
 const modelsReady = Promise.all([loadBlazeFace(), loadPeopleModel()]);
 modelsReady.then(

@@ -83,17 +83,26 @@ const WHOLE_PICTURE = {
   // cat in chelsea.png 0.59 (bench/faces.ts, tuning sets).
   faceSide: 192,
   minScore: 0.65,
-  // MoveNet MultiPose's person detector on the picture at this longer side. On the tuning sets
-  // 224 px found as many faces through the head regions as 256 (93 and 91 of 185) at about three
-  // quarters of the model's cost; 192 found 83.
-  peopleSide: 224,
+  // MoveNet MultiPose's person detector on the picture at this longer side (never enlarged: the
+  // analysis raster is 384x256 for a 3:2 photograph). At 224 px a person under about an eighth of
+  // the picture's height was below what the model sees. On the tuning person set
+  // (test/fixtures/people/tuning-set.json, with the rules below) 224 / 320 / 352 / 384 px found 43 /
+  // 57 / 63 / 63 of 82 people (precision 0.93 / 0.90 / 0.90 / 0.91) and, through the head regions,
+  // 99 / 102 / 108 / 106 of 185 tuning faces; at 352 the head region of a 240 px astronaut
+  // (faces.test.ts) came out too loose for its face and a re-encoded rocket.jpg had a face in its
+  // exhaust. The model's cost grows with its input's pixels: 384x256 is 2.7 times 224x160. Tiles
+  // of 224 px over the 384 px raster, with the whole picture at 224, found 63 from 0.4 at
+  // precision 0.80 (a person cut by a tile's edge is a box of its own) for more cost.
+  peopleSide: 384,
 } as const;
 
 /** Which person candidates are reported as people. */
 const PERSON = {
-  // Candidates scoring below this are not reported on their own: on the 17 tuning pictures of no
-  // one (animals, objects, the cat of chelsea.png at 0.45) 0.3 gave 10 person boxes, 0.5 gives 2.
-  score: 0.5,
+  // Candidates scoring below this are not reported on their own: at 384 px, on the 17 tuning
+  // pictures of no one (animals, objects, the coffee cup of coffee.png at 0.60) 0.3 gave 12 person
+  // boxes and 0.4 gives 4 (as 0.5 did at 224, the cat of chelsea.png at 0.71 among them); on the
+  // tuning person set 0.4 found 63 of 82 people at precision 0.91, 0.5 found 56 at 0.86.
+  score: 0.4,
   // A weaker candidate is reported as a person when a face was found where its head would be, at
   // least this share of its box's width (decisions/0037): on the tuning sets 61 of the 76 labelled
   // faces of 24 px or more then have a person box of their own (52 from 0.5 alone) and 35 of 95
@@ -107,6 +116,16 @@ const PERSON = {
   // (tuning sets: 91 faces of 185 with candidates from 0.1, 76 from 0.2, 68 from 0.3).
   candidateScore: 0.1,
   maxCandidates: 200,
+  // A face at least this share of the picture's shorter side is a close-up. At 384 px the model
+  // puts a flat box across the eyes of a face that fills the picture, where at 224 px it had seen
+  // the body (head-and-shoulders portraits: 7 of the tuning person set's 82 people): a candidate
+  // holding a close-up's centre is a person only when it is at least `faceHeights` of that face's
+  // heights tall, and a close-up that no person box holds has the head and shoulders around it as
+  // its person (closeUpPerson). On the tuning person set the two found 6 of the 7. A small face in
+  // a large picture is left to the candidates: a person cut at the shoulders is about as tall as
+  // its face.
+  closeUpShare: 0.25,
+  faceHeights: 1.5,
 } as const;
 
 /** The second pass, on the head region of each person candidate the first pass saw too small. */
@@ -235,41 +254,91 @@ export function headRegion(person: FaceBox, picture: { width: number; height: nu
  */
 function faceAtHead(person: FaceBox, faces: Face[], taken: Set<number>, picture: { width: number; height: number }): number {
   const head = headRegion(person, picture);
-  return faces.findIndex(({ box }, index) => {
-    const x = box.x + box.width / 2;
-    const y = box.y + box.height / 2;
-    const inside = x >= head.left && x <= head.left + head.width && y >= head.top && y <= head.top + head.height;
-    return !taken.has(index) && inside && box.width >= person.width * PERSON.faceShare && box.width <= person.width;
-  });
+  const area = { x: head.left, y: head.top, width: head.width, height: head.height };
+  return faces.findIndex(
+    ({ box }, index) => !taken.has(index) && holdsCentre(area, box) && box.width >= person.width * PERSON.faceShare && box.width <= person.width,
+  );
+}
+
+/** Whether `outer` holds the centre of `inner`. */
+function holdsCentre(outer: FaceBox, inner: FaceBox): boolean {
+  const x = inner.x + inner.width / 2;
+  const y = inner.y + inner.height / 2;
+  return x >= outer.x && x <= outer.x + outer.width && y >= outer.y && y <= outer.y + outer.height;
+}
+
+/** A face filling much of the picture: see PERSON.closeUpShare. */
+function isCloseUp(face: FaceBox, picture: { width: number; height: number }): boolean {
+  return face.width >= PERSON.closeUpShare * Math.min(picture.width, picture.height);
+}
+
+/** A box too short for the close-up it holds is the people model seeing a face, not a body. */
+function tooShortForItsFace(person: FaceBox, faces: Face[], picture: { width: number; height: number }): boolean {
+  return faces.some(({ box }) => isCloseUp(box, picture) && holdsCentre(person, box) && person.height < box.height * PERSON.faceHeights);
 }
 
 /**
  * The person candidates reported, most certain first: every one from PERSON.score, and a weaker
  * one only with a face at its head that no more certain candidate has taken (a face vouches for
- * one person: the weaker peaks around someone already found do not become people of their own).
+ * one person: the weaker peaks around someone already found do not become people of their own);
+ * none that is too short for a close-up face it holds (PERSON.closeUpShare).
  */
 export function reportedPeople<T extends { box: FaceBox; score: number }>(candidates: T[], faces: Face[], picture: { width: number; height: number }): T[] {
   const taken = new Set<number>();
   return [...candidates]
     .sort((a, b) => b.score - a.score)
     .filter((candidate) => {
+      if (tooShortForItsFace(candidate.box, faces, picture)) return false;
       const face = faceAtHead(candidate.box, faces, taken, picture);
       if (face >= 0) taken.add(face);
       return candidate.score >= PERSON.score || face >= 0;
     });
 }
 
-/** Each face is given to the most certain person whose box holds its centre and who has none yet. */
+/**
+ * The people reported, then one for each close-up face no person box holds: a face of at least
+ * PERSON.closeUpShare of the picture's shorter side, whose person is the head and shoulders around
+ * it, as wide as about two faces and down to four face heights below its top (clamped), with the
+ * face's score.
+ */
+export function withCloseUps<T extends { box: FaceBox; score: number }>(people: T[], faces: Face[], picture: { width: number; height: number }) {
+  const closeUps = faces
+    .filter(({ box }) => isCloseUp(box, picture))
+    .filter(({ box }) => !people.some((person) => holdsCentre(person.box, box)))
+    .map(({ box, score }) => ({ box: closeUpPerson(box, picture), score }));
+  return [...people, ...closeUps];
+}
+
+function closeUpPerson(face: FaceBox, picture: { width: number; height: number }): FaceBox {
+  const left = clamp(Math.floor(face.x - face.width * 0.6), 0, picture.width);
+  const top = clamp(Math.floor(face.y - face.height * 0.3), 0, picture.height);
+  const right = clamp(Math.ceil(face.x + face.width * 1.6), 0, picture.width);
+  const bottom = clamp(Math.ceil(face.y + face.height * 4), 0, picture.height);
+  return { x: left, y: top, width: right - left, height: bottom - top };
+}
+
+/**
+ * Each face is given to the most certain person whose box holds its centre and who has none yet,
+ * and that box grows to hold the whole face: a person's visible extent has its face in it (at
+ * 384 px the people model's box on a person filling the picture can start below the brow).
+ */
 export function linkFaces(faces: Face[], people: { box: FaceBox; score: number }[]): Person[] {
   const linked: Person[] = people.map((person) => ({ ...person, face: null }));
   const byScore = [...linked].sort((a, b) => b.score - a.score);
   faces.forEach((face, index) => {
-    const x = face.box.x + face.box.width / 2;
-    const y = face.box.y + face.box.height / 2;
-    const holder = byScore.find(({ box, face: taken }) => taken === null && x >= box.x && x <= box.x + box.width && y >= box.y && y <= box.y + box.height);
-    if (holder) holder.face = index;
+    const holder = byScore.find(({ box, face: taken }) => taken === null && holdsCentre(box, face.box));
+    if (!holder) return;
+    holder.face = index;
+    holder.box = enclosing(holder.box, face.box);
   });
   return linked;
+}
+
+/** The smallest box holding both. */
+function enclosing(a: FaceBox, b: FaceBox): FaceBox {
+  const x = Math.min(a.x, b.x);
+  const y = Math.min(a.y, b.y);
+  return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x, height: Math.max(a.y + a.height, b.y + b.height) - y };
 }
 
 interface Slot {
@@ -438,7 +507,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const kept = dedupeFaces(faces.filter((face) => face !== null));
       if (kept.length > limits.faces) notes.push(`only the ${limits.faces} most certain of ${kept.length} faces were kept`);
       const found = kept.slice(0, limits.faces);
-      const people = reportedPeople(candidates, found, picture);
+      const people = withCloseUps(reportedPeople(candidates, found, picture), found, picture);
       if (people.length > limits.people) notes.unshift(`only the ${limits.people} most certain of ${people.length} people were kept`);
       return { faces: found, people: linkFaces(found, people.slice(0, limits.people)), notes };
     },

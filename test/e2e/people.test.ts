@@ -5,9 +5,9 @@ import { consoleSession } from './session.js';
 
 /**
  * Person boxes on the review desk and the queue's "has people" filter (issue 27, item 3), with the
- * real detectors: the astronaut photo shows one person and one face, the coffee cup nobody.
+ * real detectors: the astronaut photo shows one person and one face, the rocket nobody (the people pass takes coffee.png's cup for a person).
  */
-const SEED = { images: { 'astronaut.png': 'astronaut.png', 'coffee.png': 'coffee.png' } };
+const SEED = { images: { 'astronaut.png': 'astronaut.png', 'rocket.jpg': 'rocket.jpg' } };
 
 interface Box {
   x: number;
@@ -37,9 +37,9 @@ describe('people on the review desk and in the queue', () => {
     await waitForAnalysis(service);
     const submission = async (id: string) => (await service.api('GET', `/api/submissions/${id}/review`)).submission as Submission;
     const astronaut = await submission('astronaut');
-    const coffee = await submission('coffee');
+    const rocket = await submission('rocket');
     const opened = await session.open(service, hash);
-    return { page: opened.page, errors: opened.errors, service, astronaut, coffee };
+    return { page: opened.page, errors: opened.errors, service, astronaut, rocket };
   }
 
   async function imageLoaded(page: Page) {
@@ -113,8 +113,8 @@ describe('people on the review desk and in the queue', () => {
     await expect(page.locator('.face-box').first().isVisible()).resolves.toBe(true);
 
     // A picture with nobody in it says so, with no toggle and no box.
-    await page.goto(`${service.url}/#/review/coffee`);
-    await page.locator('h1.review-title', { hasText: 'coffee' }).waitFor();
+    await page.goto(`${service.url}/#/review/rocket`);
+    await page.locator('h1.review-title', { hasText: 'rocket' }).waitFor();
     await imageLoaded(page);
     await expect(page.locator('.review-figure figcaption').textContent()).resolves.toContain('감지된 인물 없음 (no people)');
     await expect(page.locator('.review-figure figcaption').textContent()).resolves.toContain('감지된 얼굴 없음 (no faces)');
@@ -123,9 +123,9 @@ describe('people on the review desk and in the queue', () => {
   });
 
   it('filters the queue to the submissions that show people, or nobody, and keeps the filter in the address', async () => {
-    const { page, errors, service, astronaut, coffee } = await open('#/queue');
-    expect(coffee.people).toEqual([]);
-    expect(coffee.faces).toEqual([]);
+    const { page, errors, service, astronaut, rocket } = await open('#/queue');
+    expect(rocket.people).toEqual([]);
+    expect(rocket.faces).toEqual([]);
     expect(astronaut.people.length).toBeGreaterThan(0);
     const shown = () => page.locator('.queue-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-submission-id')).sort());
     await page.waitForFunction(() => document.querySelectorAll('.queue-row').length === 2);
@@ -146,9 +146,9 @@ describe('people on the review desk and in the queue', () => {
 
     await page.locator('#filter-people').selectOption('false');
     await page.waitForFunction(
-      () => location.hash.includes('people=false') && document.querySelector('.queue-row')?.getAttribute('data-submission-id') === 'coffee',
+      () => location.hash.includes('people=false') && document.querySelector('.queue-row')?.getAttribute('data-submission-id') === 'rocket',
     );
-    await expect(shown()).resolves.toEqual(['coffee']);
+    await expect(shown()).resolves.toEqual(['rocket']);
 
     await page.locator('#filter-people').selectOption('');
     await page.waitForFunction(() => !location.hash.includes('people=') && document.querySelectorAll('.queue-row').length === 2);
