@@ -8,8 +8,9 @@ import { defineConfig } from 'vitest/config';
  * Reload, the job loops, media serving and retention run here through test/ingest/storage-ports, and
  * the similarity index kept in the database through test/ingest/similarity-store, comparisons side
  * by side and in any order through test/ingest/order-free-matching, small turns, flips and flat
- * pictures' crops and pads through test/matching/internal-copies, and the pages of
- * copies (links, captures, bundle) through test/enrichment/pages-of-copies.
+ * pictures' crops and pads through test/matching/internal-copies, the pages of copies (links,
+ * captures, bundle) through test/enrichment/pages-of-copies, and the round trips an analysis and
+ * an enrichment make to D1 through test/worker/round-trips.
  * Not here: files that write media into the data folder or read it there themselves (test/ingest,
  * test/enrichment, bundle, later-submissions, retention, foundation/http), providers (its restart
  * reopens the data folder's SQLite file), queue-scale (a scale check: 24 s on D1 for what
@@ -33,6 +34,7 @@ export default defineConfig({
       'test/foundation/test-env.test.ts',
       'test/foundation/storage-full.test.ts',
       'test/worker/jobs-queue.test.ts',
+      'test/worker/round-trips.test.ts',
       'test/ingest/storage-ports.test.ts',
       'test/ingest/reload-report.test.ts',
       'test/ingest/similarity-store.test.ts',

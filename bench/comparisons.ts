@@ -18,6 +18,7 @@ import { buildConfig } from '../lib/config.js';
 import { createEnv } from '../lib/env.js';
 import { createLogger } from '../lib/log.js';
 import { analyseSubmission } from '../lib/matching/analysis.js';
+import { listSubmissionRows } from '../lib/repo/submissions.js';
 import { openSqlite } from '../lib/db/sqlite.js';
 import { dataPaths } from '../lib/paths.js';
 import { TEST_ADMIN_TOKEN } from '../test/helpers/env.js';
@@ -66,8 +67,9 @@ async function analysedFolder(pictures: Record<string, Buffer>): Promise<{ dataD
   const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
   for (const [content, bytes] of Object.entries(pictures)) await env.blobs.put(`submissions/images/${content}.jpg`, bytes);
   await reload(env);
-  const ids = (await env.db.prepare('SELECT id FROM submissions ORDER BY id').all<{ id: string }>()).results.map((r) => r.id);
-  for (const id of ids) await analyseSubmission(env, id);
+  const rows = await listSubmissionRows(env.db);
+  for (const row of rows) await analyseSubmission(env, row);
+  const ids = rows.map((r) => r.id);
   await env.close();
   return { dataDir, ids };
 }

@@ -6,7 +6,14 @@ import { approveForVision, type ApprovedImage } from '../providers/derived-image
 import type { WebDetection } from '../providers/global-vision.js';
 import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
 import { fromJson } from '../repo/json.js';
-import { getSubmissionRow, saveDerivedPath, setEnrichmentStatus, type EnrichmentStatus, type SubmissionRow } from '../repo/submissions.js';
+import {
+  enrichmentStatusStatement,
+  getSubmissionRow,
+  saveDerivedPath,
+  setEnrichmentStatus,
+  type EnrichmentStatus,
+  type SubmissionRow,
+} from '../repo/submissions.js';
 import { recomputeRisk } from '../review/risk.js';
 import { isStorageFull } from '../http/errors.js';
 import { serialized } from '../db/serial.js';
@@ -196,8 +203,7 @@ async function runFlow(env: Env, submissionId: string, options: EnrichOptions): 
     status = 'failed';
   }
   const now = env.clock.now().toISOString();
-  await setEnrichmentStatus(env.db, submissionId, status, now);
-  await recomputeRisk(env.db, submissionId, now);
+  await recomputeRisk(env.db, submissionId, now, [enrichmentStatusStatement(env.db, submissionId, status, now)]);
   return { status, added: run.added };
 }
 

@@ -11,7 +11,16 @@ import { listReferenceEntries } from '../repo/knowledge.js';
 import type { JobOutcome } from '../jobs/loops.js';
 import { enqueueIndexJobStatement, enqueueJobStatement, type Job } from '../repo/jobs.js';
 import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type CandidateRow, type FingerprintRow } from '../repo/fingerprint-slots.js';
-import { dropStalePairsStatement, internalEvidenceStatements, listPairsOf, pairPartners, writePairsStatements, type PairVerdict } from '../repo/pairs.js';
+import {
+  dropStalePairsStatement,
+  internalEvidenceStatements,
+  pairPartnersStatement,
+  pairsOf,
+  pairsOfStatement,
+  partnersOf,
+  writePairsStatements,
+  type PairVerdict,
+} from '../repo/pairs.js';
 import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
@@ -50,15 +59,15 @@ async function keepThumbnail(env: Env, path: string, bytes: Buffer): Promise<Set
 }
 
 /**
- * Analyses one stored submission: fingerprints, faces and thumbnail side by side (each runs off the
- * event loop: the luma reader's and the face model's worker threads, libvips' thread pool). An image
- * that cannot be decoded, or a file that is gone, marks it failed with the reason, which is
- * returned; any other error is thrown. Nothing is stored when a reload recorded other bytes
- * meanwhile (their own analysis is queued).
+ * Analyses one stored submission (its row as read): fingerprints, faces and thumbnail side by side
+ * (each runs off the event loop: the luma reader's and the face model's worker threads, libvips'
+ * thread pool). An image that cannot be decoded, or a file that is gone, marks it failed with the
+ * reason, which is returned; any other error is thrown. `stored` is the row as the analysis left
+ * it, or null when nothing was stored because a reload recorded other bytes meanwhile (their own
+ * analysis is queued).
  */
-export async function analyseSubmission(env: Env, id: string): Promise<{ stored: boolean; failure: string | null }> {
-  const row = await getSubmissionRow(env.db, id);
-  if (!row) return { stored: false, failure: null };
+export async function analyseSubmission(env: Env, row: SubmissionRow): Promise<{ stored: SubmissionRow | null; failure: string | null }> {
+  const { id } = row;
   const now = () => env.clock.now().toISOString();
   const failed = async (reason: string) => ({ stored: await saveAnalysisFailure(env.db, id, row.sha256, reason, now()), failure: reason });
   const bytes = await env.blobs.get(submissionKey(row.file));
@@ -133,17 +142,21 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
  * of two comparisons running at once the later lookup finds the earlier one's submission, and a
  * pair judged by both gets the same verdict; a verdict is stored only while both sides still have
  * the bytes it was judged on, and each side's evidence is derived from its pairs in one batch.
+ * `known` is its row as the caller just read or stored it (read here when not given).
  */
-export async function compareSubmission(env: Env, id: string): Promise<void> {
-  const row = await getSubmissionRow(env.db, id);
+export async function compareSubmission(env: Env, id: string, known?: SubmissionRow | null): Promise<void> {
+  const row = known === undefined ? await getSubmissionRow(env.db, id) : known;
   const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
-  await env.db.batch(fingerprintSlotsStatements(env.db, id, fp));
-  const before = await pairPartners(env.db, id);
-  const judged = row && fp ? await judgePairs(env, row, fp) : [];
+  // Each step's writes and the reads that go with them are one batch: on D1, one round trip.
+  const slots = fingerprintSlotsStatements(env.db, id, fp);
+  const [partners, pairs] = (await env.db.batch([...slots, pairPartnersStatement(env.db, id), pairsOfStatement(env.db, id)])).slice(slots.length);
+  const before = partnersOf(id, partners);
+  const judged = row && fp ? await judgePairs(env, row, fp, pairsOf(pairs)) : [];
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
-  await env.db.batch([dropStalePairsStatement(env.db, id, threshold), ...writePairsStatements(env.db, judged)]);
-  await refreshSimilarity(env, [id]);
-  await refreshInternalMatches(env, new Set([...before, ...(await pairPartners(env.db, id))]));
+  const verdicts = [dropStalePairsStatement(env.db, id, threshold), ...writePairsStatements(env.db, judged)];
+  const after = partnersOf(id, (await env.db.batch([...verdicts, pairPartnersStatement(env.db, id)]))[verdicts.length]);
+  if (row) await refreshSimilarityOf(env, await referenceIndex(env), row);
+  await refreshInternalMatches(env, new Set([...before, ...after]));
 }
 
 const rowFingerprints = (row: FingerprintRow) => storedFingerprints(row.phash, row.fingerprints);
@@ -157,12 +170,13 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
   const id = job.submission_id;
   const row = await getSubmissionRow(env.db, id);
   if (!row) return { status: 'skipped' };
-  const failure = row.analysis_status === 'pending' ? (await analyseSubmission(env, id)).failure : row.analysis_error;
-  await compareSubmission(env, id);
+  const analysed = row.analysis_status === 'pending' ? await analyseSubmission(env, row) : { stored: row, failure: row.analysis_error };
+  // The row is read once and passed along: as the analysis stored it, or again when a reload recorded other bytes meanwhile.
+  const current = analysed.stored ?? (await getSubmissionRow(env.db, id));
+  await compareSubmission(env, id, current);
   const queued = await enqueueJobStatement(env.db, 'enrich', id, {}, env.clock.now().toISOString()).all();
   if (queued.results.length > 0) await env.jobs.notify(1);
-  const after = await getSubmissionRow(env.db, id);
-  if (after?.analysis_status === 'failed') return { status: 'failed', error: failure ?? after.analysis_error ?? 'analysis failed' };
+  if (current?.analysis_status === 'failed') return { status: 'failed', error: analysed.failure ?? current.analysis_error ?? 'analysis failed' };
   return { status: 'done' };
 }
 
@@ -258,10 +272,11 @@ function seenFrom(checked: CheckedPair | null, side: string): ConfirmedGeometry 
 /**
  * The verdicts on the pairs of a submission with every analysed submission its lookups find (hash
  * candidates and the near-threshold band), judged anew unless a verdict for the same bytes of both
- * sides at this threshold is kept. Both ways of the hash match count (matchPair); a match the region
+ * sides at this threshold is among those `kept` (read before the lookups: a pair judged meanwhile
+ * is judged again, to the same verdict). Both ways of the hash match count (matchPair); a match the region
  * hashes alone made, and a pair in the near band, get the geometric check (checkPair).
  */
-async function judgePairs(env: Env, row: SubmissionRow, fp: Fingerprints): Promise<PairVerdict[]> {
+async function judgePairs(env: Env, row: SubmissionRow, fp: Fingerprints, kept: PairVerdict[]): Promise<PairVerdict[]> {
   if (!row.sha256) return [];
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
   const query = new SlotQuery(fp, threshold);
@@ -269,13 +284,13 @@ async function judgePairs(env: Env, row: SubmissionRow, fp: Fingerprints): Promi
   for (const probe of [query.matchProbe(), query.nearProbe(threshold - NEAR_THRESHOLD)]) {
     for (const candidate of await submissionsFound(env.db, probe, row.id)) found.set(candidate.id, candidate);
   }
-  const kept = new Set((await listPairsOf(env.db, row.id)).filter((p) => p.threshold === threshold).map((p) => `${p.a}|${p.a_sha256}|${p.b}|${p.b_sha256}`));
+  const judged = new Set(kept.filter((p) => p.threshold === threshold).map((p) => `${p.a}|${p.a_sha256}|${p.b}|${p.b_sha256}`));
   const mine: JudgedSide = { ...row, sha256: row.sha256, fingerprints: fp };
   const verdicts: PairVerdict[] = [];
   for (const other of found.values()) {
     if (!other.sha256) continue;
     const [a, b] = row.id < other.id ? [row, other] : [other, row];
-    if (kept.has(`${a.id}|${a.sha256}|${b.id}|${b.sha256}`)) continue;
+    if (judged.has(`${a.id}|${a.sha256}|${b.id}|${b.sha256}`)) continue;
     const verdict = await judgePair(env, mine, { ...other, sha256: other.sha256, fingerprints: rowFingerprints(other) }, threshold);
     if (verdict) verdicts.push(verdict);
   }
@@ -325,8 +340,14 @@ interface ReferenceEntry {
   fingerprints: Fingerprints;
 }
 
+/** Attention candidates and watchlist entries, indexed for one run. */
+interface References {
+  index: RobustIndex<string>;
+  entries: Map<string, ReferenceEntry>;
+}
+
 /** Attention candidates and watchlist entries (never excluded ones), indexed for this run. */
-async function referenceIndex(env: Env): Promise<{ index: RobustIndex<string>; entries: Map<string, ReferenceEntry> }> {
+async function referenceIndex(env: Env): Promise<References> {
   const index = new RobustIndex<string>();
   const entries = new Map<string, ReferenceEntry>();
   for (const row of await listReferenceEntries(env.db)) {
@@ -344,8 +365,7 @@ async function referenceIndex(env: Env): Promise<{ index: RobustIndex<string>; e
 async function refreshInternalMatches(env: Env, ids: Iterable<string>): Promise<void> {
   for (const id of new Set(ids)) {
     const now = env.clock.now().toISOString();
-    await env.db.batch(internalEvidenceStatements(env.db, id, now));
-    await recomputeRisk(env.db, id, now);
+    await recomputeRisk(env.db, id, now, internalEvidenceStatements(env.db, id, now));
   }
 }
 
@@ -355,38 +375,42 @@ async function refreshInternalMatches(env: Env, ids: Iterable<string>): Promise<
  * Operator marks on evidence found again are kept. The decision is never touched.
  */
 export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promise<void> {
-  const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
   const references = await referenceIndex(env);
   for (const id of new Set(ids)) {
     const row = await getSubmissionRow(env.db, id);
-    if (!row) continue;
-    const now = env.clock.now().toISOString();
-    // A row awaiting new analysis matches nothing.
-    const fp = row.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
-    const evidence: NewEvidence[] = [];
-    for (const match of fp ? references.index.query(fp, threshold) : []) {
-      const entry = references.entries.get(match.key)!;
-      if (entry.submission_id === id) continue;
-      const other = await getSubmissionRow(env.db, entry.submission_id);
-      const geometry = other && match.plainSimilarity < threshold ? await checkPair(env, row, other) : null;
-      if (!hashMatchStands(match, threshold, geometry?.geometry ?? null)) continue;
-      const confirmed = entry.state === WATCHLIST_CONFIRMED;
-      evidence.push({
-        source: 'watchlist',
-        kind: confirmed ? 'watchlist_entry' : 'attention_candidate',
-        group: confirmed ? 'watchlist' : 'attention',
-        title: other?.title ?? entry.submission_id,
-        local_media_path: other?.file ?? null,
-        similarity: match.plainSimilarity,
-        matched: true,
-        ...hashMatchFields(match, seenFrom(geometry, id)),
-        confidence: match.similarity,
-        matched_submission_id: entry.submission_id,
-        knowledge_entry_id: entry.id,
-      });
-    }
-    // One batch: the internal matches read the pairs as they stand when it commits.
-    await env.db.batch([...internalEvidenceStatements(env.db, id, now), ...(await referenceEvidenceStatements(env.db, id, evidence, now))]);
-    await recomputeRisk(env.db, id, now);
+    if (row) await refreshSimilarityOf(env, references, row);
   }
+}
+
+/** refreshSimilarity of one submission, its row as it stands. */
+async function refreshSimilarityOf(env: Env, references: References, row: SubmissionRow): Promise<void> {
+  const { id } = row;
+  const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
+  const now = env.clock.now().toISOString();
+  // A row awaiting new analysis matches nothing.
+  const fp = row.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
+  const evidence: NewEvidence[] = [];
+  for (const match of fp ? references.index.query(fp, threshold) : []) {
+    const entry = references.entries.get(match.key)!;
+    if (entry.submission_id === id) continue;
+    const other = await getSubmissionRow(env.db, entry.submission_id);
+    const geometry = other && match.plainSimilarity < threshold ? await checkPair(env, row, other) : null;
+    if (!hashMatchStands(match, threshold, geometry?.geometry ?? null)) continue;
+    const confirmed = entry.state === WATCHLIST_CONFIRMED;
+    evidence.push({
+      source: 'watchlist',
+      kind: confirmed ? 'watchlist_entry' : 'attention_candidate',
+      group: confirmed ? 'watchlist' : 'attention',
+      title: other?.title ?? entry.submission_id,
+      local_media_path: other?.file ?? null,
+      similarity: match.plainSimilarity,
+      matched: true,
+      ...hashMatchFields(match, seenFrom(geometry, id)),
+      confidence: match.similarity,
+      matched_submission_id: entry.submission_id,
+      knowledge_entry_id: entry.id,
+    });
+  }
+  // One batch: the internal matches read the pairs as they stand when it commits, and the risk reads the evidence it leaves.
+  await recomputeRisk(env.db, id, now, [...internalEvidenceStatements(env.db, id, now), ...(await referenceEvidenceStatements(env.db, id, evidence, now))]);
 }

@@ -7,3 +7,8 @@ export function storedAs<Row, Key extends keyof Row>(row: Row, keys: readonly Ke
   for (const key of keys) picked[key] = row[key];
   return picked;
 }
+
+/** The rows a reading statement of a batch answered (D1 and the SQLite adapter both answer `{ results }`). */
+export function rowsOf<T>(result: unknown): T[] {
+  return (result as { results?: T[] }).results ?? [];
+}

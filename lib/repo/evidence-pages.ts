@@ -1,6 +1,7 @@
 import { toPageCapture, type PageCapture, type PageCaptureRow } from './captures.js';
 import { toJson } from './json.js';
-import type { Database } from '../ports.js';
+import { rowsOf } from './columns.js';
+import type { Database, Statement } from '../ports.js';
 
 /** A page the provider names as holding a verified match's image (decision 0029). */
 export interface PageLink {
@@ -59,19 +60,22 @@ function byEvidence(rows: LinkRow[]): Map<string, EvidencePage[]> {
   return out;
 }
 
-/** The linked pages of every evidence item of a case, by evidence id. */
-export async function listPagesOfSubmission(db: Database, submissionId: string): Promise<Map<string, EvidencePage[]>> {
-  const rows = await db.prepare(`${LINKS} WHERE p.submission_id = ? ORDER BY p.evidence_id, p.position`).bind(submissionId).all<LinkRow>();
-  return byEvidence(rows.results);
+/** The linked pages of every evidence item of a case; `pagesByEvidence` reads its answer. */
+export function pagesOfSubmissionStatement(db: Database, submissionId: string): Statement {
+  return db.prepare(`${LINKS} WHERE p.submission_id = ? ORDER BY p.evidence_id, p.position`).bind(submissionId);
+}
+
+/** The pages a pagesOfSubmissionStatement answered, by evidence id. */
+export const pagesByEvidence = (result: unknown): Map<string, EvidencePage[]> => byEvidence(rowsOf<LinkRow>(result));
+
+/** The linked pages of the given evidence items; `pagesByEvidence` reads its answer. */
+export function pagesOfEvidenceStatement(db: Database, evidenceIds: string[]): Statement {
+  // One JSON parameter, not one per id: D1 refuses statements with more than 100 bound parameters.
+  return db.prepare(`${LINKS} WHERE p.evidence_id IN (SELECT value FROM json_each(?)) ORDER BY p.evidence_id, p.position`).bind(toJson(evidenceIds));
 }
 
 /** The linked pages of the given evidence items, by evidence id. */
 export async function listPagesOfEvidence(db: Database, evidenceIds: string[]): Promise<Map<string, EvidencePage[]>> {
   if (evidenceIds.length === 0) return new Map();
-  // One JSON parameter, not one per id: D1 refuses statements with more than 100 bound parameters.
-  const rows = await db
-    .prepare(`${LINKS} WHERE p.evidence_id IN (SELECT value FROM json_each(?)) ORDER BY p.evidence_id, p.position`)
-    .bind(toJson(evidenceIds))
-    .all<LinkRow>();
-  return byEvidence(rows.results);
+  return pagesByEvidence(await pagesOfEvidenceStatement(db, evidenceIds).all());
 }

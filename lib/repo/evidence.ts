@@ -2,8 +2,16 @@ import type { z } from 'zod';
 import type { EvidenceRecord } from '../api/records.js';
 import type { ConfirmedGeometry } from '../images/geometry.js';
 import type { EvidenceSource, EvidenceStatus, GroupKey } from '../vocabulary.js';
-import { linkPagesStatements, listPagesOfEvidence, listPagesOfSubmission, type EvidencePage, type PageLink } from './evidence-pages.js';
-import { storedAs } from './columns.js';
+import {
+  linkPagesStatements,
+  listPagesOfEvidence,
+  pagesByEvidence,
+  pagesOfEvidenceStatement,
+  pagesOfSubmissionStatement,
+  type EvidencePage,
+  type PageLink,
+} from './evidence-pages.js';
+import { rowsOf, storedAs } from './columns.js';
 import { fromJson, newId, toJson } from './json.js';
 import { mediaUrl } from './submissions.js';
 import type { Database, Statement } from '../ports.js';
@@ -180,25 +188,34 @@ export function insertEvidenceStatement(db: Database, submissionId: string, e: N
     );
 }
 
+/** Stores the items and answers them as stored, in one round trip (one transaction). */
 export async function addEvidence(db: Database, submissionId: string, items: NewEvidence[], now: string): Promise<Evidence[]> {
   if (items.length === 0) return [];
   const ids = items.map(() => newId('ev'));
-  await db.batch(
-    items.flatMap((e, i) => [insertEvidenceStatement(db, submissionId, e, now, ids[i]), ...linkPagesStatements(db, submissionId, ids[i], e.pages ?? [])]),
-  );
-  return getEvidenceByIds(db, ids);
+  const writes = items.flatMap((e, i) => [
+    insertEvidenceStatement(db, submissionId, e, now, ids[i]),
+    ...linkPagesStatements(db, submissionId, ids[i], e.pages ?? []),
+  ]);
+  const results = await db.batch([...writes, ...evidenceByIdsStatements(db, ids)]);
+  return evidenceByIds(ids, results.slice(writes.length));
 }
 
 const GROUP_ORDER = `CASE group_key WHEN 'attention' THEN 0 WHEN 'watchlist' THEN 1 WHEN 'internal' THEN 2 WHEN 'rights' THEN 3
   WHEN 'web_match' THEN 4 WHEN 'web_related' THEN 5 WHEN 'supporting' THEN 6 ELSE 7 END`;
 
+/** A submission's evidence rows in the order the API shows them; `evidenceOf` reads its answer. */
+export function evidenceOfSubmissionStatement(db: Database, submissionId: string): Statement {
+  return db.prepare(`SELECT * FROM evidence WHERE submission_id = ? ORDER BY ${GROUP_ORDER}, similarity DESC, created_at, id`).bind(submissionId);
+}
+
+/** The evidence an evidenceOfSubmissionStatement answered, with the pages given (none: the risk reads no pages). */
+export const evidenceOf = (result: unknown, pages?: Map<string, EvidencePage[]>): Evidence[] =>
+  rowsOf<EvidenceRow>(result).map((row) => toEvidence(row, pages));
+
+/** A submission's evidence with its linked pages, read in one round trip. */
 export async function listEvidence(db: Database, submissionId: string): Promise<Evidence[]> {
-  const rows = await db
-    .prepare(`SELECT * FROM evidence WHERE submission_id = ? ORDER BY ${GROUP_ORDER}, similarity DESC, created_at, id`)
-    .bind(submissionId)
-    .all<EvidenceRow>();
-  const pages = await listPagesOfSubmission(db, submissionId);
-  return rows.results.map((row) => toEvidence(row, pages));
+  const [rows, pages] = await db.batch([evidenceOfSubmissionStatement(db, submissionId), pagesOfSubmissionStatement(db, submissionId)]);
+  return evidenceOf(rows, pagesByEvidence(pages));
 }
 
 export async function getEvidence(db: Database, id: string): Promise<Evidence | null> {
@@ -206,13 +223,22 @@ export async function getEvidence(db: Database, id: string): Promise<Evidence | 
   return row ? toEvidence(row, await listPagesOfEvidence(db, [id])) : null;
 }
 
+// One JSON parameter, not one per id: D1 refuses statements with more than 100 bound parameters.
+const evidenceByIdsStatements = (db: Database, ids: string[]) => [
+  db.prepare('SELECT * FROM evidence WHERE id IN (SELECT value FROM json_each(?))').bind(toJson(ids)),
+  pagesOfEvidenceStatement(db, ids),
+];
+
+/** The items evidenceByIdsStatements answered, in the order of `ids`. */
+function evidenceByIds(ids: string[], [rows, pages]: unknown[]): Evidence[] {
+  const linked = pagesByEvidence(pages);
+  const byId = new Map(rowsOf<EvidenceRow>(rows).map((r) => [r.id, toEvidence(r, linked)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 export async function getEvidenceByIds(db: Database, ids: string[]): Promise<Evidence[]> {
   if (ids.length === 0) return [];
-  // One JSON parameter, not one per id: D1 refuses statements with more than 100 bound parameters.
-  const rows = await db.prepare('SELECT * FROM evidence WHERE id IN (SELECT value FROM json_each(?))').bind(toJson(ids)).all<EvidenceRow>();
-  const pages = await listPagesOfEvidence(db, ids);
-  const byId = new Map(rows.results.map((r) => [r.id, toEvidence(r, pages)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return evidenceByIds(ids, await db.batch(evidenceByIdsStatements(db, ids)));
 }
 
 export function setEvidenceStatusStatement(db: Database, id: string, status: EvidenceStatus) {
@@ -226,6 +252,8 @@ export function setEvidenceStatusStatement(db: Database, id: string, status: Evi
  * it stay valid; a match no longer found goes.
  */
 export async function referenceEvidenceStatements(db: Database, submissionId: string, items: NewEvidence[], now: string): Promise<Statement[]> {
+  // Nothing found (the usual case, and every case without a watchlist): nothing to keep, so nothing to read first.
+  if (items.length === 0) return [db.prepare(`DELETE FROM evidence WHERE submission_id = ? AND group_key IN ('attention', 'watchlist')`).bind(submissionId)];
   const old = await db
     .prepare(
       `SELECT id, group_key, matched_submission_id, knowledge_entry_id FROM evidence

@@ -1,3 +1,4 @@
+import { rowsOf } from './columns.js';
 import type { MatchFields } from './evidence.js';
 import type { Database, Statement } from '../ports.js';
 
@@ -27,10 +28,19 @@ interface PairRow extends Omit<PairVerdict, 'matched' | 'a_view' | 'b_view'> {
   b_view: string | null;
 }
 
+/** Every pair verdict kept for the submission, for whatever bytes; `pairsOf` reads its answer. */
+export function pairsOfStatement(db: Database, id: string): Statement {
+  return db.prepare('SELECT * FROM submission_pairs WHERE a = ? UNION ALL SELECT * FROM submission_pairs WHERE b = ?').bind(id, id);
+}
+
 /** Every pair verdict kept for the submission, for whatever bytes. */
 export async function listPairsOf(db: Database, id: string): Promise<PairVerdict[]> {
-  const rows = await db.prepare('SELECT * FROM submission_pairs WHERE a = ? UNION ALL SELECT * FROM submission_pairs WHERE b = ?').bind(id, id).all<PairRow>();
-  return rows.results.map((row) => ({
+  return pairsOf(await pairsOfStatement(db, id).all());
+}
+
+/** The verdicts a pairsOfStatement answered. */
+export function pairsOf(result: unknown): PairVerdict[] {
+  return rowsOf<PairRow>(result).map((row) => ({
     ...row,
     matched: row.matched === 1,
     a_view: row.a_view ? (JSON.parse(row.a_view) as MatchFields) : null,
@@ -149,10 +159,11 @@ export function internalEvidenceStatements(db: Database, id: string, now: string
 
 /**
  * The submissions whose internal evidence a change to this one's pairs may touch: those its
- * evidence or theirs links, and those any kept pair matches, for whatever bytes.
+ * evidence or theirs links, and those any kept pair matches, for whatever bytes. A statement, so
+ * that it goes in the batch of the writes it comes before or after; `partnersOf` reads its answer.
  */
-export async function pairPartners(db: Database, id: string): Promise<string[]> {
-  const rows = await db
+export function pairPartnersStatement(db: Database, id: string): Statement {
+  return db
     .prepare(
       `WITH target AS (SELECT ? AS id)
        SELECT submission_id AS other FROM evidence WHERE group_key = 'internal' AND matched_submission_id = (SELECT id FROM target)
@@ -160,7 +171,10 @@ export async function pairPartners(db: Database, id: string): Promise<string[]> 
        UNION SELECT b FROM submission_pairs WHERE a = (SELECT id FROM target) AND matched = 1
        UNION SELECT a FROM submission_pairs WHERE b = (SELECT id FROM target) AND matched = 1`,
     )
-    .bind(id)
-    .all<{ other: string | null }>();
-  return rows.results.flatMap((r) => (r.other && r.other !== id ? [r.other] : []));
+    .bind(id);
+}
+
+/** The partners of `id` a pairPartnersStatement answered. */
+export function partnersOf(id: string, result: unknown): string[] {
+  return rowsOf<{ other: string | null }>(result).flatMap((r) => (r.other && r.other !== id ? [r.other] : []));
 }

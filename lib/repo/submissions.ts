@@ -5,7 +5,7 @@ import { invalid } from '../http/errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
 import { storedAs } from './columns.js';
 import { fromJson, toJson } from './json.js';
-import type { Database, SqlValue } from '../ports.js';
+import type { Database, SqlValue, Statement } from '../ports.js';
 
 /** A submission as every endpoint returns it (CONTRACT.md section 3): the API record's own type. */
 export type Submission = z.infer<typeof SubmissionRecord>;
@@ -158,9 +158,11 @@ export async function getSubmissionRow(db: Database, id: string): Promise<Submis
   return db.prepare(`${SELECT} WHERE s.id = ?`).bind(id).first<SubmissionRow>();
 }
 
+export type DetectedBoxes = Pick<SubmissionRow, 'faces' | 'people'>;
+
 /** The face and person boxes analysis stored, without the wide columns: the risk reads them on every recompute. */
-export async function getDetectedBoxes(db: Database, id: string): Promise<Pick<SubmissionRow, 'faces' | 'people'> | null> {
-  return db.prepare('SELECT faces, people FROM submissions WHERE id = ?').bind(id).first<Pick<SubmissionRow, 'faces' | 'people'>>();
+export function detectedBoxesStatement(db: Database, id: string): Statement {
+  return db.prepare('SELECT faces, people FROM submissions WHERE id = ?').bind(id);
 }
 
 export async function getSubmission(db: Database, id: string): Promise<Submission | null> {
@@ -418,14 +420,21 @@ export interface AnalysisResult {
 }
 
 /**
- * Stores an analysis of the bytes whose hash the analysis started from. When a reload recorded new
- * bytes in the meantime, nothing is stored (false): the analysis queued for the new bytes will be.
+ * Stores an analysis of the bytes whose hash the analysis started from, and answers the row as
+ * stored (the comparison that follows reads it). When a reload recorded new bytes in the meantime,
+ * nothing is stored (null): the analysis queued for the new bytes will be.
  */
-export async function saveAnalysis(db: Database, id: string, analysedSha256: string | null, result: AnalysisResult, now: string): Promise<boolean> {
-  const outcome = await db
+export async function saveAnalysis(
+  db: Database,
+  id: string,
+  analysedSha256: string | null,
+  result: AnalysisResult,
+  now: string,
+): Promise<SubmissionRow | null> {
+  return db
     .prepare(
       `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, people = ?, has_people = ?, thumb_path = ?,
-         analysis_status = 'done', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ?`,
+         analysis_status = 'done', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ? RETURNING *`,
     )
     .bind(
       result.phash,
@@ -439,16 +448,15 @@ export async function saveAnalysis(db: Database, id: string, analysedSha256: str
       id,
       analysedSha256,
     )
-    .run();
-  return outcome.meta.changes > 0;
+    .first<SubmissionRow>();
 }
 
-export async function saveAnalysisFailure(db: Database, id: string, analysedSha256: string | null, reason: string, now: string): Promise<boolean> {
-  const outcome = await db
-    .prepare(`UPDATE submissions SET analysis_status = 'failed', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ?`)
+/** Marks the analysis of those bytes failed, answering the row as stored, or null as saveAnalysis does. */
+export async function saveAnalysisFailure(db: Database, id: string, analysedSha256: string | null, reason: string, now: string): Promise<SubmissionRow | null> {
+  return db
+    .prepare(`UPDATE submissions SET analysis_status = 'failed', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ? RETURNING *`)
     .bind(reason, now, id, analysedSha256)
-    .run();
-  return outcome.meta.changes > 0;
+    .first<SubmissionRow>();
 }
 
 /** The copy that was sent to web detection, kept as the record of what left the service. */
@@ -456,8 +464,12 @@ export async function saveDerivedPath(db: Database, id: string, derivedPath: str
   await db.prepare('UPDATE submissions SET derived_path = ?, derived_created_at = ? WHERE id = ?').bind(derivedPath, now, id).run();
 }
 
+export function enrichmentStatusStatement(db: Database, id: string, status: EnrichmentStatus, now: string) {
+  return db.prepare('UPDATE submissions SET enrichment_status = ?, updated_at = ? WHERE id = ?').bind(status, now, id);
+}
+
 export async function setEnrichmentStatus(db: Database, id: string, status: EnrichmentStatus, now: string) {
-  await db.prepare('UPDATE submissions SET enrichment_status = ?, updated_at = ? WHERE id = ?').bind(status, now, id).run();
+  await enrichmentStatusStatement(db, id, status, now).run();
 }
 
 export function saveRiskStatement(db: Database, id: string, risk: Risk, now: string) {

@@ -1,10 +1,19 @@
 import type { Evidence } from '../repo/evidence.js';
-import { listEvidence } from '../repo/evidence.js';
-import { getDetectedBoxes, saveRiskStatement, type FaceRecord, type PersonRecord, type Risk, type RiskSignal } from '../repo/submissions.js';
+import { evidenceOf, evidenceOfSubmissionStatement } from '../repo/evidence.js';
+import { rowsOf } from '../repo/columns.js';
+import {
+  detectedBoxesStatement,
+  saveRiskStatement,
+  type DetectedBoxes,
+  type FaceRecord,
+  type PersonRecord,
+  type Risk,
+  type RiskSignal,
+} from '../repo/submissions.js';
 import { fromJson } from '../repo/json.js';
 import { serialized } from '../db/serial.js';
 import type { GroupKey, RiskLevel } from '../vocabulary.js';
-import type { Database } from '../ports.js';
+import type { Database, Statement } from '../ports.js';
 
 /** The kind of the rights evidence when the file names someone other than the submitter. */
 export const RIGHTS_MISMATCH_KIND = 'rights_metadata_mismatch';
@@ -49,7 +58,10 @@ const PICTURE_SIGNALS: { code: string; label: string; weight: number; applies: (
 
 /** What a stored submission's analysis found (nobody for a submission that is gone). */
 export async function pictureShows(db: Database, submissionId: string): Promise<PictureShows> {
-  const row = await getDetectedBoxes(db, submissionId);
+  return showsOf(await detectedBoxesStatement(db, submissionId).first<DetectedBoxes>());
+}
+
+function showsOf(row: DetectedBoxes | null | undefined): PictureShows {
   if (!row) return SHOWS_NOBODY;
   const people = fromJson<PersonRecord[]>(row.people, []);
   return { faces: fromJson<FaceRecord[]>(row.faces, []).length, facelessPeople: people.filter((person) => person.face === null).length };
@@ -77,11 +89,16 @@ export function withRiskLock<T>(submissionId: string, fn: () => Promise<T>): Pro
   return serialized(`risk|${submissionId}`, fn);
 }
 
-/** Recomputes and stores a submission's risk from its stored evidence. */
-export async function recomputeRisk(db: Database, submissionId: string, now: string): Promise<Risk> {
+/**
+ * Recomputes and stores a submission's risk from its stored evidence, after `writes` (the evidence
+ * or status changes that call for it): the writes and the reads go as one batch, the risk as the
+ * next, so on D1 a recompute is two round trips whatever it follows.
+ */
+export async function recomputeRisk(db: Database, submissionId: string, now: string, writes: Statement[] = []): Promise<Risk> {
   return withRiskLock(submissionId, async () => {
-    const [evidence, shows] = await Promise.all([listEvidence(db, submissionId), pictureShows(db, submissionId)]);
-    const risk = computeRisk(evidence, shows);
+    const results = await db.batch([...writes, evidenceOfSubmissionStatement(db, submissionId), detectedBoxesStatement(db, submissionId)]);
+    const [evidence, boxes] = results.slice(writes.length);
+    const risk = computeRisk(evidenceOf(evidence), showsOf(rowsOf<DetectedBoxes>(boxes)[0]));
     await saveRiskStatement(db, submissionId, risk, now).run();
     return risk;
   });

@@ -2,6 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEnv, type OwnedEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
 import { analyseSubmission, compareSubmission } from '../../lib/matching/analysis.js';
+import { getSubmissionRow } from '../../lib/repo/submissions.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { internalLinks, matchingSet, pairVerdicts, shuffledNames } from '../helpers/matching-set.js';
 
@@ -72,7 +73,8 @@ describe('comparisons side by side', () => {
     const fresh = await createTestEnv();
     for (const [id, content] of names) await fresh.blobs.put(`submissions/images/${id}.jpg`, set[content]);
     expect(await (await fresh.call('POST', '/api/submissions/reload')).json()).toMatchObject({ rejected: [] });
-    for (const id of names.keys()) expect(await analyseSubmission(fresh, id)).toEqual({ stored: true, failure: null });
+    for (const id of names.keys())
+      expect(await analyseSubmission(fresh, (await getSubmissionRow(fresh.db, id))!)).toMatchObject({ stored: { id, analysis_status: 'done' }, failure: null });
     return fresh;
   }
 

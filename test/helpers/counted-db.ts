@@ -1,0 +1,46 @@
+import type { Database, Statement } from '../../lib/ports.js';
+
+/**
+ * What work made of the database port: each `first`, `all` or `run` is one statement and one round
+ * trip (on D1, one call into its process), a `batch` one round trip for all its statements. `sql`
+ * lists each round trip's statements, the first words of each, in the order they were sent.
+ */
+export interface DatabaseTally {
+  roundTrips: number;
+  statements: number;
+  sql: string[][];
+}
+
+/** The port wrapped so that a test can count what one piece of work sends; `tally` is read and `reset` as the test goes. */
+export function countedDatabase(db: Database): Database & { tally: DatabaseTally; reset(): void } {
+  const tally: DatabaseTally = { roundTrips: 0, statements: 0, sql: [] };
+  const sqlOf = new WeakMap<Statement, string>();
+  const inner = new WeakMap<Statement, Statement>();
+  const sent = (sql: string[]) => {
+    tally.roundTrips++;
+    tally.statements += sql.length;
+    tally.sql.push(sql.map((s) => s.replace(/\s+/g, ' ').trim().slice(0, 60)));
+  };
+  const wrap = (statement: Statement, sql: string): Statement => {
+    const wrapped: Statement = {
+      bind: (...values) => wrap(statement.bind(...values), sql),
+      first: <T>() => (sent([sql]), statement.first<T>()),
+      all: <T>() => (sent([sql]), statement.all<T>()),
+      run: () => (sent([sql]), statement.run()),
+    };
+    inner.set(wrapped, statement);
+    sqlOf.set(wrapped, sql);
+    return wrapped;
+  };
+  return {
+    tally,
+    reset() {
+      Object.assign(tally, { roundTrips: 0, statements: 0, sql: [] });
+    },
+    prepare: (sql) => wrap(db.prepare(sql), sql),
+    batch(statements) {
+      sent(statements.map((s) => sqlOf.get(s) ?? '?'));
+      return db.batch(statements.map((s) => inner.get(s) ?? s));
+    },
+  };
+}
