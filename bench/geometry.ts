@@ -31,6 +31,9 @@
  *   GEOMETRY_EDITS=collage npm run bench -- geometry
  *     only the edits whose name contains the text (the copies of the others are still made, so
  *     that every copy is the same as in the whole run), and no veto table.
+ *   GEOMETRY_PHOTOS=3 npm run bench -- geometry
+ *     copies of every third photograph of each group only (all originals still take part in the
+ *     false pairs; the copies are the same as in the whole run).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -204,6 +207,8 @@ export async function run(): Promise<BenchTable[]> {
   if (falseLimit !== null && !(Number.isInteger(falseLimit) && falseLimit >= 0)) throw new Error('GEOMETRY_FALSE_PAIRS must be a whole number of pairs');
   const onlyEdits = process.env.GEOMETRY_EDITS;
   const wanted = (edit: string) => onlyEdits === undefined || edit.includes(onlyEdits);
+  const photoStride = Number(process.env.GEOMETRY_PHOTOS ?? 1);
+  if (!(Number.isInteger(photoStride) && photoStride >= 1)) throw new Error('GEOMETRY_PHOTOS must be a whole number: every n-th photograph');
   const checks: Check[] = [{ label: 'current', module: currentCheck }];
   if (process.env.GEOMETRY_BASELINE)
     checks.unshift({ label: `baseline ${process.env.GEOMETRY_BASELINE}`, module: await loadBaseline(process.env.GEOMETRY_BASELINE) });
@@ -248,9 +253,10 @@ export async function run(): Promise<BenchTable[]> {
   const gridRandom = seededRandom(29);
   const copies: Image[] = [];
   for (const [i, id] of ids.entries()) {
-    for (const edit of ON_DISK.filter(wanted)) copies.push(await describe(i, edit, readFileSync(path.join(photos[i].dir, 'variants', id, `${edit}.jpg`))));
-    // A collage's other tiles come from its own group, so that a hold-out's copies hold no tuned photograph.
     const { first, count } = groupOf(i);
+    const keep = (edit: string) => wanted(edit) && (i - first) % photoStride === 0;
+    for (const edit of ON_DISK.filter(keep)) copies.push(await describe(i, edit, readFileSync(path.join(photos[i].dir, 'variants', id, `${edit}.jpg`))));
+    // A collage's other tiles come from its own group, so that a hold-out's copies hold no tuned photograph.
     for (const { edit, make } of GENERATED) {
       const fillers = [1, 2, 3, 4].map((k) => first + ((i - first + k * 7) % count));
       const bytes = await make(
@@ -258,7 +264,7 @@ export async function run(): Promise<BenchTable[]> {
         fillers.map((k) => originalBytes[k]),
         random,
       );
-      if (wanted(edit)) copies.push(await describe(i, edit, bytes, edit.includes('collage') ? fillers : []));
+      if (keep(edit)) copies.push(await describe(i, edit, bytes, edit.includes('collage') ? fillers : []));
     }
     for (const options of GRID_COLLAGES) {
       const others = Array.from({ length: COLLAGE_LAYOUTS[options.layout].length - 1 }, (_, k) => first + ((i - first + (k + 1) * 5) % count));
@@ -268,7 +274,7 @@ export async function run(): Promise<BenchTable[]> {
         gridRandom,
         options,
       );
-      if (wanted(gridEdit(options))) copies.push(await describe(i, gridEdit(options), bytes, others));
+      if (keep(gridEdit(options))) copies.push(await describe(i, gridEdit(options), bytes, others));
     }
   }
   const verify = (k: number, a: Image, b: Image) => checks[k].module.verifyGeometry(a.features[k], b.features[k]);

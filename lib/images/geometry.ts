@@ -1,7 +1,8 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import sharp, { type OutputInfo } from 'sharp';
+import sharp from 'sharp';
 import { decodeFailure, decodeOptions } from './decode.js';
+import { type CellBox, collageCells, MAX_CELLS } from './collage-cells.js';
 import { bilinear } from './raster.js';
 
 /**
@@ -112,9 +113,22 @@ export interface GeometryFeatures extends KeypointSet {
   coarse: KeypointSet;
   /** A grey copy of at most THUMBNAIL_SIDE px on its longer side, for the pixel agreement check. */
   thumbnail: { width: number; height: number; pixels: Uint8Array };
+  /** A collage's cells, each checked as its own query when the whole picture is refused; none for a picture without seams. */
+  cells: CollageCell[];
+  /** The number of cells (at least) of a picture of more than MAX_CELLS: none of them is checked. */
+  tooManyCells?: number;
+}
+
+export interface CollageCell {
+  /** Left, top, width and height as fractions of the collage's width and height. */
+  box: [number, number, number, number];
+  /** The cell's own keypoints and thumbnail (no mirror, coarse or cells of its own). */
+  features: GeometryFeatures;
 }
 
 const THUMBNAIL_SIDE = 160;
+/** Longer side of the copy a collage's cells are cut from (none larger than the image itself). */
+const CELL_SOURCE_SIDE = 4 * FEATURE_MAX_SIDE;
 
 /**
  * A matched region: the other image's corners (top-left, top-right, bottom-right, bottom-left)
@@ -196,34 +210,77 @@ function call(request: Record<string, unknown>, transfer: ArrayBuffer[] = []): P
 /**
  * Decodes the image (rejecting what is not one with `ImageRejected`) and detects its keypoints,
  * and those of its mirror image unless `mirror` is false (a query, e.g. a web candidate, is only
- * ever checked against a reference's mirror: half the detection).
+ * ever checked against a reference's mirror: half the detection). A collage's cells (see
+ * collage-cells.ts) get their own keypoints, from a copy decoded larger.
  */
 export async function computeGeometryFeatures(image: Buffer, maxPixels?: number, { mirror = true } = {}): Promise<GeometryFeatures> {
-  let decoded: { data: Buffer; info: OutputInfo };
+  const { data, width, height } = await decodeGrey(image, FEATURE_MAX_SIDE, maxPixels);
+  const found = collageCells(data, width, height);
+  const cells = 'cells' in found ? await cellFeatures(image, maxPixels, found.cells, width, height) : [];
+  return { ...(await describeGrey(data, width, height, mirror)), cells, ...('tooMany' in found ? { tooManyCells: found.tooMany } : {}) };
+}
+
+/** The image as grey pixels of at most `side` px on its longer side. */
+async function decodeGrey(image: Buffer, side: number, maxPixels?: number): Promise<{ data: Uint8Array; width: number; height: number }> {
   try {
-    decoded = await sharp(image, decodeOptions(maxPixels))
-      .resize(FEATURE_MAX_SIDE, FEATURE_MAX_SIDE, { fit: 'inside', withoutEnlargement: true })
+    const { data, info } = await sharp(image, decodeOptions(maxPixels))
+      .resize(side, side, { fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })
       .greyscale()
       .raw()
       .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 1) throw new Error(`expected one grey channel, got ${info.channels}`);
+    return { data: new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), width: info.width, height: info.height };
   } catch (error) {
     throw decodeFailure(error);
   }
-  const { width, height, channels } = decoded.info;
-  if (channels !== 1) throw new Error(`expected one grey channel, got ${channels}`);
+}
+
+/**
+ * Keypoints of each cell, cut from a copy decoded CELL_SOURCE_SIDE / FEATURE_MAX_SIDE times larger
+ * than the raster the cells were found on (up to the image's own size) and brought to at most
+ * FEATURE_MAX_SIDE: a ninth of a 1500 px collage keeps its 500 px there, not the 213 px it has at 640.
+ */
+async function cellFeatures(image: Buffer, maxPixels: number | undefined, boxes: CellBox[], width: number, height: number): Promise<CollageCell[]> {
+  const source = await decodeGrey(image, CELL_SOURCE_SIDE, maxPixels);
+  const [scaleX, scaleY] = [source.width / width, source.height / height];
+  const cells: CollageCell[] = [];
+  for (const box of boxes) {
+    const left = Math.floor(box.left * scaleX);
+    const top = Math.floor(box.top * scaleY);
+    const cut = {
+      left,
+      top,
+      width: Math.min(source.width, Math.ceil((box.left + box.width) * scaleX)) - left,
+      height: Math.min(source.height, Math.ceil((box.top + box.height) * scaleY)) - top,
+    };
+    const { data, info } = await sharp(source.data, { raw: { width: source.width, height: source.height, channels: 1 } })
+      .extract(cut)
+      .resize(FEATURE_MAX_SIDE, FEATURE_MAX_SIDE, { fit: 'inside', withoutEnlargement: true })
+      .extractChannel(0)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const features = await describeGrey(new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), info.width, info.height, false);
+    cells.push({ box: [box.left / width, box.top / height, box.width / width, box.height / height], features: { ...features, cells: [] } });
+  }
+  return cells;
+}
+
+/** Keypoints (with the mirror image's and the coarse ones when `reference`) and the thumbnail of a grey raster. */
+async function describeGrey(grey: Uint8Array, width: number, height: number, reference: boolean): Promise<Omit<GeometryFeatures, 'cells'>> {
   const scale = Math.min(1, THUMBNAIL_SIDE / Math.max(width, height));
   const [thumbWidth, thumbHeight] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
-  const thumbnail = await sharp(decoded.data, { raw: { width, height, channels: 1 } })
+  const thumbnail = await sharp(grey, { raw: { width, height, channels: 1 } })
     .resize(thumbWidth, thumbHeight, { fit: 'fill' })
     .extractChannel(0)
     .raw()
     .toBuffer();
-  const coarse = mirror ? await coarseKeypoints(decoded.data, width, height) : { points: new Float32Array(0), descriptors: new Uint8Array(0) };
-  const pixels = new Uint8Array(decoded.data.subarray(0, width * height));
-  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror }, [
-    pixels.buffer,
-  ]);
+  const coarse = reference ? await coarseKeypoints(grey, width, height) : { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+  const pixels = new Uint8Array(grey);
+  const answer = await call(
+    { op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror: reference },
+    [pixels.buffer],
+  );
   return {
     width,
     height,
@@ -236,7 +293,7 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number,
 }
 
 /** The keypoints of the grey raster shrunk to COARSE_SIDE, brought back to its own pixels (none when it is small already). */
-async function coarseKeypoints(grey: Buffer, width: number, height: number): Promise<KeypointSet> {
+async function coarseKeypoints(grey: Uint8Array, width: number, height: number): Promise<KeypointSet> {
   const scale = COARSE_SIDE / Math.max(width, height);
   if (scale > 2 / 3) return { points: new Float32Array(0), descriptors: new Uint8Array(0) };
   const [small, info] = await sharp(grey, { raw: { width, height, channels: 1 } })
@@ -595,12 +652,54 @@ async function* fits(from: KeypointSet, to: KeypointSet): AsyncGenerator<Fit> {
 /**
  * Checks whether `a` shows the same picture as `b` (or part of it, or is part of it), directly or
  * mirrored. regionA is the part of `a` that `b` shows, regionB the part of `b` that `a` shows.
- * Matches the strongest MAX_FEATURES keypoints of each side; when the best fit is a near miss
- * (nearMissInliers up to minInliers), it is matched again with all the query's keypoints, then
- * with all of both sides'.
- * Answers the first fit that is confirmed, or the refusal of the fit with the most inliers.
+ * When the whole of `a` is refused and `a` is a collage, each of its cells is checked as its own
+ * query, and a confirmed cell answers with its region placed in the whole collage.
  */
 export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): Promise<GeometryResult> {
+  // A collage's cells take the place of the last try against the reference's coarse keypoints:
+  // a cell is checked at its own size, not as a small part of the collage.
+  const whole = await verifyWhole(a, b, { coarse: a.cells.length === 0 });
+  if (whole.confirmed) return a.cells.length > 0 ? withinCell(whole, a.cells) : whole;
+  let best = whole;
+  for (const cell of a.cells) {
+    const result = await verifyWhole(cell.features, b, { coarse: false });
+    if (result.confirmed) return inCollage(result, cell.box);
+    if (result.inliers > best.inliers) best = result;
+  }
+  // Disjoint only when no cell came near either: the veto drops a hash match on it.
+  const disjoint = best === whole ? whole.disjoint : best.disjoint && whole.disjoint;
+  const capped = a.tooManyCells ? `; the picture splits into more than ${MAX_CELLS} cells (${a.tooManyCells} or more), too many to check one by one` : '';
+  return { ...best, reason: `${best.reason}${capped}`, disjoint };
+}
+
+/**
+ * A match of a whole collage with its region cut to the cell it overlaps most: the original's
+ * outline, brought over, runs past a cover-cropped cell into its neighbours.
+ */
+function withinCell(result: ConfirmedGeometry, cells: CollageCell[]): ConfirmedGeometry {
+  const overlap = ([left, top, width, height]: CollageCell['box']) => Math.abs(area(clip(result.regionA, left + width, top + height, left, top)));
+  const [left, top, width, height] = cells.map(({ box }) => box).reduce((most, box) => (overlap(box) > overlap(most) ? box : most));
+  const regionA = clip(result.regionA, left + width, top + height, left, top);
+  return regionA.length < 3 ? result : { ...result, regionA, coverageA: Math.abs(area(regionA)) };
+}
+
+/** A cell's confirmed match with its region brought from the cell's fractions to the collage's. */
+function inCollage(result: ConfirmedGeometry, [left, top, width, height]: CollageCell['box']): ConfirmedGeometry {
+  return {
+    ...result,
+    regionA: result.regionA.map(([x, y]) => [left + x * width, top + y * height]),
+    coverageA: result.coverageA * width * height,
+  };
+}
+
+/**
+ * The check of the whole of `a` against `b`. Matches the strongest MAX_FEATURES keypoints of each
+ * side; when the best fit is a near miss (nearMissInliers up to minInliers), it is matched again
+ * with all the query's keypoints, then with all of both sides', and last (when `coarse`) against
+ * the reference's COARSE_SIDE keypoints.
+ * Answers the first fit that is confirmed, or the refusal of the fit with the most inliers.
+ */
+async function verifyWhole(a: GeometryFeatures, b: GeometryFeatures, { coarse }: { coarse: boolean }): Promise<GeometryResult> {
   const strongest = (set: KeypointSet): KeypointSet => ({
     points: set.points.subarray(0, 2 * MAX_FEATURES),
     descriptors: set.descriptors.subarray(0, 32 * MAX_FEATURES),
@@ -642,7 +741,7 @@ export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): 
     }
   }
   // Last, the reference at COARSE_SIDE: the query may hold it small (a cell of a 3x3 collage).
-  if (b.coarse.points.length > 0) {
+  if (coarse && b.coarse.points.length > 0) {
     const confirmed = await attempt(a, b.coarse, false);
     if (confirmed) return confirmed;
   }

@@ -1,0 +1,177 @@
+/**
+ * The cells of a collage (issue 29), found on a grey raster before the geometric check: blog
+ * collages tile photographs in a grid whose cells meet along straight seams running the whole
+ * width or height of the picture (or of one of its parts: a 1+2 layout is one vertical seam, then
+ * a horizontal one in one half). A seam is either a plain band (a gutter) or a line across which
+ * the pixels jump at most rows while the two sides' along-seam detail does not continue (two
+ * photographs side by side). Each cell is then checked as its own query: a photograph in a ninth
+ * of a collage is a crop of the original there, and crops are found. A photograph whose horizon,
+ * door frame or brick joints run straight across it mostly fails the second test (its two sides
+ * continue each other's detail) or splits into cells that are crops of itself, which the check's
+ * pixel rules treat like any crop.
+ */
+
+/** A cell in pixels of the raster it was found on. */
+export interface CellBox {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+export type Cells = { cells: CellBox[] } | { tooMany: number };
+
+/** Cells the check tries one by one; a picture of more tiles (a wall of thumbnails) gets none, and says so. */
+export const MAX_CELLS = 16;
+/** Shortest side of a cell, in raster pixels (of a 640 px raster): a fiftieth of a 2000x750 wall of tiles is 64x48. */
+const MIN_CELL = 40;
+/** A plain line: its grey levels within this much of its mean at nearly every pixel. */
+const PLAIN_SPREAD = 6;
+const PLAIN_SHARE = 0.98;
+/**
+ * A jump across the seam counts at a row when it exceeds JUMP grey levels and JUMP_RATIO times
+ * the step between pixels as far apart on either side; a seam has such jumps at SEAM_SHARE of its
+ * rows (two photographs side by side: 0.45-0.9; a horizon or a door frame in one photograph can
+ * reach 0.8, the next test tells them apart).
+ */
+const JUMP = 8;
+const JUMP_RATIO = 2;
+const SEAM_SHARE = 0.45;
+/**
+ * The along-seam detail on the two sides (grey-level steps from one pixel to the next along the
+ * seam, two pixels off it on either side) correlates at most this much across a seam: two
+ * different photographs, about 0 (-0.15 to 0.15); an edge inside one photograph, usually more.
+ */
+const MAX_SEAM_CORRELATION = 0.2;
+
+/** The grey raster seen along one axis, each line (a column, or a row) contiguous: pixel j of line i at i * stride + j. */
+interface View {
+  data: Uint8Array;
+  stride: number;
+}
+
+function views(grey: Uint8Array, width: number, height: number): { columns: View; rows: View } {
+  const transposed = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) transposed[x * height + y] = grey[y * width + x];
+  return { columns: { data: transposed, stride: height }, rows: { data: grey, stride: width } };
+}
+
+/** Whether line `i` is plain from `from` to `to` (exclusive). */
+function plain({ data, stride }: View, i: number, from: number, to: number): boolean {
+  const line = i * stride;
+  let sum = 0;
+  for (let j = from; j < to; j++) sum += data[line + j];
+  const mean = sum / (to - from);
+  let off = 0;
+  for (let j = from; j < to; j++) if (Math.abs(data[line + j] - mean) > PLAIN_SPREAD) off++;
+  return off <= (1 - PLAIN_SHARE) * (to - from);
+}
+
+function correlation(p: number[], q: number[]): number {
+  let [sp, sq, spp, sqq, spq] = [0, 0, 0, 0, 0];
+  for (let i = 0; i < p.length; i++) {
+    sp += p[i];
+    sq += q[i];
+    spp += p[i] * p[i];
+    sqq += q[i] * q[i];
+    spq += p[i] * q[i];
+  }
+  const n = p.length;
+  const variance = (spp - (sp * sp) / n) * (sqq - (sq * sq) / n);
+  return variance > 0 ? (spq - (sp * sq) / n) / Math.sqrt(variance) : 0;
+}
+
+/**
+ * The share of the lines from `from` to `to` at which the pixels jump across the boundary before
+ * line b (its two neighbours skipped: resizing blends the seam into them).
+ */
+function jumpShare({ data, stride }: View, b: number, from: number, to: number): number {
+  let jumps = 0;
+  for (let j = from; j < to; j++) {
+    const near = data[(b - 2) * stride + j];
+    const across = data[(b + 1) * stride + j];
+    const jump = Math.abs(across - near);
+    if (jump > JUMP && jump > JUMP_RATIO * Math.max(Math.abs(near - data[(b - 5) * stride + j]), Math.abs(data[(b + 4) * stride + j] - across))) jumps++;
+  }
+  return jumps / (to - from);
+}
+
+/** Correlation of the along-seam steps two pixels before and after the boundary before line b. */
+function detailCorrelation({ data, stride }: View, b: number, from: number, to: number): number {
+  const steps = (i: number) => Array.from({ length: to - from - 1 }, (_, k) => data[i * stride + from + k + 1] - data[i * stride + from + k]);
+  return correlation(steps(b - 2), steps(b + 1));
+}
+
+/**
+ * The seams across the span [start, end) of lines, each line running [from, to): bands of plain
+ * lines inside the span, and boundaries where two photographs meet. Each seam as the lines it
+ * takes up, [first, last) (a boundary takes none: first = last).
+ */
+function seams(view: View, start: number, end: number, from: number, to: number): [number, number][] {
+  const found: [number, number][] = [];
+  let band = -1;
+  for (let i = start; i <= end; i++) {
+    const isPlain = i < end && plain(view, i, from, to);
+    if (isPlain && band < 0) band = i;
+    if (!isPlain && band >= 0) {
+      if (band > start && i < end) found.push([band, i]);
+      band = -1;
+    }
+  }
+  const shares = new Map<number, number>();
+  for (let b = start + MIN_CELL; b <= end - MIN_CELL; b++) shares.set(b, jumpShare(view, b, from, to));
+  for (const [b, share] of shares) {
+    if (share < SEAM_SHARE) continue;
+    // The strongest boundary of its neighbourhood: resizing spreads one seam over two or three lines.
+    let strongest = true;
+    for (let d = -3; d <= 3; d++) if (d !== 0 && (shares.get(b + d) ?? 0) > share) strongest = false;
+    if (!strongest || Math.abs(detailCorrelation(view, b, from, to)) > MAX_SEAM_CORRELATION) continue;
+    if (found.some(([first, last]) => b >= first - 3 && b <= last + 3)) continue;
+    found.push([b, b]);
+  }
+  return found.sort((x, y) => x[0] - y[0]);
+}
+
+/** The box without its plain margins (a fitted photograph's background, a gutter around the grid). */
+function trim(box: CellBox, { columns, rows }: { columns: View; rows: View }): CellBox {
+  let [left, right, top, bottom] = [box.left, box.left + box.width, box.top, box.top + box.height];
+  while (left < right && plain(columns, left, top, bottom)) left++;
+  while (right > left && plain(columns, right - 1, top, bottom)) right--;
+  while (top < bottom && plain(rows, top, left, right)) top++;
+  while (bottom > top && plain(rows, bottom - 1, left, right)) bottom--;
+  return { left, top, width: right - left, height: bottom - top };
+}
+
+/**
+ * The collage's cells, left to right and top to bottom within each split; none (an empty list)
+ * when the picture has no seam, and `tooMany` (a lower bound) past MAX_CELLS.
+ */
+export function collageCells(grey: Uint8Array, width: number, height: number): Cells {
+  const lines = views(grey, width, height);
+  const cells: CellBox[] = [];
+  const split = (whole: CellBox): boolean => {
+    const box = trim(whole, lines);
+    if (box.width < MIN_CELL || box.height < MIN_CELL) return true;
+    const right = box.left + box.width;
+    const bottom = box.top + box.height;
+    const across = seams(lines.columns, box.left, right, box.top, bottom);
+    const down = across.length > 0 ? [] : seams(lines.rows, box.top, bottom, box.left, right);
+    if (across.length === 0 && down.length === 0) {
+      cells.push(box);
+      return cells.length <= MAX_CELLS;
+    }
+    const [cuts, end] = across.length > 0 ? [across, right] : [down, bottom];
+    let start = across.length > 0 ? box.left : box.top;
+    for (const [first, last] of [...cuts, [end, end] as [number, number]]) {
+      const part =
+        across.length > 0
+          ? { left: start, top: box.top, width: first - start, height: box.height }
+          : { left: box.left, top: start, width: box.width, height: first - start };
+      if (!split(part)) return false;
+      start = last;
+    }
+    return true;
+  };
+  if (!split({ left: 0, top: 0, width, height })) return { tooMany: cells.length };
+  return { cells: cells.length > 1 ? cells : [] };
+}
