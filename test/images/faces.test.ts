@@ -628,7 +628,7 @@ describe('detection worker protocol', () => {
         worker.on('message', (message: { id: number; fatal?: string; ok: boolean }) => {
           if (message.fatal) reject(new Error(message.fatal));
           answers.set(message.id, message);
-          if (answers.size === 4) resolve();
+          if (answers.size === 5) resolve();
         });
       });
       const [upright, cameraman] = await Promise.all([detectionRaster(astronaut), detectionRaster(camera)]);
@@ -644,6 +644,8 @@ describe('detection worker protocol', () => {
       worker.send({ id: 2, ...coarse({ ...upright, pixels: upright.pixels.subarray(3) }) });
       worker.send({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65 });
       worker.send({ id: 4, stage: 'sideways' });
+      // The people pass takes at most 384 px a side (faces.ts sends the picture at that size).
+      worker.send({ id: 5, ...coarse(upright), peopleRaster: { width: 385, height: 1, pixels: new Uint8Array(385 * 3) } });
       await allAnswered;
       await loadBlazeFace();
       const [alone] = await detectBlazeFaces([upright]);
@@ -651,6 +653,7 @@ describe('detection worker protocol', () => {
       expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
       expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
       expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
+      expect(answers.get(5)).toEqual({ id: 5, ok: false, error: 'invalid raster size 385x1 (at most 384 a side)' });
     } finally {
       worker.kill('SIGKILL');
     }
