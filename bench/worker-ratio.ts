@@ -146,7 +146,7 @@ async function workerRound(dir: string, photos: { file: string; bytes: Buffer }[
       await reload(call);
       await analysed(call);
       for (const { file, bytes } of photos) await bucket.put(`submissions/images/${file}`, new Uint8Array(bytes));
-      // workerd and the image service are children of this process; miniflare's own side (the IMAGES binding's proxy) runs here.
+      // workerd and the image service are children of this process; miniflare's own side runs here (and the IMAGES binding, in builds before decision 0045).
       return await measured(call, photos.length, [process.pid]);
     } finally {
       await mf.dispose();
@@ -203,7 +203,7 @@ export async function run(): Promise<BenchTable[]> {
       }),
       notes: [
         `median of ${ROUNDS} alternating rounds, each after a warm-up reload of 8 noise pictures on the same fresh storage; ${os.availableParallelism()} cores; 1-minute load average after each round ${loads.join(', ')}`,
-        'Worker: one consumer (one queue, batches as local-worker.ts sets them); the image service as its own process; CPU of workerd, the image service and this process (miniflare proxies the IMAGES binding here)',
+        'Worker: one consumer (one queue, batches as local-worker.ts sets them); the image service as its own process behind the IMAGES binding (straight from workerd since decision 0045, through this process before); CPU of workerd, the image service and this process',
       ],
     },
   ];
