@@ -7,9 +7,6 @@ import type { Env } from '../lib/ports.js';
 import { ReloadCounts } from './reload-report.js';
 import { route } from './route.js';
 
-/** Items an answer names of each list; the kept report (GET /api/reloads/{id}) pages them all. */
-const LISTED = 100;
-
 const Reload = answer(
   'reload',
   ReloadReportRecord.extend({
@@ -32,14 +29,7 @@ export async function handleSubmissionsReload(request: Request, env: Env): Promi
   await readJson(request, env.config.SVC_MAX_BODY_BYTES);
   const report = await reload(env, { full: query.full });
   if (report.queued_jobs > 0) await env.jobs.notify(report.queued_jobs);
-  return Reload.send({
-    ...report,
-    imported: report.imported.slice(0, LISTED),
-    updated: report.updated.slice(0, LISTED),
-    removed: report.removed.slice(0, LISTED),
-    rejected: report.rejected.slice(0, LISTED),
-    counts: { imported: report.imported.length, updated: report.updated.length, removed: report.removed.length, rejected: report.rejected.length },
-  });
+  return Reload.send(report);
 }
 
 export const reloadRoute = route('post', '/api/submissions/reload', 'operator', 'Index the submissions folder and queue the analyses it owes', {

@@ -17,6 +17,7 @@ import {
   keepRefusalsStatements,
   listRefusals,
   listSubmissionMeta,
+  refusalsOf,
   storedIds,
   submissionsOfFiles,
   submissionIndexPage,
@@ -26,7 +27,15 @@ import {
 } from '../repo/ingest.js';
 import { IMAGES_PREFIX, REGISTRY_KEY } from '../blobs/keys.js';
 import { markFolderClean, readFolderJournal, type FolderJournal } from '../repo/folder-journal.js';
-import { getReloadReport, listReloadItems, saveReloadReport, type ReloadItem, type ReloadList } from '../repo/reload-reports.js';
+import {
+  getReloadReport,
+  latestReloadReport,
+  listReloadItems,
+  saveReloadReport,
+  standingItems,
+  type ReloadList,
+  type StandingItem,
+} from '../repo/reload-reports.js';
 import { serialized } from '../db/serial.js';
 import { progressWriter, type ProgressWriter } from './reload-progress.js';
 import { formatLocal, parseLocal } from '../time.js';
@@ -40,6 +49,16 @@ import type { BlobInfo, Env } from '../ports.js';
  */
 
 export type ReloadReport = z.infer<typeof ReloadReportRecord>;
+
+/** A refused registry entry or file; `registry` for the registry's, which only a full pass settles again. */
+type Rejection = ReloadReport['rejected'][number] & { registry?: true };
+
+/**
+ * A pass's report as it is saved: imports and updates whole; removals and refusals whole from a
+ * full pass, or, from a pass that does not list the folder, those it found after the ones that
+ * stand, less the ones it settled (`ended`: removals by submission id, refusals by file).
+ */
+type PassReport = Omit<ReloadReport, 'rejected'> & { rejected: Rejection[]; ended?: Record<'removed' | 'rejected', string[]> };
 
 const REGISTRY_NAME = 'submissions.json';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -143,8 +162,9 @@ const FILE_CONCURRENCY = 64;
 const SUBREQUESTS = { perRead: 2, reserve: 10 };
 // Stored rows checked for a gone file between turns of the event loop.
 const COMPARE_SLICE = 1000;
-// Ids an audit event names of each list (a first pass over a million files imports a million).
-const AUDITED_IDS = 100;
+// Ids the answer and its audit event name of each list (a first pass over a million files imports
+// a million); the kept report pages them all.
+const LISTED = 100;
 
 interface StoredIndex {
   byId: Map<string, IndexedSubmission>;
@@ -204,8 +224,8 @@ export function reload(env: Env, options: { full?: boolean } = {}): Promise<Kept
   return serialized('reload', () => withLease(env.db, env.clock, 'reload', () => journalledPass(env, options.full ?? false)));
 }
 
-/** A reload's report as it is kept: GET /api/reloads/{report_id} pages its whole lists. */
-export type KeptReloadReport = ReloadReport & { report_id: string };
+/** A reload's answer: the counts, the first of each list, and the kept report's id (GET /api/reloads/{report_id} pages the whole lists). */
+export type KeptReloadReport = ReloadReport & { counts: Record<ReloadList, number>; report_id: string };
 
 /**
  * While a folder watcher runs (the Node service: lib/ingest/folder-watch.ts) and has seen every
@@ -219,9 +239,40 @@ async function journalledPass(env: Env, full: boolean): Promise<KeptReloadReport
   const { journal, clean } = await trustedJournal(env, full);
   const report = (clean && !journal.changed ? await quietPass(env, clean) : null) ?? (await passWithProgress(env, journal, clean));
   const now = env.clock.now().toISOString();
-  const reportId = await saveReloadReport(env.db, { ...report, lists: reportLists(report) }, now);
+  const reportId = await saveReloadReport(env.db, savedLists(report), now);
   await markFolderClean(env.db, journal, reportId);
-  return { ...report, report_id: reportId };
+  const answer = await keptAnswer(env, report, reportId);
+  await auditReload(env, answer);
+  return answer;
+}
+
+/** The report's lists as they are saved: a full pass's removals and refusals whole, another's as changes to the standing ones. */
+function savedLists({ removed, rejected, ended, ...rest }: PassReport) {
+  const item = (id: string) => ({ id, file: null, reason: null, registry: false });
+  const refusals: StandingItem[] = rejected.map(({ registry, ...r }) => ({ ...r, registry: registry ?? false }));
+  return {
+    ...rest,
+    removed: ended ? { ended: ended.removed, added: removed.map(item) } : { whole: removed.map(item) },
+    rejected: ended ? { ended: ended.rejected, added: refusals } : { whole: refusals },
+  };
+}
+
+/** The answer from the kept report: its counts and the first of each list, in the report's order. */
+async function keptAnswer(env: Env, report: PassReport, reportId: string): Promise<KeptReloadReport> {
+  const kept = await getReloadReport(env.db, reportId);
+  if (!kept) throw new Error(`reload report ${reportId} was not kept`);
+  const first = (list: ReloadList) => listReloadItems(env.db, reportId, list, -1, LISTED);
+  return {
+    imported: report.imported.slice(0, LISTED),
+    updated: report.updated.slice(0, LISTED),
+    unchanged: report.unchanged,
+    removed: (await first('removed')).map((item) => item.id ?? ''),
+    rejected: (await first('rejected')).map(({ file, id, reason }) => ({ file, id, reason: reason ?? '' })),
+    queued_jobs: report.queued_jobs,
+    remaining: report.remaining,
+    counts: kept.counts,
+    report_id: reportId,
+  };
 }
 
 /**
@@ -237,7 +288,7 @@ async function trustedJournal(env: Env, full: boolean): Promise<{ journal: Folde
 }
 
 /** The named pass where the journal allows it, otherwise a full pass, with its progress shown while it runs. */
-async function passWithProgress(env: Env, journal: FolderJournal, clean: string | null): Promise<ReloadReport> {
+async function passWithProgress(env: Env, journal: FolderJournal, clean: string | null): Promise<PassReport> {
   const progress = progressWriter(env);
   try {
     const named = clean && !journal.unnamed ? await namedPass(env, clean, journal.changedFiles, progress) : null;
@@ -247,52 +298,63 @@ async function passWithProgress(env: Env, journal: FolderJournal, clean: string 
   }
 }
 
-/** The report of a pass that finds nothing changed since the kept one; null when that report is gone. */
-async function quietPass(env: Env, cleanReportId: string): Promise<ReloadReport | null> {
-  const last = await lastPass(env, cleanReportId);
-  if (!last) return null;
-  const report: ReloadReport = {
+/** The report of a pass that finds nothing changed since the kept one: its removals and refusals stand. Null when that report is gone or no longer the last. */
+async function quietPass(env: Env, cleanReportId: string): Promise<PassReport | null> {
+  const counted = await countedByLastPass(env, cleanReportId);
+  if (counted === null) return null;
+  const report: PassReport = {
     imported: [],
     updated: [],
-    unchanged: last.counted,
-    removed: last.removed.map((item) => item.id!),
-    rejected: last.rejected,
+    unchanged: counted,
+    removed: [],
+    rejected: [],
+    ended: { removed: [], rejected: [] },
     queued_jobs: 0,
     remaining: 0,
   };
-  await finishPass(env, report);
+  await queueOwedWork(env, report);
   return report;
 }
 
-/** The kept report of the last pass: its removals and refusals whole, and how many files it counted as imported, updated or unchanged. */
-async function lastPass(env: Env, reportId: string) {
-  const last = await getReloadReport(env.db, reportId);
-  if (!last) return null;
-  const whole = (list: ReloadList) => listReloadItems(env.db, reportId, list, -1, Number.MAX_SAFE_INTEGER);
-  return {
-    counted: last.unchanged + last.counts.imported + last.counts.updated,
-    removed: await whole('removed'),
-    rejected: (await whole('rejected')).map(({ file, id, reason }) => ({ file, id, reason: reason ?? '' })),
-  };
+/**
+ * How many files the last pass counted as imported, updated or unchanged; null when its report is
+ * gone or is not the last one kept (a save cut short since): the removals and refusals that stand
+ * are the last report's, and only a full pass sets them again.
+ */
+async function countedByLastPass(env: Env, reportId: string): Promise<number | null> {
+  const last = await latestReloadReport(env.db);
+  return last?.id === reportId ? last.unchanged + last.counts.imported + last.counts.updated : null;
 }
 
 /**
  * A pass over the image files the journal names (added, removed, renamed or changed in place since
  * the last pass), the rest as the last pass's kept report has it: what it costs follows what
- * changed. Null, for a full pass instead, when the names touch what only a listing settles: a file
- * the registry names or the last pass refused, a link that leaves its folder, a new file whose
- * quick id is taken or shared, or a kept report gone.
+ * changed. A named file's earlier refusal ends and the file is read again. Null, for a full pass
+ * instead, when the names touch what only a listing settles: a file the registry names or refused,
+ * a link that leaves its folder, a new file whose quick id is taken or shared, or a kept report
+ * gone or no longer the last.
  */
-async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<string>, progress: ProgressWriter): Promise<ReloadReport | null> {
-  const last = await lastPass(env, cleanReportId);
-  if (!last) return null;
+async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<string>, progress: ProgressWriter): Promise<PassReport | null> {
+  const counted = await countedByLastPass(env, cleanReportId);
+  if (counted === null) return null;
   const files = [...names].filter((name) => !name.includes('/')).map((name) => `images/${name}`);
-  const refusedBefore = new Set(last.rejected.map((item) => item.file));
-  if (files.some((file) => refusedBefore.has(file))) return null;
+  // Only a full pass reads the registry, so only it settles the registry's refusals.
+  const refusedBefore = await standingItems(env.db, 'rejected', 'file', files);
+  if (refusedBefore.some((item) => item.registry)) return null;
+  const endedRefusals = new Set(refusedBefore.map((item) => item.file!));
   const rows = new Map((await submissionsOfFiles(env.db, files)).map((row) => [row.file, row]));
-  const removedBefore = new Set(last.removed.map((item) => item.id!));
+  const removedBefore = new Set(
+    (
+      await standingItems(
+        env.db,
+        'removed',
+        'id',
+        [...rows.values()].map((row) => row.id),
+      )
+    ).map((item) => item.id!),
+  );
   const minuteIn = localMinutes(env.config.SVC_TIMEZONE);
-  const report: ReloadReport = { imported: [], updated: [], unchanged: last.counted, removed: [], rejected: last.rejected, queued_jobs: 0, remaining: 0 };
+  const report: PassReport = { imported: [], updated: [], unchanged: counted, removed: [], rejected: [], queued_jobs: 0, remaining: 0 };
   const candidates: Candidate[] = [];
   const back = new Set<string>();
   const gone: string[] = [];
@@ -314,14 +376,16 @@ async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<str
     const signature = signatureOf(info);
     if (row?.origin === 'registry') candidates.push({ ...registryCandidate(row, info.key, signature), changed: true });
     else if (row) candidates.push({ ...quickCandidate(row.id, quickTitle(name), file, info.key, signature, minuteIn), changed: true });
-    else if (!name.startsWith('.')) fresh.push(quickCandidate(quickId(name), quickTitle(name), file, info.key, signature, minuteIn));
+    else if (!name.startsWith('.')) fresh.push({ ...quickCandidate(quickId(name), quickTitle(name), file, info.key, signature, minuteIn), changed: true });
   }
   const freshIds = fresh.map((c) => c.id);
-  const refusedIds = new Set(last.rejected.map((item) => item.id));
-  if (new Set(freshIds).size < freshIds.length || freshIds.some((id) => refusedIds.has(id)) || (await storedIds(env.db, freshIds)).size > 0) return null;
+  // A new file's quick id another refusal names, or another stored submission has: numbering them is a full pass's.
+  const refusedIds = (await standingItems(env.db, 'rejected', 'id', freshIds)).filter((item) => !endedRefusals.has(item.file!));
+  if (new Set(freshIds).size < freshIds.length || refusedIds.length > 0 || (await storedIds(env.db, freshIds)).size > 0) return null;
   candidates.push(...fresh);
-  report.removed = [...last.removed.map((item) => item.id!).filter((id) => !back.has(id)), ...gone.filter((id) => !removedBefore.has(id))];
-  const refused = new Map((await listRefusals(env.db)).map((r) => [r.file, r]));
+  report.removed = gone.filter((id) => !removedBefore.has(id));
+  report.ended = { removed: [...back].filter((id) => removedBefore.has(id)), rejected: [...endedRefusals] };
+  const refused = new Map((await refusalsOf(env.db, files)).map((r) => [r.file, r]));
   const stored = new Map([...rows.values()].map((row) => [row.id, row]));
   await progress.listed(files.length);
   await readCandidates(
@@ -333,7 +397,7 @@ async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<str
     files.filter((file) => refused.has(file)),
     progress,
   );
-  await finishPass(env, report);
+  await queueOwedWork(env, report);
   return report;
 }
 
@@ -352,13 +416,8 @@ function registryCandidate(row: IndexedSubmission, key: string, signature: FileS
   };
 }
 
-function reportLists(report: ReloadReport): Record<ReloadList, ReloadItem[]> {
-  const ids = (list: string[]) => list.map((id) => ({ id, file: null, reason: null }));
-  return { imported: ids(report.imported), updated: ids(report.updated), removed: ids(report.removed), rejected: report.rejected };
-}
-
-async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: ProgressWriter): Promise<ReloadReport> {
-  const report: ReloadReport = { imported: [], updated: [], unchanged: 0, removed: [], rejected: [], queued_jobs: 0, remaining: 0 };
+async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: ProgressWriter): Promise<PassReport> {
+  const report: PassReport = { imported: [], updated: [], unchanged: 0, removed: [], rejected: [], queued_jobs: 0, remaining: 0 };
   const { byId: stored, byFile: storedByFile, registryIds, refused } = await readStoredIndex(env);
   const candidates: Candidate[] = [];
   const claimedIds = new Set<string>();
@@ -369,7 +428,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
   // The registry's entries are checked in two steps around the listing: what needs no file first
   // (shape, duplicate ids), then their files, as the listing found them. Refusals keep entry order.
   const registry = await readRegistry(env);
-  if (registry && 'error' in registry) report.rejected.push({ file: REGISTRY_NAME, id: null, reason: registry.error });
+  if (registry && 'error' in registry) report.rejected.push({ file: REGISTRY_NAME, id: null, reason: registry.error, registry: true });
   const entries: ({ label: Label; reason: string } | { label: Label; entry: z.infer<typeof RegistryEntry> })[] = [];
   for (const raw of registry && 'entries' in registry ? registry.entries : []) {
     const rawObj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
@@ -394,7 +453,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
   const fresh: { name: string; file: string; signature: FileSignature; key: string }[] = [];
   const takenIds = new Set([...claimedIds, ...registryIds]);
   const registryFiles = new Map<string, BlobInfo>();
-  const quickRejected: ReloadReport['rejected'] = [];
+  const quickRejected: Rejection[] = [];
   for await (const objects of listPages(env.blobs, IMAGES_PREFIX)) {
     await progress.listed(objects.length);
     for (const info of objects) {
@@ -427,28 +486,28 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
   for (const checked of entries) {
     const { label } = checked;
     if ('reason' in checked) {
-      report.rejected.push({ ...label, reason: checked.reason });
+      report.rejected.push({ ...label, reason: checked.reason, registry: true });
       continue;
     }
     const { entry } = checked;
     const epoch = parseLocal(entry.submitted_at, zone);
     if (epoch === null) {
-      report.rejected.push({ ...label, reason: `submitted_at ${entry.submitted_at} is not a real time` });
+      report.rejected.push({ ...label, reason: `submitted_at ${entry.submitted_at} is not a real time`, registry: true });
       continue;
     }
     const file = resolveRegistryFile(entry.file, registryFiles);
     if ('reason' in file) {
-      report.rejected.push({ ...label, reason: file.reason });
+      report.rejected.push({ ...label, reason: file.reason, registry: true });
       continue;
     }
     const owner = storedByFile.get(entry.file);
     if (owner && owner.id !== entry.id) {
-      report.rejected.push({ ...label, reason: `file already belongs to submission ${owner.id}` });
+      report.rejected.push({ ...label, reason: `file already belongs to submission ${owner.id}`, registry: true });
       continue;
     }
     const holder = stored.get(entry.id);
     if (holder && holder.origin === 'quick' && holder.file !== entry.file) {
-      report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}` });
+      report.rejected.push({ ...label, reason: `id ${entry.id} is already used by the quick submission of ${holder.file}`, registry: true });
       continue;
     }
     candidates.push({
@@ -503,7 +562,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
   });
 
   await readCandidates(env, report, taken, stored, refusedBefore, [...refused.keys()], progress);
-  await finishPass(env, report);
+  await queueOwedWork(env, report);
   return report;
 }
 
@@ -528,7 +587,7 @@ function refusalCheck(env: Env, refused: ReadonlyMap<string, Refusal>): (c: Cand
  */
 async function readCandidates(
   env: Env,
-  report: ReloadReport,
+  report: PassReport,
   taken: Candidate[],
   stored: ReadonlyMap<string, IndexedSubmission>,
   refusedBefore: (c: Candidate) => string | null,
@@ -554,7 +613,7 @@ async function readCandidates(
     const newBytes: SubmissionInput[] = [];
     for (const [c, outcome] of outcomes) {
       if ('reason' in outcome) {
-        report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason });
+        report.rejected.push({ file: c.file, id: c.id, reason: outcome.reason, ...(c.origin === 'registry' && { registry: true as const }) });
         if (outcome.refused) stillRefused.add(c.file);
         if (outcome.refused && !refusedBefore(c))
           newRefusals.push({
@@ -579,12 +638,14 @@ async function readCandidates(
   if (refusalStatements.length > 0) await env.db.batch(refusalStatements);
 }
 
-/** Queues the work a crash left owed (an analysis never finished, an enrichment never queued) and audits the pass. */
-async function finishPass(env: Env, report: ReloadReport): Promise<void> {
-  const now = env.clock.now().toISOString();
-  report.queued_jobs += queuedCount(await env.db.batch(owedWorkStatements(env.db, now)));
-  // The lists as the answer has them (the first of each, with the counts): the report keeps them all.
-  const first = (ids: string[]) => ids.slice(0, AUDITED_IDS);
+/** Queues the work a crash left owed (an analysis never finished, an enrichment never queued). */
+async function queueOwedWork(env: Env, report: PassReport): Promise<void> {
+  report.queued_jobs += queuedCount(await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString())));
+}
+
+/** Audits a reload with its lists as the answer has them (the first of each, with the counts): the report keeps them all. */
+async function auditReload(env: Env, answer: KeptReloadReport): Promise<void> {
+  const { counts } = answer;
   await auditStatement(
     env.db,
     {
@@ -592,17 +653,17 @@ async function finishPass(env: Env, report: ReloadReport): Promise<void> {
       target_type: 'submissions',
       target_id: null,
       details: {
-        imported: first(report.imported),
-        updated: first(report.updated),
-        unchanged: report.unchanged,
-        removed: first(report.removed),
-        counts: { imported: report.imported.length, updated: report.updated.length, removed: report.removed.length },
-        rejected: report.rejected.length,
-        queued_jobs: report.queued_jobs,
-        remaining: report.remaining,
+        imported: answer.imported,
+        updated: answer.updated,
+        unchanged: answer.unchanged,
+        removed: answer.removed,
+        counts: { imported: counts.imported, updated: counts.updated, removed: counts.removed },
+        rejected: counts.rejected,
+        queued_jobs: answer.queued_jobs,
+        remaining: answer.remaining,
       },
     },
-    now,
+    env.clock.now().toISOString(),
     env.actor,
   ).run();
 }

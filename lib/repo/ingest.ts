@@ -100,6 +100,15 @@ export async function listRefusals(db: Database): Promise<Refusal[]> {
   return (await db.prepare('SELECT file, bytes, file_mtime_ms, file_version, reason FROM refused_files').all<Refusal>()).results;
 }
 
+/** The refusals of the named files: a reload over the files the folder journal names looks up only those. */
+export async function refusalsOf(db: Database, files: string[]): Promise<Refusal[]> {
+  const rows = await db
+    .prepare('SELECT file, bytes, file_mtime_ms, file_version, reason FROM refused_files WHERE file IN (SELECT value FROM json_each(?))')
+    .bind(JSON.stringify(files))
+    .all<Refusal>();
+  return rows.results;
+}
+
 // Refusals written or cleared per statement: one JSON array each, well inside D1's statement size.
 const REFUSAL_PAGE = 200;
 

@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { watchSubmissionsFolder, type FolderWatch } from '../../lib/ingest/folder-watch.js';
+import { reload as reloadFiles } from '../../lib/ingest/reload.js';
 import { readFolderJournal } from '../../lib/repo/folder-journal.js';
+import { countedDatabase } from '../helpers/counted-db.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
+import { wholeList } from '../helpers/reload-report.js';
 import { body } from '../review/seed.js';
 
 /**
@@ -174,13 +177,67 @@ describe('the folder journal', () => {
     expect(full.removed.sort()).toEqual(['one', 'two']);
   });
 
-  it('lists the folder again for a changed registry, a file it named that the last pass refused, and when no watcher runs', async () => {
+  it('a reload with nothing changed after thousands of refusals reads and writes a bounded number of report rows; its report pages them all', async () => {
+    const refused = 3000;
     writeFileSync(image('one.png'), blue);
-    writeFileSync(image('broken.png'), 'not a picture');
-    await reload();
-    writeFileSync(image('broken.png'), red);
+    for (let i = 0; i < refused; i++) writeFileSync(image(`junk-${String(i).padStart(4, '0')}.png`), `not a picture: ${i}`);
     await journalled();
-    expect(await reloadCounted()).toMatchObject({ listed: true, report: { imported: ['broken'], rejected: [] } });
+    const first = await reload();
+    expect(first.counts).toEqual({ imported: 1, updated: 0, removed: 0, rejected: refused });
+
+    const db = countedDatabase(env.db);
+    const quiet = await reloadFiles({ ...env, db });
+    expect(quiet).toMatchObject({ unchanged: 1, counts: { imported: 0, updated: 0, removed: 0, rejected: refused } });
+    expect(quiet.rejected).toEqual(first.rejected);
+    // The report row, the answer's first 100 of each list, the audit event: nothing in proportion to the refusals.
+    expect(db.tally.rows).toBeLessThan(300);
+    expect(db.tally.statements).toBeLessThan(40);
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM reload_standing').first()).toEqual({ n: refused });
+
+    const paged = await wholeList(env, quiet.report_id, 'rejected', 1000);
+    expect(paged.pages).toEqual([1000, 1000, 1000]);
+    expect(new Set(paged.items.map((item) => item.file))).toEqual(
+      new Set(Array.from({ length: refused }, (_, i) => `images/junk-${String(i).padStart(4, '0')}.png`)),
+    );
+    expect(paged.items.every((item) => item.reason === 'not an image')).toBe(true);
+  });
+
+  it('a refusal fixed by a good image leaves the list on the next named reload, the others stand; a removed file is reported once', async () => {
+    writeFileSync(image('keep.png'), blue);
+    writeFileSync(image('gone.png'), red);
+    for (const name of ['bad-1.png', 'bad-2.png', 'bad-3.png']) writeFileSync(image(name), `not a picture: ${name}`);
+    await journalled();
+    await reload();
+    writeFileSync(image('bad-2.png'), red);
+    rmSync(image('gone.png'));
+    await journalled();
+
+    const named = await reloadCounted();
+    expect(named).toMatchObject({ listed: false, report: { imported: ['bad-2'], removed: ['gone'], unchanged: 1, counts: { removed: 1, rejected: 2 } } });
+    expect(named.report.rejected.map((r: { file: string }) => r.file)).toEqual(['images/bad-1.png', 'images/bad-3.png']);
+    // The removal stands, once: through a reload with nothing changed, and one that names the file again.
+    expect(await reloadCounted()).toMatchObject({ listed: false, report: { removed: ['gone'], counts: { removed: 1, rejected: 2 } } });
+    writeFileSync(image('gone.png'), blue);
+    rmSync(image('gone.png'));
+    await journalled();
+    const again = await reloadCounted();
+    expect(again).toMatchObject({ listed: false, report: { imported: [], removed: ['gone'], counts: { removed: 1, rejected: 2 } } });
+    expect((await wholeList(env, again.report.report_id, 'removed', 10)).items).toEqual([{ id: 'gone', file: null, reason: null }]);
+
+    // A full pass finds the same.
+    const full = await body(env.call('POST', '/api/submissions/reload?full=true'));
+    expect(full).toMatchObject({ removed: ['gone'], rejected: named.report.rejected, counts: { imported: 0, removed: 1, rejected: 2 } });
+  });
+
+  it('lists the folder again for a file the registry named and refused, a changed registry, and when no watcher runs', async () => {
+    writeFileSync(image('one.png'), blue);
+    const entry = { id: 'poster', title: 'Poster', file: 'images/poster.png', width: 8, height: 8, submitted_at: '2026-11-20 10:00' };
+    writeFileSync(env.paths.registryFile, JSON.stringify([entry]));
+    await journalled();
+    expect(await reload()).toMatchObject({ imported: ['one'], rejected: [{ file: 'images/poster.png', id: 'poster', reason: 'file does not exist' }] });
+    writeFileSync(image('poster.png'), red);
+    await journalled();
+    expect(await reloadCounted()).toMatchObject({ listed: true, report: { imported: ['poster'], rejected: [] } });
 
     writeFileSync(env.paths.registryFile, '[]');
     await journalled();

@@ -1,6 +1,8 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../lib/db/migrate.js';
 import { useTestEnv } from '../helpers/env.js';
+import { wholeList as wholeListOf } from '../helpers/reload-report.js';
 import { body, refusal } from '../review/seed.js';
 
 /**
@@ -19,20 +21,8 @@ const env = useTestEnv();
 const put = (name: string, bytes: Buffer) => env.blobs.put(`submissions/images/${name}`, bytes);
 const reload = () => body(env.call('POST', '/api/submissions/reload'));
 
-/** Every item of one list of a report, following next_cursor page by page. */
-async function wholeList(reportId: string, list: string, limit: number) {
-  const items: { id: string | null; file: string | null; reason: string | null }[] = [];
-  const pages: number[] = [];
-  for (let cursor: string | null = null; ; ) {
-    const page: { items: typeof items; next_cursor: string | null } = await body(
-      env.call('GET', `/api/reloads/${reportId}?list=${list}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`),
-    );
-    items.push(...page.items);
-    pages.push(page.items.length);
-    cursor = page.next_cursor;
-    if (!cursor) return { items, pages, last: page };
-  }
-}
+/** Every item of one list of a report, page by page. */
+const wholeList = (reportId: string, list: string, limit: number) => wholeListOf(env, reportId, list, limit);
 
 describe('the reload report', () => {
   it('answers counts and the first 100 of each list; the report pages every item in the same order', async () => {
@@ -59,6 +49,71 @@ describe('the reload report', () => {
     const again = await reload();
     expect(again).toMatchObject({ imported: [], updated: [], unchanged: 1, counts: { imported: 0, updated: 0, removed: 0, rejected: 0 } });
     expect((await wholeList(again.report_id, 'imported', 10)).items).toEqual([]);
+  });
+
+  it('each kept report pages the refusals and removals of its own pass while later passes change them', async () => {
+    for (const name of ['a', 'b', 'c']) await put(`${name}.png`, Buffer.from(`not a picture: ${name}`));
+    for (const name of ['kept', 'gone']) await put(`${name}.png`, png);
+    const first = await reload();
+    expect(first.counts).toMatchObject({ imported: 2, removed: 0, rejected: 3 });
+
+    // b fixed by a good image, gone deleted, d refused anew.
+    await put('b.png', png);
+    await env.blobs.delete('submissions/images/gone.png');
+    await put('d.png', Buffer.from('not a picture: d'));
+    const second = await reload();
+    expect(second).toMatchObject({ imported: ['b'], removed: ['gone'], counts: { imported: 1, removed: 1, rejected: 3 } });
+    expect(second.rejected.map((r: { file: string }) => r.file)).toEqual(['images/a.png', 'images/c.png', 'images/d.png']);
+    const third = await reload();
+    expect(third).toMatchObject({ imported: [], removed: ['gone'], rejected: second.rejected, counts: { ...second.counts, imported: 0 } });
+
+    const files = async (reportId: string, list: string) => (await wholeList(reportId, list, 2)).items.map((item) => item.file ?? item.id);
+    expect(await files(first.report_id, 'rejected')).toEqual(['images/a.png', 'images/b.png', 'images/c.png']);
+    expect(await files(first.report_id, 'removed')).toEqual([]);
+    for (const { report_id } of [second, third]) {
+      expect(await files(report_id, 'rejected')).toEqual(['images/a.png', 'images/c.png', 'images/d.png']);
+      expect(await files(report_id, 'removed')).toEqual(['gone']);
+    }
+    // What stands is kept once: the first pass's three refusals, then the second's changes from
+    // the first refusal it does not share (c again, d) and its removal; the third adds nothing.
+    expect(await env.db.prepare('SELECT COUNT(*) AS n FROM reload_standing').first()).toEqual({ n: 6 });
+  });
+
+  it('after the upgrade that keeps removals and refusals standing, the reports kept before page the same lists, and a reload carries on from them', async () => {
+    for (const name of ['a', 'b']) await put(`${name}.png`, Buffer.from(`not a picture: ${name}`));
+    await put('gone.png', png);
+    const first = await reload();
+    await env.blobs.delete('submissions/images/gone.png');
+    await put('c.png', Buffer.from('not a picture: c'));
+    const second = await reload();
+    const lists = async (reportId: string) => ({
+      removed: (await wholeList(reportId, 'removed', 100)).items,
+      rejected: (await wholeList(reportId, 'rejected', 100)).items,
+    });
+    const before = [await lists(first.report_id), await lists(second.report_id)];
+    expect(before[1].rejected).toHaveLength(3);
+
+    // The database as migration 0025 left it: each report's removals and refusals among its items.
+    for (const [i, { report_id }] of [first, second].entries()) {
+      for (const list of ['removed', 'rejected'] as const) {
+        for (const [seq, item] of before[i][list].entries()) {
+          await env.db
+            .prepare('INSERT INTO reload_report_items (report_id, list, seq, submission_id, file, reason) VALUES (?, ?, ?, ?, ?, ?)')
+            .bind(report_id, list, seq, item.id, item.file, item.reason)
+            .run();
+        }
+      }
+    }
+    for (const sql of ['DROP TABLE reload_standing', 'DROP INDEX reload_reports_seq', 'ALTER TABLE reload_reports DROP COLUMN seq'])
+      await env.db.prepare(sql).run();
+    await env.db.prepare("DELETE FROM schema_migrations WHERE name LIKE '0026%'").run();
+    expect(await migrate(env.db)).toEqual(['0026_reload_standing.sql']);
+
+    expect([await lists(first.report_id), await lists(second.report_id)]).toEqual(before);
+    const third = await reload();
+    expect(third).toMatchObject({ imported: [], removed: ['gone'], rejected: second.rejected, counts: { ...second.counts, imported: 0 } });
+    expect(await lists(third.report_id)).toEqual(before[1]);
+    expect([await lists(first.report_id), await lists(second.report_id)]).toEqual(before);
   });
 
   it('shows how far a running reload has come, and nothing once it is done', async () => {

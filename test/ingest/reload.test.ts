@@ -427,7 +427,10 @@ describe('reload within the Worker platform limits', () => {
       // 2 subrequests a file: the first reload reads 494 of the 601 (1,000 less the listing, the
       // registry lookup and a reserve of 10), the second the rest.
       expect(reports.map((r) => r.remaining)).toEqual([107, 0]);
-      expect(reports.flatMap((r) => r.imported).sort()).toEqual(names.map((n) => quickId(n)));
+      // The answers name the first 100 imported of each reload; the counts and the stored ids say all.
+      expect(reports.map((r) => r.counts.imported)).toEqual([494, 106]);
+      const stored = await limited.db.prepare('SELECT id FROM submissions ORDER BY id').all<{ id: string }>();
+      expect(stored.results.map((r) => r.id)).toEqual(names.map((n) => quickId(n)));
       expect(reports.reduce((n, r) => n + r.queued_jobs, 0)).toBe(600);
       // The refused file (last in name order) was left by the first reload, read by the second, and
       // is refused again by the next from the record.
