@@ -42,7 +42,14 @@ try {
   const seconds = (performance.now() - started) / 1000;
   delay.disable();
   console.log(
-    JSON.stringify({ seconds, stallMs: delay.max / 1e6, unchanged: report.unchanged, imported: report.imported.length, updated: report.updated.length }),
+    JSON.stringify({
+      seconds,
+      stallMs: delay.max / 1e6,
+      unchanged: report.unchanged,
+      // Builds before the kept report answered whole lists, without counts.
+      imported: report.counts?.imported ?? report.imported.length,
+      updated: report.counts?.updated ?? report.updated.length,
+    }),
   );
 } finally {
   await watch?.close();

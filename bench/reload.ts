@@ -1,7 +1,9 @@
 /**
  * Reloads at 100,000 files (BENCH_RELOAD_FILES): the no-op reload, every file already imported with
- * its size, mtime and inode, so nothing is read or hashed; a reload after 1,000 files changed; and
- * the first pass over files the database has never seen. Each round times one reload with its longest event-loop stall, in
+ * its size, mtime and inode, so nothing is read or hashed; a reload after 1,000 files changed; the
+ * first pass over files the database has never seen; and, in a folder of its own, reloads beside
+ * the watcher after 20,000 refusals (BENCH_RELOAD_REFUSED), with nothing changed and with one file
+ * changed. Each round times one reload with its longest event-loop stall, in
  * a process of its own after a warm-up reload (bench/reload-round.ts), for this build and for a
  * baseline build on the same data folder, in alternating rounds (the machine is shared, so only
  * figures from the same run compare). `BENCH_RELOAD_BASELINE=<commit>` picks the baseline; without
@@ -19,6 +21,7 @@ import { buildConfig } from '../lib/config.js';
 import { createEnv } from '../lib/env.js';
 import { createLogger } from '../lib/log.js';
 import { quickTitle } from '../lib/ingest/reload.js';
+import { keepRefusalsStatements, type Refusal } from '../lib/repo/ingest.js';
 import { upsertSubmissionStatement } from '../lib/repo/submissions.js';
 import { formatLocal } from '../lib/time.js';
 import type { BenchTable } from './run.js';
@@ -31,6 +34,9 @@ const ROUNDS = 5;
 /** Files rewritten before each round of the changed-files reload, and its rounds. */
 const CHANGED = 1000;
 const CHANGED_ROUNDS = 3;
+/** Files the service refuses (not images) in the refusals' folder, beside a few images. */
+const REFUSED = Number(process.env.BENCH_RELOAD_REFUSED ?? 20_000);
+const REFUSED_IMAGES = 10;
 
 interface Build {
   label: string;
@@ -80,6 +86,20 @@ async function changedRound(build: Build, dataDir: string): Promise<Round> {
   return result;
 }
 
+/**
+ * A round in the refusals' folder beside the watcher: after the warm-up pass, nothing changed
+ * (`journal`) or its first image rewritten (`changed 1`).
+ */
+async function refusedRound(build: Build, dataDir: string, changed: boolean): Promise<Round> {
+  const result = await round(build, dataDir, changed ? ['changed', '1'] : ['journal']);
+  const expected = changed ? { updated: 1, unchanged: REFUSED_IMAGES - 1 } : { updated: 0, unchanged: REFUSED_IMAGES };
+  if (result.updated !== expected.updated || result.unchanged !== expected.unchanged || result.imported !== 0)
+    throw new Error(
+      `the reload of ${build.label} after ${REFUSED} refusals: ${result.imported} imported, ${result.updated} updated, ${result.unchanged} unchanged`,
+    );
+  return result;
+}
+
 /** The first pass over the seeded images, into a database of its own that has never seen them. */
 async function firstRound(build: Build, dataDir: string): Promise<Round> {
   const fresh = mkdtempSync(path.join(os.tmpdir(), 'bench-reload-first-'));
@@ -94,8 +114,11 @@ async function firstRound(build: Build, dataDir: string): Promise<Round> {
   }
 }
 
-/** A data folder with FILES tiny images, each already recorded as an unchanged quick submission. */
-async function seed(dataDir: string): Promise<void> {
+/**
+ * A data folder with `files` tiny images, each already recorded as an unchanged quick submission,
+ * and `refused` text files (named after them) each already recorded as refused.
+ */
+async function seed(dataDir: string, files: number, refused = 0): Promise<void> {
   const { config } = buildConfig({ SVC_DATA_DIR: dataDir });
   const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
   try {
@@ -103,9 +126,9 @@ async function seed(dataDir: string): Promise<void> {
       .jpeg()
       .toBuffer();
     const now = new Date().toISOString();
-    for (let start = 0; start < FILES; start += 5000) {
+    for (let start = 0; start < files; start += 5000) {
       const statements = [];
-      for (let i = start; i < start + 5000; i++) {
+      for (let i = start; i < Math.min(start + 5000, files); i++) {
         const name = `f${String(i).padStart(6, '0')}.jpg`;
         const file = path.join(env.paths.imagesDir, name);
         await writeFile(file, tiny);
@@ -135,6 +158,23 @@ async function seed(dataDir: string): Promise<void> {
       }
       await env.db.batch(statements);
     }
+    for (let start = 0; start < refused; start += 5000) {
+      const refusals: Refusal[] = [];
+      for (let i = start; i < Math.min(start + 5000, refused); i++) {
+        const name = `r${String(i).padStart(6, '0')}.jpg`;
+        const file = path.join(env.paths.imagesDir, name);
+        await writeFile(file, `not a picture: ${i}`);
+        const info = await stat(file);
+        refusals.push({
+          file: `images/${name}`,
+          bytes: info.size,
+          file_mtime_ms: Math.floor(info.mtimeMs),
+          file_version: String(info.ino),
+          reason: 'not an image',
+        });
+      }
+      await env.db.batch(keepRefusalsStatements(env.db, refusals, []));
+    }
     await env.db.prepare(`UPDATE submissions SET analysis_status = 'done', enrichment_status = 'skipped'`).run();
     // The seeding's write-ahead log is folded in now, not during the first timed reload.
     await env.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').run();
@@ -158,8 +198,19 @@ export async function run(): Promise<BenchTable[]> {
   // Changed files and the first pass compare this build with the baseline, each as the Node service runs it.
   const compared: Build[] = [{ label: 'this build', dir: ROOT }, ...(before ? [before] : [])];
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-reload-'));
+  const refusedDir = mkdtempSync(path.join(os.tmpdir(), 'bench-reload-refused-'));
   try {
-    await seed(dataDir);
+    await seed(dataDir, FILES);
+    await seed(refusedDir, REFUSED_IMAGES, REFUSED);
+    // Beside the watcher, after the refusals: this build and the baseline, alternating.
+    const refusedQuiet: Round[][] = compared.map(() => []);
+    const refusedNamed: Round[][] = compared.map(() => []);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let b = 0; b < compared.length; b++) refusedQuiet[b].push(await refusedRound(compared[b], refusedDir, false));
+    }
+    for (let r = 0; r < CHANGED_ROUNDS; r++) {
+      for (let b = 0; b < compared.length; b++) refusedNamed[b].push(await refusedRound(compared[b], refusedDir, true));
+    }
     const rounds: Round[][] = builds.map(() => []);
     for (let r = 0; r < ROUNDS; r++) {
       for (let b = 0; b < builds.length; b++) rounds[b].push(await noopRound(builds[b], dataDir));
@@ -206,6 +257,28 @@ export async function run(): Promise<BenchTable[]> {
         ],
       },
       {
+        title: `Reload beside the folder watcher after ${REFUSED.toLocaleString('en')} refusals`,
+        columns: [
+          'build',
+          'nothing changed (s, median)',
+          'rounds (s)',
+          'one file changed (s, median)',
+          'rounds (s)',
+          'longest event-loop stall (ms, median of all rounds)',
+        ],
+        rows: compared.map((build, b) => [
+          build.label,
+          median(refusedQuiet[b].map((x) => x.seconds)).toFixed(3),
+          refusedQuiet[b].map((x) => x.seconds.toFixed(3)).join(', '),
+          median(refusedNamed[b].map((x) => x.seconds)).toFixed(3),
+          refusedNamed[b].map((x) => x.seconds.toFixed(3)).join(', '),
+          median([...refusedQuiet[b], ...refusedNamed[b]].map((x) => x.stallMs)).toFixed(0),
+        ]),
+        notes: [
+          `a folder of its own: ${REFUSED_IMAGES} images and ${REFUSED.toLocaleString('en')} text files named like pictures, each already refused; ${ROUNDS} rounds with nothing changed, then ${CHANGED_ROUNDS} with the first image rewritten, the builds alternating; each process starts the watcher and reloads to warm up (a full pass, which refuses the text files again without reading them) before the timed reload; ${machine}`,
+        ],
+      },
+      {
         title: `First pass over ${FILES.toLocaleString('en')} new files`,
         columns: ['build', 'reload (s)', 'files/s', 'longest event-loop stall (ms)'],
         rows: compared.map((build, b) => [build.label, first[b].seconds.toFixed(1), Math.round(FILES / first[b].seconds), first[b].stallMs.toFixed(0)]),
@@ -216,5 +289,6 @@ export async function run(): Promise<BenchTable[]> {
     ];
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(refusedDir, { recursive: true, force: true });
   }
 }
