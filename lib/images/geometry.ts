@@ -122,7 +122,7 @@ export interface GeometryFeatures extends KeypointSet {
 export interface CollageCell {
   /** Left, top, width and height as fractions of the collage's width and height. */
   box: [number, number, number, number];
-  /** The cell's own keypoints and thumbnail (no mirror, coarse or cells of its own). */
+  /** The cell's own keypoints and thumbnail (its mirror image's too when the collage is a reference's; no coarse ones, no cells). */
   features: GeometryFeatures;
 }
 
@@ -216,8 +216,8 @@ function call(request: Record<string, unknown>, transfer: ArrayBuffer[] = []): P
 export async function computeGeometryFeatures(image: Buffer, maxPixels?: number, { mirror = true } = {}): Promise<GeometryFeatures> {
   const { data, width, height } = await decodeGrey(image, FEATURE_MAX_SIDE, maxPixels);
   const found = collageCells(data, width, height);
-  const cells = 'cells' in found ? await cellFeatures(image, maxPixels, found.cells, width, height) : [];
-  return { ...(await describeGrey(data, width, height, mirror)), cells, ...('tooMany' in found ? { tooManyCells: found.tooMany } : {}) };
+  const cells = 'cells' in found ? await cellFeatures(image, maxPixels, found.cells, width, height, mirror) : [];
+  return { ...(await describeGrey(data, width, height, { mirror, coarse: mirror })), cells, ...('tooMany' in found ? { tooManyCells: found.tooMany } : {}) };
 }
 
 /** The image as grey pixels of at most `side` px on its longer side. */
@@ -241,7 +241,14 @@ async function decodeGrey(image: Buffer, side: number, maxPixels?: number): Prom
  * than the raster the cells were found on (up to the image's own size) and brought to at most
  * FEATURE_MAX_SIDE: a ninth of a 1500 px collage keeps its 500 px there, not the 213 px it has at 640.
  */
-async function cellFeatures(image: Buffer, maxPixels: number | undefined, boxes: CellBox[], width: number, height: number): Promise<CollageCell[]> {
+async function cellFeatures(
+  image: Buffer,
+  maxPixels: number | undefined,
+  boxes: CellBox[],
+  width: number,
+  height: number,
+  mirror: boolean,
+): Promise<CollageCell[]> {
   const source = await decodeGrey(image, CELL_SOURCE_SIDE, maxPixels);
   const [scaleX, scaleY] = [source.width / width, source.height / height];
   const cells: CollageCell[] = [];
@@ -260,14 +267,22 @@ async function cellFeatures(image: Buffer, maxPixels: number | undefined, boxes:
       .extractChannel(0)
       .raw()
       .toBuffer({ resolveWithObject: true });
-    const features = await describeGrey(new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), info.width, info.height, false);
+    const features = await describeGrey(new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), info.width, info.height, {
+      mirror,
+      coarse: false,
+    });
     cells.push({ box: [box.left / width, box.top / height, box.width / width, box.height / height], features: { ...features, cells: [] } });
   }
   return cells;
 }
 
-/** Keypoints (with the mirror image's and the coarse ones when `reference`) and the thumbnail of a grey raster. */
-async function describeGrey(grey: Uint8Array, width: number, height: number, reference: boolean): Promise<Omit<GeometryFeatures, 'cells'>> {
+/** Keypoints (with the mirror image's and the coarse ones when asked: a reference's) and the thumbnail of a grey raster. */
+async function describeGrey(
+  grey: Uint8Array,
+  width: number,
+  height: number,
+  { mirror, coarse: withCoarse }: { mirror: boolean; coarse: boolean },
+): Promise<Omit<GeometryFeatures, 'cells'>> {
   const scale = Math.min(1, THUMBNAIL_SIDE / Math.max(width, height));
   const [thumbWidth, thumbHeight] = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
   const thumbnail = await sharp(grey, { raw: { width, height, channels: 1 } })
@@ -275,12 +290,11 @@ async function describeGrey(grey: Uint8Array, width: number, height: number, ref
     .extractChannel(0)
     .raw()
     .toBuffer();
-  const coarse = reference ? await coarseKeypoints(grey, width, height) : { points: new Float32Array(0), descriptors: new Uint8Array(0) };
+  const coarse = withCoarse ? await coarseKeypoints(grey, width, height) : { points: new Float32Array(0), descriptors: new Uint8Array(0) };
   const pixels = new Uint8Array(grey);
-  const answer = await call(
-    { op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror: reference },
-    [pixels.buffer],
-  );
+  const answer = await call({ op: 'features', width, height, pixels, maxFeatures: QUERY_FEATURES, strongest: MAX_FEATURES, sparse: SPARSE_KEYPOINTS, mirror }, [
+    pixels.buffer,
+  ]);
   return {
     width,
     height,
@@ -652,44 +666,61 @@ async function* fits(from: KeypointSet, to: KeypointSet): AsyncGenerator<Fit> {
 /**
  * Checks whether `a` shows the same picture as `b` (or part of it, or is part of it), directly or
  * mirrored. regionA is the part of `a` that `b` shows, regionB the part of `b` that `a` shows.
- * When the whole of `a` is refused and `a` is a collage, each of its cells is checked as its own
- * query, and a confirmed cell answers with its region placed in the whole collage.
+ * When the whole of `a` is refused and either side is a collage, each of its cells is checked in
+ * its place (a cell of the query as the query, a cell of the reference as the reference), and a
+ * confirmed cell answers with its region placed in the whole collage: the same pair is found
+ * whichever side is the query.
  */
 export async function verifyGeometry(a: GeometryFeatures, b: GeometryFeatures): Promise<GeometryResult> {
   // A collage's cells take the place of the last try against the reference's coarse keypoints:
   // a cell is checked at its own size, not as a small part of the collage.
-  const whole = await verifyWhole(a, b, { coarse: a.cells.length === 0 });
-  if (whole.confirmed) return a.cells.length > 0 ? withinCell(whole, a.cells) : whole;
+  const whole = await verifyWhole(a, b, { coarse: a.cells.length === 0 && b.cells.length === 0 });
+  if (whole.confirmed) return withinCell(withinCell(whole, a.cells, 'A'), b.cells, 'B');
   let best = whole;
-  for (const cell of a.cells) {
-    const result = await verifyWhole(cell.features, b, { coarse: false });
-    if (result.confirmed) return inCollage(result, cell.box);
+  const tries = [
+    ...a.cells.map((cell) => ({ cell, side: 'A' as const, check: () => verifyWhole(cell.features, b, { coarse: false }) })),
+    ...b.cells.map((cell) => ({ cell, side: 'B' as const, check: () => verifyWhole(a, cell.features, { coarse: false }) })),
+  ];
+  for (const { cell, side, check } of tries) {
+    const result = await check();
+    if (result.confirmed) return inCollage(result, cell.box, side);
     if (result.inliers > best.inliers) best = result;
   }
   // Disjoint only when no cell came near either: the veto drops a hash match on it.
   const disjoint = best === whole ? whole.disjoint : best.disjoint && whole.disjoint;
-  const capped = a.tooManyCells ? `; the picture splits into more than ${MAX_CELLS} cells (${a.tooManyCells} or more), too many to check one by one` : '';
+  const tooMany = a.tooManyCells ?? b.tooManyCells;
+  const capped = tooMany ? `; the picture splits into more than ${MAX_CELLS} cells (${tooMany} or more), too many to check one by one` : '';
   return { ...best, reason: `${best.reason}${capped}`, disjoint };
 }
+
+type Side = 'A' | 'B';
+
+/** The confirmed match with one side's region and coverage replaced. */
+const withRegion = (result: ConfirmedGeometry, side: Side, region: Quad, coverage: number): ConfirmedGeometry =>
+  side === 'A' ? { ...result, regionA: region, coverageA: coverage } : { ...result, regionB: region, coverageB: coverage };
 
 /**
  * A match of a whole collage with its region cut to the cell it overlaps most: the original's
  * outline, brought over, runs past a cover-cropped cell into its neighbours.
  */
-function withinCell(result: ConfirmedGeometry, cells: CollageCell[]): ConfirmedGeometry {
-  const overlap = ([left, top, width, height]: CollageCell['box']) => Math.abs(area(clip(result.regionA, left + width, top + height, left, top)));
-  const [left, top, width, height] = cells.map(({ box }) => box).reduce((most, box) => (overlap(box) > overlap(most) ? box : most));
-  const regionA = clip(result.regionA, left + width, top + height, left, top);
-  return regionA.length < 3 ? result : { ...result, regionA, coverageA: Math.abs(area(regionA)) };
+function withinCell(result: ConfirmedGeometry, cells: CollageCell[], side: Side): ConfirmedGeometry {
+  if (cells.length === 0) return result;
+  const region = side === 'A' ? result.regionA : result.regionB;
+  const inside = ([left, top, width, height]: CollageCell['box']) => clip(region, left + width, top + height, left, top);
+  const overlap = (box: CollageCell['box']) => Math.abs(area(inside(box)));
+  const cut = inside(cells.map(({ box }) => box).reduce((most, box) => (overlap(box) > overlap(most) ? box : most)));
+  return cut.length < 3 ? result : withRegion(result, side, cut, Math.abs(area(cut)));
 }
 
-/** A cell's confirmed match with its region brought from the cell's fractions to the collage's. */
-function inCollage(result: ConfirmedGeometry, [left, top, width, height]: CollageCell['box']): ConfirmedGeometry {
-  return {
-    ...result,
-    regionA: result.regionA.map(([x, y]) => [left + x * width, top + y * height]),
-    coverageA: result.coverageA * width * height,
-  };
+/** A cell's confirmed match with the cell's region brought from the cell's fractions to the collage's. */
+function inCollage(result: ConfirmedGeometry, [left, top, width, height]: CollageCell['box'], side: Side): ConfirmedGeometry {
+  const [region, coverage] = side === 'A' ? [result.regionA, result.coverageA] : [result.regionB, result.coverageB];
+  return withRegion(
+    result,
+    side,
+    region.map(([x, y]) => [left + x * width, top + y * height]),
+    coverage * width * height,
+  );
 }
 
 /**

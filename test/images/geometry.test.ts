@@ -180,6 +180,32 @@ describe('geometric verification of blog collages (issue 29)', () => {
     90_000,
   );
 
+  it('finds the photograph whichever side is the query: the original checked against the collage draws the cell on the collage', async () => {
+    for (const [i, options] of [
+      [2, { layout: '3x3', fit: 'cover', gutter: 12, at: 4 }],
+      [3, { layout: '1+2', fit: 'cover', gutter: 0, at: 2 }],
+    ] satisfies [number, GridCollageOptions][]) {
+      const grid = await computeGeometryFeatures(
+        await gridCollage(
+          photos[i],
+          photos.filter((_, k) => k !== i),
+          seededRandom(3),
+          options,
+        ),
+      );
+      const result = await verifyGeometry(originals[i], grid);
+      expect(result, `${options.layout} ${JSON.stringify(result)}`).toMatchObject({ confirmed: true, mirrored: false });
+      if (!result.confirmed) continue;
+      // Inside the middle cell of the 3x3 grid, the lower small cell of the 1+2 layout (a hundredth's margin).
+      const cell = options.layout === '3x3' ? { left: 1 / 3, right: 2 / 3, top: 1 / 3, bottom: 2 / 3 } : { left: 2 / 3, right: 1, top: 0.5, bottom: 1 };
+      const found = bounds(result.regionB);
+      expect(found.left, options.layout).toBeGreaterThan(cell.left - 0.01);
+      expect(found.right, options.layout).toBeLessThan(cell.right + 0.01);
+      expect(found.top, options.layout).toBeGreaterThan(cell.top - 0.01);
+      expect(found.bottom, options.layout).toBeLessThan(cell.bottom + 0.01);
+    }
+  }, 60_000);
+
   it('does not cut a photograph into cells for its straight lines: the tripod, the horizon, a page header, a screen bezel', async () => {
     for (const [i, photo] of photos.entries()) {
       for (const [edit, bytes] of [
