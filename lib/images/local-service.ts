@@ -54,9 +54,10 @@ export function localImageService(maxPixels: number): ImageService {
 }
 
 /**
- * Images whose keypoints are kept (up to 140 KB each, 9 MB in all): an enrichment run checks all
- * its candidates against one submission, and a burst of near-identical submissions checks each new
- * one against the closest earlier ones, which come up again and again.
+ * Images whose keypoints are kept (up to 140 KB each, 9 MB in all; a collage's cells up to 140 KB
+ * more each, decision 0043): an enrichment run checks all its candidates against one submission,
+ * and a burst of near-identical submissions checks each new one against the closest earlier ones,
+ * which come up again and again.
  */
 const KEPT_FEATURES = 64;
 
