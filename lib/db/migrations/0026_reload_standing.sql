@@ -35,9 +35,9 @@ DELETE FROM reload_report_items WHERE list IN ('removed', 'rejected');
 CREATE INDEX reload_standing_lists ON reload_standing (list);
 
 -- What a reload over named files looks up: the items standing for those files and submissions.
-CREATE INDEX reload_standing_files ON reload_standing (file) WHERE until_seq IS NULL;
+CREATE INDEX reload_standing_files ON reload_standing (list, file) WHERE until_seq IS NULL;
 
-CREATE INDEX reload_standing_submissions ON reload_standing (submission_id) WHERE until_seq IS NULL;
+CREATE INDEX reload_standing_submissions ON reload_standing (list, submission_id) WHERE until_seq IS NULL;
 
 -- The items of reports no longer kept go with them.
 CREATE INDEX reload_standing_ended ON reload_standing (until_seq) WHERE until_seq IS NOT NULL;
