@@ -33,7 +33,8 @@
  *     that every copy is the same as in the whole run), and no veto table.
  *   GEOMETRY_PHOTOS=3 npm run bench -- geometry
  *     copies of every third photograph of each group only (all originals still take part in the
- *     false pairs; the copies are the same as in the whole run).
+ *     false pairs; the copies are the same as in the whole run); GEOMETRY_PHOTOS_FROM=1 starts at
+ *     the second (GEOMETRY_PHOTOS=2 GEOMETRY_PHOTOS_FROM=1: the held-out half).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -207,8 +208,9 @@ export async function run(): Promise<BenchTable[]> {
   if (falseLimit !== null && !(Number.isInteger(falseLimit) && falseLimit >= 0)) throw new Error('GEOMETRY_FALSE_PAIRS must be a whole number of pairs');
   const onlyEdits = process.env.GEOMETRY_EDITS;
   const wanted = (edit: string) => onlyEdits === undefined || edit.includes(onlyEdits);
-  const photoStride = Number(process.env.GEOMETRY_PHOTOS ?? 1);
-  if (!(Number.isInteger(photoStride) && photoStride >= 1)) throw new Error('GEOMETRY_PHOTOS must be a whole number: every n-th photograph');
+  const [photoStride, photoFrom] = [Number(process.env.GEOMETRY_PHOTOS ?? 1), Number(process.env.GEOMETRY_PHOTOS_FROM ?? 0)];
+  if (!(Number.isInteger(photoStride) && photoStride >= 1 && Number.isInteger(photoFrom) && photoFrom >= 0))
+    throw new Error('GEOMETRY_PHOTOS must be a whole number (every n-th photograph), GEOMETRY_PHOTOS_FROM the first one (0 by default)');
   const checks: Check[] = [{ label: 'current', module: currentCheck }];
   if (process.env.GEOMETRY_BASELINE)
     checks.unshift({ label: `baseline ${process.env.GEOMETRY_BASELINE}`, module: await loadBaseline(process.env.GEOMETRY_BASELINE) });
@@ -254,7 +256,7 @@ export async function run(): Promise<BenchTable[]> {
   const copies: Image[] = [];
   for (const [i, id] of ids.entries()) {
     const { first, count } = groupOf(i);
-    const keep = (edit: string) => wanted(edit) && (i - first) % photoStride === 0;
+    const keep = (edit: string) => wanted(edit) && (i - first) % photoStride === photoFrom % photoStride;
     for (const edit of ON_DISK.filter(keep)) copies.push(await describe(i, edit, readFileSync(path.join(photos[i].dir, 'variants', id, `${edit}.jpg`))));
     // A collage's other tiles come from its own group, so that a hold-out's copies hold no tuned photograph.
     for (const { edit, make } of GENERATED) {
