@@ -76,8 +76,8 @@ function isolateParts(bindings: WorkerBindings): IsolateParts {
  * One invocation's env: fresh budgets of D1 queries (lib/db/limits.ts) and of subrequests to R2, the
  * image service, the queue and the web (lib/net/subrequests.ts); the rest shared. A queue consumer
  * starts a further job only while half of each budget is left: the batch's other jobs may be in
- * flight beside it, and a batch of 4 jobs has always fit in a whole budget (an analysis makes about
- * 40 queries and 4 subrequests).
+ * flight beside it, and a batch of 4 jobs has always fit in a whole budget (an analysis makes 25-34
+ * queries in 16-20 round trips, and 4 subrequests).
  */
 function invocation(bindings: WorkerBindings): { env: Env; room: RoomForAnotherJob } {
   const parts = isolateParts(bindings);
