@@ -1,3 +1,6 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { startImageService } from '../image-service.js';
 import { buildConfig } from '../lib/config.js';
@@ -41,10 +44,42 @@ async function photo(i: number): Promise<Uint8Array> {
   return new Uint8Array(await sharp(Buffer.from(svg)).jpeg({ quality: 85 }).toBuffer());
 }
 
+/** Made once and kept under outputs/ (runtime data, not committed): 10,000 of them take minutes to draw. */
+const PHOTOS = fileURLToPath(new URL('../outputs/bench/worker-scale-photos-v1/', import.meta.url));
+
+async function keptPhoto(i: number): Promise<Uint8Array> {
+  const file = path.join(PHOTOS, `w${String(i).padStart(5, '0')}.jpg`);
+  const kept = await readFile(file).catch(() => null);
+  if (kept) return new Uint8Array(kept);
+  const bytes = await photo(i);
+  await mkdir(PHOTOS, { recursive: true });
+  await writeFile(file, bytes);
+  return bytes;
+}
+
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
+
+/**
+ * The bench's own reads and puts, asked again when workerd closes their connection before it
+ * answers ("other side closed"): under load that happened in the middle of long runs with the jobs
+ * still running inside; the jobs' own exactly-once count is what the run checks, not these calls.
+ */
+const dropped: string[] = [];
+async function again<T>(action: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await action();
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause;
+      if (cause?.code !== 'UND_ERR_SOCKET' || attempt === 5) throw error;
+      dropped.push(`${new Date().toISOString().slice(11, 19)} ${(error as Error).message}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
 
 export async function run(): Promise<BenchTable[]> {
   const [regional, vision, search, llm] = await Promise.all([startFakeRegional(), startFakeVision(), startFakeGlobalSearch(), startFakeLocalLlm()]);
@@ -63,8 +98,12 @@ export async function run(): Promise<BenchTable[]> {
   });
   try {
     const bucket = await mf.getR2Bucket('MEDIA');
-    for (let i = 0; i < SUBMISSIONS; i++) await bucket.put(`submissions/images/w${String(i).padStart(5, '0')}.jpg`, await photo(i));
+    for (let i = 0; i < SUBMISSIONS; i++) {
+      const bytes = await keptPhoto(i);
+      await again(() => bucket.put(`submissions/images/w${String(i).padStart(5, '0')}.jpg`, bytes));
+    }
     const call = (path: string, method = 'GET') => mf.dispatchFetch(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
+    const read = (route: string) => again(() => call(route).then((r) => r.text()));
 
     // The answer names the first 100 imports; the kept report pages them all.
     const wholeList = async (report: { imported: string[]; report_id?: string }) => {
@@ -103,11 +142,11 @@ export async function run(): Promise<BenchTable[]> {
     const db = (await mf.getD1Database('DB')) as unknown as Database;
     for (;;) {
       const t = performance.now();
-      await (await call('/api/review-queue?limit=50')).text();
+      await read('/api/review-queue?limit=50');
       during.push(performance.now() - t);
-      const counts = await db
-        .prepare(`SELECT type, COUNT(*) AS n FROM jobs WHERE status IN ('done', 'failed', 'skipped') GROUP BY type`)
-        .all<{ type: string; n: number }>();
+      const counts = await again(() =>
+        db.prepare(`SELECT type, COUNT(*) AS n FROM jobs WHERE status IN ('done', 'failed', 'skipped') GROUP BY type`).all<{ type: string; n: number }>(),
+      );
       const finished = (type: string) => Number(counts.results.find((r) => r.type === type)?.n ?? 0);
       const second = Math.round((performance.now() - started) / 1000);
       if (timeline.length === 0 || timeline[timeline.length - 1].s + 10 <= second)
@@ -123,7 +162,7 @@ export async function run(): Promise<BenchTable[]> {
     const after: number[] = [];
     for (let i = 0; i < 200; i++) {
       const t = performance.now();
-      await (await call('/api/review-queue?limit=50')).text();
+      await read('/api/review-queue?limit=50');
       after.push(performance.now() - t);
     }
     return [
@@ -149,6 +188,7 @@ export async function run(): Promise<BenchTable[]> {
         ],
         notes: [
           `800x600 generated JPEGs; fake providers on 127.0.0.1 answer at once; ${CONSUMERS} instances of the Worker in one miniflare, each consuming its own queue with batches of 4 whose jobs run side by side, sharing D1 and R2 (miniflare runs one batch at a time per queue; on Cloudflare one queue has several consumer invocations at once); the image service on the same 2 cores.`,
+          `Calls of the bench itself whose connection workerd closed before answering, asked again: ${dropped.length}${dropped.length ? ` (${dropped.slice(0, 5).join('; ')})` : ''}.`,
           `BENCH_WORKER_SUBMISSIONS sets the count (default 1,000), BENCH_WORKER_CONSUMERS the instances (default 3).`,
         ],
       },
