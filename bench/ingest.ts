@@ -7,7 +7,7 @@
  * reload at 100,000 files is bench/reload.ts.
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import sharp, { type Sharp } from 'sharp';
 import { seededRandom } from '../test/helpers/random.js';
 import { EVAL_PHOTOS } from './eval-set.js';
+import { treeCpuSeconds } from './proc.js';
 import type { BenchTable } from './run.js';
 import type { ImageService } from '../lib/ports.js';
 
@@ -27,7 +28,6 @@ const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'images');
 const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
 /** The last build that analysed inside the reload request, one image after another. */
 const PREVIOUS_BUILD = '7202108';
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 /**
  * The photos a corpus is cut from and how: `distinct` (the default) cuts three side-by-side parts
@@ -161,11 +161,6 @@ interface IngestRun {
 }
 
 /** CPU seconds the process has used (user + system, all its threads), from /proc. */
-function cpuSeconds(pid: number): number {
-  // Fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
 
 /** Noise pictures that match nothing in either corpus, reloaded before the measured reload. */
 async function warmUpImages(): Promise<Buffer[]> {
@@ -236,14 +231,14 @@ async function runService(buildDir: string, { dir, files }: Corpus): Promise<Ing
     if ((await reload()) !== warmUp.length) throw new Error(`the warm-up reload failed: ${output.slice(-300)}`);
     await analysed();
     for (const file of files) await writeFile(path.join(imagesDir, file), await readFile(path.join(dir, file)));
-    const cpuBefore = cpuSeconds(child.pid!);
+    const cpuBefore = treeCpuSeconds(child.pid!);
     const started = performance.now();
     const imported = await reload();
     const answerS = (performance.now() - started) / 1000;
     if (imported !== files.length) throw new Error(`imported ${imported} of ${files.length}: ${output.slice(-300)}`);
     await analysed();
     const analysedS = (performance.now() - started) / 1000;
-    const cpuMs = ((cpuSeconds(child.pid!) - cpuBefore) * 1000) / files.length;
+    const cpuMs = ((treeCpuSeconds(child.pid!) - cpuBefore) * 1000) / files.length;
     // From the database, not the progress API, whose counts leave out jobs finished over a minute ago.
     const db = new Database(path.join(dataDir, 'svc.sqlite3'), { readonly: true });
     let internalMatches: number;
@@ -341,7 +336,8 @@ async function analysisRounds(builds: { label: string; dir: string }[], corpus: 
     for (const { service } of services) for (const image of images.slice(0, 10)) await service.analyse(image);
     for (let round = 0; round < ANALYSIS_ROUNDS; round++) {
       for (const { service, rounds } of services) {
-        const cpuBefore = process.cpuUsage();
+        // This process and its detection processes (the other build's are idle meanwhile).
+        const cpuBefore = treeCpuSeconds(process.pid);
         const started = performance.now();
         let next = 0;
         await Promise.all(
@@ -349,8 +345,8 @@ async function analysisRounds(builds: { label: string; dir: string }[], corpus: 
             while (next < images.length) await service.analyse(images[next++]);
           }),
         );
-        const cpu = process.cpuUsage(cpuBefore);
-        rounds.push({ imagesPerS: images.length / ((performance.now() - started) / 1000), cpuMs: (cpu.user + cpu.system) / 1000 / images.length });
+        const cpuMs = ((treeCpuSeconds(process.pid) - cpuBefore) * 1000) / images.length;
+        rounds.push({ imagesPerS: images.length / ((performance.now() - started) / 1000), cpuMs });
       }
     }
   } finally {
@@ -407,7 +403,7 @@ export async function run(): Promise<BenchTable[]> {
         'reload answered (s)',
         'all analysed (s)',
         'images/s',
-        'CPU ms per image (service, all threads)',
+        'CPU ms per image (service and its detection processes, all threads)',
         'images/s per round',
         'internal-match evidence rows',
       ],
@@ -416,13 +412,13 @@ export async function run(): Promise<BenchTable[]> {
         `median of ${ROUNDS} alternating rounds, each on a fresh data folder, the service as its own process (${os.availableParallelism()} cores); load average at the end ${load}`,
         'measured from a second reload: the first, of 8 noise pictures that match nothing, starts the worker threads and lets V8 optimise, as in a service that is already running',
         'analysed = fingerprints, faces, thumbnail, internal matching (builds before analysis became queued work made the derived copy instead of the thumbnail); no provider keys, so enrichment is skipped',
-        'CPU time from /proc, from the reload request to the last analysis: the figure other load on the shared machine disturbs least',
+        'CPU time from /proc of the service and every process it started (the detection processes, the request processes), from the reload request to the last analysis: the figure other load on the shared machine disturbs least',
         baseline ? '' : `the baseline build could not be checked out with git worktree (${revision}), so only this build ran`,
       ].filter(Boolean),
     },
     {
       title: `Analysis alone: ImageService.analyse on ${Math.min(ANALYSIS_IMAGES, files.length)} of the same JPEGs`,
-      columns: ['build', 'images/s (wall)', 'CPU ms per image (all threads)', 'images/s the cores allow (cores x 1000 / CPU ms)'],
+      columns: ['build', 'images/s (wall)', 'CPU ms per image (with the detection processes, all threads)', 'images/s the cores allow (cores x 1000 / CPU ms)'],
       rows: analysis,
       notes: [
         `median of ${ANALYSIS_ROUNDS} alternating rounds in this process, 4 analyses in flight: fingerprints, faces (one detection worker per core) and thumbnail, without storage or matching; a baseline without lib/images/local-service.ts is left out`,

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { startFakeProviders } from '../test/helpers/fake-world.js';
 import { seededRandom } from '../test/helpers/random.js';
+import { descendants } from './proc.js';
 import type { BenchTable } from './run.js';
 import { listeningUrl, loopReport, serviceProcesses } from './service-process.js';
 
@@ -55,22 +56,6 @@ async function pictures(count: number): Promise<string[]> {
     );
   }
   return Array.from({ length: count }, (_, i) => path.join(dir, name(i)));
-}
-
-/** Every process below `pid` (the request processes and the detection processes), from /proc. */
-function descendants(pid: number): number[] {
-  const parents = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      parents.set(Number(name), Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found = [pid];
-  for (let i = 0; i < found.length; i++) for (const [child, parent] of parents) if (parent === found[i]) found.push(child);
-  return found;
 }
 
 /** Resident memory (MiB) and open file descriptors of the service and every process it started, from /proc. */

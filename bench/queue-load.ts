@@ -5,10 +5,11 @@
  * longest time the service's event loop was held during the whole load.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from './proc.js';
 import type { BenchTable } from './run.js';
 import { seedQueue } from './queue-seed.js';
 import { listeningUrl, loopReport, serviceProcesses } from './service-process.js';
@@ -99,19 +100,6 @@ async function startService(build: Build, index: number): Promise<Service> {
     throw new Error(`${build.label}: ${error instanceof Error ? error.message : String(error)}\n${service.errors.slice(-2000)}`);
   }
   return service;
-}
-
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-
-/** CPU seconds the service's processes have used (user + system), from /proc: the figure other load on the machine disturbs least. */
-function cpuSeconds(pids: number[]): number {
-  let total = 0;
-  for (const pid of pids) {
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  }
-  return total;
 }
 
 interface Load {

@@ -7,14 +7,15 @@
  * other load on the machine hits both alike; `BENCH_WORKER_BASELINE=<dir>` adds the Worker of
  * another checkout (its own bundle and image service) to each round.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { listeningUrl } from './service-process.js';
+import { treeCpuSeconds } from './proc.js';
 import type { BenchTable } from './run.js';
 
 export const name = 'worker-ratio';
@@ -42,34 +43,6 @@ const warmUpImages = () =>
         .toBuffer(),
     ),
   );
-
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-/** CPU seconds of a process and its descendants that are alive (user + system, all threads). */
-function treeCpuSeconds(pid: number): number {
-  let total = 0;
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
-      const parent = Number(fields[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const visit = (p: number) => {
-    try {
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-    } catch {
-      return;
-    }
-    for (const child of children.get(p) ?? []) visit(child);
-  };
-  visit(pid);
-  return total;
-}
 
 /** Until no analysis is queued or running, by the progress API. */
 async function analysed(call: (path: string) => Promise<Response>): Promise<void> {
