@@ -25,24 +25,23 @@ export type Cells = { cells: CellBox[] } | { tooMany: number };
 export const MAX_CELLS = 16;
 /** Shortest side of a cell, in raster pixels (of a 640 px raster): a fiftieth of a 2000x750 wall of tiles is 64x48. */
 const MIN_CELL = 40;
-/** A plain line: its grey levels within this much of its mean at nearly every pixel. */
-const PLAIN_SPREAD = 6;
-const PLAIN_SHARE = 0.98;
-/**
- * A jump across the seam counts at a row when it exceeds JUMP grey levels and JUMP_RATIO times
- * the step between pixels as far apart on either side; a seam has such jumps at SEAM_SHARE of its
- * rows (two photographs side by side: 0.45-0.9; a horizon or a door frame in one photograph can
- * reach 0.8, the next test tells them apart).
- */
-const JUMP = 8;
-const JUMP_RATIO = 2;
-const SEAM_SHARE = 0.45;
-/**
- * The along-seam detail on the two sides (grey-level steps from one pixel to the next along the
- * seam, two pixels off it on either side) correlates at most this much across a seam: two
- * different photographs, about 0 (-0.15 to 0.15); an edge inside one photograph, usually more.
- */
-const MAX_SEAM_CORRELATION = 0.2;
+/** What makes a line a seam between two cells: a plain band (a gutter), or a jump between two photographs. */
+const SEAM = {
+  // A plain line: its grey levels within `plainSpread` of its mean at `plainShare` of its pixels.
+  plainSpread: 6,
+  plainShare: 0.98,
+  // A jump across the seam counts at a row when it exceeds `jump` grey levels and `jumpRatio` times
+  // the step between pixels as far apart on either side; a seam has such jumps at `jumpShare` of
+  // its rows (two photographs side by side: 0.45-0.9; a horizon or a door frame in one photograph
+  // can reach 0.8, the next test tells them apart).
+  jump: 8,
+  jumpRatio: 2,
+  jumpShare: 0.45,
+  // The along-seam detail on the two sides (grey-level steps from one pixel to the next along the
+  // seam, two pixels off it on either side) correlates at most this much across a seam: two
+  // different photographs, about 0 (-0.15 to 0.15); an edge inside one photograph, usually more.
+  maxCorrelation: 0.2,
+} as const;
 
 /** The grey raster seen along one axis, each line (a column, or a row) contiguous: pixel j of line i at i * stride + j. */
 interface View {
@@ -63,8 +62,8 @@ function plain({ data, stride }: View, i: number, from: number, to: number): boo
   for (let j = from; j < to; j++) sum += data[line + j];
   const mean = sum / (to - from);
   let off = 0;
-  for (let j = from; j < to; j++) if (Math.abs(data[line + j] - mean) > PLAIN_SPREAD) off++;
-  return off <= (1 - PLAIN_SHARE) * (to - from);
+  for (let j = from; j < to; j++) if (Math.abs(data[line + j] - mean) > SEAM.plainSpread) off++;
+  return off <= (1 - SEAM.plainShare) * (to - from);
 }
 
 function correlation(p: number[], q: number[]): number {
@@ -91,7 +90,8 @@ function jumpShare({ data, stride }: View, b: number, from: number, to: number):
     const near = data[(b - 2) * stride + j];
     const across = data[(b + 1) * stride + j];
     const jump = Math.abs(across - near);
-    if (jump > JUMP && jump > JUMP_RATIO * Math.max(Math.abs(near - data[(b - 5) * stride + j]), Math.abs(data[(b + 4) * stride + j] - across))) jumps++;
+    if (jump > SEAM.jump && jump > SEAM.jumpRatio * Math.max(Math.abs(near - data[(b - 5) * stride + j]), Math.abs(data[(b + 4) * stride + j] - across)))
+      jumps++;
   }
   return jumps / (to - from);
 }
@@ -121,11 +121,11 @@ function seams(view: View, start: number, end: number, from: number, to: number)
   const shares = new Map<number, number>();
   for (let b = start + MIN_CELL; b <= end - MIN_CELL; b++) shares.set(b, jumpShare(view, b, from, to));
   for (const [b, share] of shares) {
-    if (share < SEAM_SHARE) continue;
+    if (share < SEAM.jumpShare) continue;
     // The strongest boundary of its neighbourhood: resizing spreads one seam over two or three lines.
     let strongest = true;
     for (let d = -3; d <= 3; d++) if (d !== 0 && (shares.get(b + d) ?? 0) > share) strongest = false;
-    if (!strongest || Math.abs(detailCorrelation(view, b, from, to)) > MAX_SEAM_CORRELATION) continue;
+    if (!strongest || Math.abs(detailCorrelation(view, b, from, to)) > SEAM.maxCorrelation) continue;
     if (found.some(([first, last]) => b >= first - 3 && b <= last + 3)) continue;
     found.push([b, b]);
   }

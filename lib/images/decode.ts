@@ -73,3 +73,19 @@ export function decodeFailure(error: unknown): ImageRejected {
   }
   return new ImageRejected(`image could not be decoded: ${message.split('\n')[0]}`);
 }
+
+/** The image as grey pixels of at most `side` px on its longer side. */
+export async function decodeGrey(image: Buffer, side: number, maxPixels?: number): Promise<{ data: Uint8Array; width: number; height: number }> {
+  try {
+    const { data, info } = await sharp(image, decodeOptions(maxPixels))
+      .resize(side, side, { fit: 'inside', withoutEnlargement: true })
+      .flatten({ background: '#ffffff' })
+      .greyscale()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 1) throw new Error(`expected one grey channel, got ${info.channels}`);
+    return { data: new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), width: info.width, height: info.height };
+  } catch (error) {
+    throw decodeFailure(error);
+  }
+}

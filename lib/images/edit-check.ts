@@ -1,5 +1,4 @@
-import sharp from 'sharp';
-import { decodeFailure, decodeOptions } from './decode.js';
+import { decodeGrey } from './decode.js';
 import { GEOMETRY_THRESHOLDS, type ConfirmedGeometry } from './geometry.js';
 import { bilinear } from './raster.js';
 
@@ -51,17 +50,8 @@ interface Placement {
 
 /** The image decoded to a grey copy of at most PIXEL_SIDE px; `ImageRejected` when it is not one. */
 export async function greyCopy(bytes: Buffer, maxPixels: number): Promise<Grey> {
-  try {
-    const { data, info } = await sharp(bytes, decodeOptions(maxPixels))
-      .resize(PIXEL_SIDE, PIXEL_SIDE, { fit: 'inside', withoutEnlargement: true })
-      .flatten({ background: '#ffffff' })
-      .greyscale()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    return { width: info.width, height: info.height, pixels: new Uint8Array(data.subarray(0, info.width * info.height)) };
-  } catch (error) {
-    throw decodeFailure(error);
-  }
+  const { data, width, height } = await decodeGrey(bytes, PIXEL_SIDE, maxPixels);
+  return { width, height, pixels: data };
 }
 
 /** Grey level at (x, y), bilinear; NaN outside. */

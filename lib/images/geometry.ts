@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
-import { decodeFailure, decodeOptions } from './decode.js';
+import { decodeGrey } from './decode.js';
 import { type CellBox, collageCells, MAX_CELLS } from './collage-cells.js';
 import { bilinear } from './raster.js';
 
@@ -218,22 +218,6 @@ export async function computeGeometryFeatures(image: Buffer, maxPixels?: number,
   const found = collageCells(data, width, height);
   const cells = 'cells' in found ? await cellFeatures(image, maxPixels, found.cells, width, height, mirror) : [];
   return { ...(await describeGrey(data, width, height, { mirror, coarse: mirror })), cells, ...('tooMany' in found ? { tooManyCells: found.tooMany } : {}) };
-}
-
-/** The image as grey pixels of at most `side` px on its longer side. */
-async function decodeGrey(image: Buffer, side: number, maxPixels?: number): Promise<{ data: Uint8Array; width: number; height: number }> {
-  try {
-    const { data, info } = await sharp(image, decodeOptions(maxPixels))
-      .resize(side, side, { fit: 'inside', withoutEnlargement: true })
-      .flatten({ background: '#ffffff' })
-      .greyscale()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 1) throw new Error(`expected one grey channel, got ${info.channels}`);
-    return { data: new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), width: info.width, height: info.height };
-  } catch (error) {
-    throw decodeFailure(error);
-  }
 }
 
 /**
