@@ -391,15 +391,24 @@ function rejectedTable(rejected, total, reportId) {
   const row = (r) => h('tr', {}, h('td', { class: 'mono' }, r.file ?? '—'), h('td', { class: 'mono' }, r.id ?? '—'), h('td', {}, r.reason ?? '—'));
   const body = h('tbody', {}, rejected.map(row));
   let shown = rejected.length;
-  let cursor = String(shown - 1);
+  // The kept report's cursors are its own: the list is read again from its start, which repeats
+  // what the answer named (as reloadIdList does).
+  let paging = false;
+  let cursor = null;
   const more = h('button', { type: 'button', class: 'quiet reload-more' });
   const update = () => {
     more.textContent = `더 보기 (${total - shown}건 남음)`;
-    more.hidden = shown >= total || !reportId || !cursor;
+    more.hidden = shown >= total || !reportId || (paging && !cursor);
   };
   more.addEventListener('click', async () => {
-    const page = await attempt('거부 목록', () => api.reloadReport(reportId, { list: 'rejected', cursor, limit: REPORT_PAGE }));
+    const limit = paging ? REPORT_PAGE : shown + REPORT_PAGE;
+    const page = await attempt('거부 목록', () => api.reloadReport(reportId, { list: 'rejected', cursor: cursor ?? undefined, limit }));
     if (!page) return;
+    if (!paging) {
+      clear(body);
+      shown = 0;
+      paging = true;
+    }
     append(body, ...page.items.map(row));
     shown += page.items.length;
     cursor = page.next_cursor;
