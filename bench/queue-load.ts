@@ -1,8 +1,8 @@
 /**
- * The review queue at 100,000 submissions (500,000 evidence rows), seeded through the repository
- * by bench/queue-seed.ts, served by the service as its own process as `npm start` runs it, and
- * loaded from a second process by wrk with 8 connections: p50/p99 and requests/s per URL, and the
- * longest time the service's event loop was held during the whole load.
+ * The review queue at 100,000 submissions (BENCH_QUEUE_SUBMISSIONS; five evidence rows each),
+ * seeded through the repository by bench/queue-seed.ts, served by the service as its own process as
+ * `npm start` runs it, and loaded from a second process by wrk with 8 connections: p50/p99 and
+ * requests/s per URL, and the longest time the service's event loop was held during the whole load.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,10 @@ import { listeningUrl, loopReport, serviceProcesses } from './service-process.js
 export const name = 'queue-load';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SUBMISSIONS = 100_000;
+/** `BENCH_QUEUE_SUBMISSIONS` (default 100,000): each count seeds a data folder of its own, kept for the next run. */
+const SUBMISSIONS = Number(process.env.BENCH_QUEUE_SUBMISSIONS ?? 100_000);
+/** The deep page: nine tenths of the way down the queue. */
+const DEEP = Math.floor(SUBMISSIONS * 0.9);
 const DATA_DIR = path.join(ROOT, 'outputs', 'bench', `queue-${SUBMISSIONS}`);
 const CONNECTIONS = 8;
 const SECONDS = 8;
@@ -164,7 +167,7 @@ export async function run(): Promise<BenchTable[]> {
   const services: Service[] = [];
   try {
     for (const build of builds) services.push(await startService(build, services.length));
-    const deep = JSON.parse((await get(`${services[0].base}/api/review-queue?offset=90000&limit=50`)).body) as { next_cursor: string };
+    const deep = JSON.parse((await get(`${services[0].base}/api/review-queue?offset=${DEEP}&limit=50`)).body) as { next_cursor: string };
     const urls = (
       [
         ['first page', '/api/review-queue'],
@@ -173,8 +176,8 @@ export async function run(): Promise<BenchTable[]> {
         ['level=high', '/api/review-queue?level=high'],
         ['enrichment=failed', '/api/review-queue?enrichment=failed'],
         ['attention=true', '/api/review-queue?attention=true'],
-        ['cursor after row 90,050', `/api/review-queue?cursor=${deep.next_cursor}`],
-        ['offset=90000', '/api/review-queue?offset=90000'],
+        [`cursor after row ${(DEEP + 50).toLocaleString('en')}`, `/api/review-queue?cursor=${deep.next_cursor}`],
+        [`offset=${DEEP}`, `/api/review-queue?offset=${DEEP}`],
         ['q=s012345 (an id)', '/api/review-queue?q=s012345'],
         ['q=festival (in 13 % of titles)', '/api/review-queue?q=festival'],
         [`q=${'야경'} (two characters, in 13 % of titles)`, `/api/review-queue?q=${encodeURIComponent('야경')}`],
