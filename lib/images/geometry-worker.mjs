@@ -5,7 +5,7 @@
 // Protocol, one message per request, answered in order:
 //   in:  { id, op: 'features', width, height, pixels: Uint8Array (grey, row-major), maxFeatures,
 //          strongest, sparse, mirror }
-//   out: { id, ok: true, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each;
+//   out: { id, points: Float32Array (x, y pairs), descriptors: Uint8Array (32 bytes each;
 //          up to maxFeatures, ordered so that the first `strongest` are the strongest of each
 //          pyramid level in proportion), mirrorPoints, mirrorDescriptors (`strongest` keypoints of
 //          the image mirrored left to right, with x mapped back into the unmirrored image; empty
@@ -13,13 +13,14 @@
 //          local contrast stretch, and an image's dark parts with few keypoints those of the
 //          stretch there }
 //   in:  { id, op: 'match', from: Uint8Array, to: Uint8Array (descriptors), ratio }
-//   out: { id, ok: true, pairs: Int32Array (from index, to index of each pair that passes Lowe's ratio test) }
+//   out: { id, pairs: Int32Array (from index, to index of each pair that passes Lowe's ratio test) }
 //   in:  { id, op: 'fit', source: Float32Array, target: Float32Array (x, y of each pair's two
 //          keypoints), model: 'affine' | 'homography', reprojection }
-//   out: { id, ok: true, transform: number[9] | null (row-major, source -> target; an affine one
+//   out: { id, transform: number[9] | null (row-major, source -> target; an affine one
 //          ends 0, 0, 1), inliers: Uint8Array (1 for each pair RANSAC kept) }
-//   any: { id, ok: false, error }
-//   { fatal } once, when OpenCV cannot start: the main thread then drops this worker.
+//   any: { id, error } (that request alone failed)
+//   { fatal } once, when OpenCV cannot start: the pool (lib/threads/worker-pool.ts) then drops this
+//   worker, every request it owed failing with that reason.
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 
@@ -340,7 +341,7 @@ parentPort.on('message', (request) => {
       return operation(request);
     })
     .then(
-      (result) => parentPort.postMessage({ id: request.id, ok: true, ...result }),
-      (error) => parentPort.postMessage({ id: request.id, ok: false, error: describeError(error) }),
+      (result) => parentPort.postMessage({ id: request.id, ...result }),
+      (error) => parentPort.postMessage({ id: request.id, error: describeError(error) }),
     );
 });

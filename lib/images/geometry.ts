@@ -1,6 +1,5 @@
-import os from 'node:os';
-import { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
+import { workerPool } from '../threads/worker-pool.js';
 import { decodeGrey } from './decode.js';
 import { type CellBox, collageCells, MAX_CELLS } from './collage-cells.js';
 import { bilinear } from './raster.js';
@@ -12,7 +11,8 @@ import { bilinear } from './raster.js';
  * view of the same picture and the pixels on both sides of it agree. It answers which region of
  * each image corresponds (the other image's outline brought over by the fit: a quadrilateral,
  * clipped to the image) and how many keypoint pairs agree with the fit. OpenCV's wasm build runs in
- * worker threads (geometry-worker.mjs); this module decodes with sharp and decides.
+ * worker threads (geometry-worker.mjs, on lib/threads/worker-pool.ts); this module decodes with
+ * sharp and decides.
  */
 
 /** Longer side the image is decoded to before detection: a collage's part keeps enough detail. */
@@ -163,48 +163,21 @@ export type GeometryResult =
       disjoint: boolean;
     });
 
-interface Slot {
-  worker: Worker | null;
-  pending: Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>;
-}
+/**
+ * How long one request may keep its worker once the worker takes it up (the first one includes
+ * OpenCV's start, which the worker gives up on after 30 s with a `fatal` message): keypoints of a
+ * 640 px picture take about 100 ms and a fit less, so a request still running after a minute is
+ * stuck, and its worker is replaced rather than holding a core for good.
+ */
+const GEOMETRY_DEADLINE_MS = 60_000;
 
-const slots: Slot[] = Array.from({ length: Math.max(1, os.availableParallelism()) }, () => ({ worker: null, pending: new Map() }));
-let nextId = 0;
+const pool = workerPool<Record<string, unknown>, Record<string, unknown>>(new URL('./geometry-worker.mjs', import.meta.url));
 
-function start(slot: Slot): Worker {
-  const worker = new Worker(new URL('./geometry-worker.mjs', import.meta.url));
-  const fail = (reason: string) => {
-    if (slot.worker !== worker) return;
-    slot.worker = null;
-    for (const { reject } of slot.pending.values()) reject(new Error(`geometric verification failed: ${reason}`));
-    slot.pending.clear();
-    void worker.terminate();
-  };
-  worker.on('message', (message: { id?: number; ok?: boolean; error?: string; fatal?: string }) => {
-    if (message.fatal) return fail(message.fatal);
-    const waiting = slot.pending.get(message.id!);
-    slot.pending.delete(message.id!);
-    if (slot.pending.size === 0) worker.unref();
-    if (!waiting) return;
-    if (message.ok) waiting.resolve(message as Record<string, unknown>);
-    else waiting.reject(new Error(`geometric verification failed: ${message.error}`));
-  });
-  worker.on('error', (error) => fail(error.message));
-  worker.on('exit', (code) => fail(`worker exited with code ${code}`));
-  slot.worker = worker;
-  return worker;
-}
-
-function call(request: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<Record<string, unknown>> {
-  const slot = slots.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
-  const worker = slot.worker ?? start(slot);
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    slot.pending.set(id, { resolve, reject });
-    // Referenced while it owes an answer, so that a caller awaiting it keeps the process alive.
-    worker.ref();
-    worker.postMessage({ id, ...request }, transfer);
-  });
+/** One request to the least busy OpenCV worker; a refusal or a failure of its worker rejects with why. */
+async function call(request: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<Record<string, unknown>> {
+  const outcome = await pool.call(request, { deadlineMs: GEOMETRY_DEADLINE_MS, transfer });
+  if (outcome.ok) return outcome.answer;
+  throw new Error(`geometric verification failed: ${outcome.why}`);
 }
 
 /**

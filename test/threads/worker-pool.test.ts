@@ -12,7 +12,7 @@ import { workerPool } from '../../lib/threads/worker-pool.js';
  * owes an answer past its deadline is replaced, and its callers are answered, not left waiting.
  */
 const script = new URL('../helpers/pool-worker.mjs', import.meta.url);
-type Act = { act: 'answer' | 'exit' | 'spin' };
+type Act = { act: 'answer' | 'exit' | 'spin' | 'refuse' | 'fatal' };
 const SECOND = { deadlineMs: 1_000 };
 
 describe('the worker pool', () => {
@@ -23,7 +23,7 @@ describe('the worker pool', () => {
     const again = await pool.call({ act: 'answer' }, SECOND);
     expect(again).toEqual(first);
 
-    expect(await pool.call({ act: 'exit' }, SECOND)).toEqual({ ok: false, reason: 'failed' });
+    expect(await pool.call({ act: 'exit' }, SECOND)).toEqual({ ok: false, reason: 'failed', why: 'the worker exited with code 3' });
     const next = await pool.call({ act: 'answer' }, SECOND);
     expect(next.ok && first.ok && next.answer.threadId !== first.answer.threadId).toBe(true);
   });
@@ -33,9 +33,33 @@ describe('the worker pool', () => {
     const first = await pool.call({ act: 'answer' }, SECOND);
     const started = performance.now();
     const [stuck, behind] = await Promise.all([pool.call({ act: 'spin' }, { deadlineMs: 200 }), pool.call({ act: 'answer' }, { deadlineMs: 60_000 })]);
-    expect(stuck).toEqual({ ok: false, reason: 'late' });
-    expect(behind).toEqual({ ok: false, reason: 'dropped' });
+    expect(stuck).toEqual({ ok: false, reason: 'late', why: 'no answer within 200 ms' });
+    expect(behind).toMatchObject({ ok: false, reason: 'dropped' });
     expect(performance.now() - started).toBeLessThan(10_000);
+    const next = await pool.call({ act: 'answer' }, SECOND);
+    expect(next.ok && first.ok && next.answer.threadId !== first.answer.threadId).toBe(true);
+  });
+
+  it('answers a call the worker refuses with its error, and only that call: the worker goes on', async () => {
+    const pool = workerPool<Act, { threadId: number }>(script, 1);
+    const [before, refused, after] = await Promise.all([
+      pool.call({ act: 'answer' }, SECOND),
+      pool.call({ act: 'refuse' }, SECOND),
+      pool.call({ act: 'answer' }, SECOND),
+    ]);
+    expect(refused).toEqual({ ok: false, reason: 'error', why: expect.stringMatching(/^call \d+ refused$/) });
+    expect(before.ok && after.ok && before.answer.threadId === after.answer.threadId).toBe(true);
+  });
+
+  it('a worker that cannot work fails every call it owed with its reason, and is replaced', async () => {
+    const pool = workerPool<Act, { threadId: number }>(script, 1);
+    const first = await pool.call({ act: 'answer' }, SECOND);
+    // The calls behind the fatal message were sent to the same worker: none is left waiting.
+    const owed = await Promise.all([pool.call({ act: 'fatal' }, SECOND), pool.call({ act: 'spin' }, { deadlineMs: 60_000 })]);
+    expect(owed).toEqual([
+      { ok: false, reason: 'failed', why: 'the library did not start' },
+      { ok: false, reason: 'failed', why: 'the library did not start' },
+    ]);
     const next = await pool.call({ act: 'answer' }, SECOND);
     expect(next.ok && first.ok && next.answer.threadId !== first.answer.threadId).toBe(true);
   });
