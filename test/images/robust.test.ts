@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/rejected.js';
+import { textPage } from '../helpers/text-page.js';
 import { similarity } from '../../lib/images/phash.js';
 import { type Fingerprints, RobustIndex, SlotQuery, indexEntries, matchFingerprints, matchPair, type SlotProbe } from '../../lib/images/robust.js';
 import {
@@ -253,6 +254,28 @@ describe('RobustIndex', () => {
         expect(
           found.map((match) => [match.key, match.transform]),
           `${name} ${change}`,
+        ).toEqual([[name, transform]]);
+      }
+    }
+  });
+
+  it('finds the original of a mirrored page of text under 256 px high, and no other page or photo', async () => {
+    const index = build();
+    const pages = [
+      { name: 'page 384x191', bytes: await textPage(384, 191, 2) },
+      { name: 'page 360x180', bytes: await textPage(360, 180, 7) },
+      { name: 'page 300x150', bytes: await textPage(300, 150, 5) },
+    ];
+    for (const { name, bytes } of pages) index.add(name, await computeFingerprints(bytes));
+    for (const { name, bytes } of pages) {
+      for (const [mirror, transform] of [
+        [sharp(bytes).flop(), 'hflip'],
+        [sharp(bytes).flip(), 'vflip'],
+      ] as const) {
+        const found = index.query(await computeFingerprints(await jpeg(mirror)), THRESHOLD);
+        expect(
+          found.map((match) => [match.key, match.transform]),
+          `${name} ${transform}`,
         ).toEqual([[name, transform]]);
       }
     }
