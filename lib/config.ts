@@ -82,6 +82,9 @@ export const RULES = {
   SVC_TIMEZONE: str('Asia/Seoul', isTimeZone),
   SVC_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   SVC_MAX_IMAGE_PIXELS: int(50_000_000, 1, 1_000_000_000),
+  // The pictures' keypoints kept in the data folder for the geometric check (decision 0047), about
+  // 150 KB a picture; 0 keeps them in each process's memory only.
+  SVC_KEYPOINTS_MAX_MB: int(1024, 0, 1_000_000),
   SVC_ENRICH_CONCURRENCY: int(2, 1, 16),
   // Analysis is CPU work, done mostly on worker threads and libvips' pool while its job waits:
   // by default four jobs per core keep the cores busy (see buildConfig, which knows the machine;

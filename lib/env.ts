@@ -5,6 +5,7 @@ import { folderBackups } from './backup/folder.js';
 import { folderBlobStore } from './blobs/folder.js';
 import { migrate } from './db/migrate.js';
 import { openSqlite } from './db/sqlite.js';
+import { folderKeypointStore } from './images/keypoint-store.js';
 import { localImageService } from './images/local-service.js';
 import { watchedFolder } from './ingest/folder-watch.js';
 import { nodeEgress } from './net/http-client.js';
@@ -69,7 +70,8 @@ export async function createEnv(config: Config, options: EnvOptions = {}): Promi
   const { db, blobs } = options.storage ?? { db: openSqlite(paths.database), blobs: folderBlobStore(paths.dataDir) };
   await migrate(db);
   const clock = options.clock ?? systemClock;
-  const images = localImageService(config.SVC_MAX_IMAGE_PIXELS);
+  const keypoints = config.SVC_KEYPOINTS_MAX_MB > 0 ? folderKeypointStore(paths.keypointsDir, config.SVC_KEYPOINTS_MAX_MB * 1024 * 1024) : undefined;
+  const images = localImageService(config.SVC_MAX_IMAGE_PIXELS, { keypoints });
   const version = options.version ?? '0.1.0';
   const env: OwnedEnv = {
     config,

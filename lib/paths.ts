@@ -13,6 +13,8 @@ export interface DataPaths {
   thumbsDir: string;
   /** Where reloads write the fences that tell them the folder watcher has caught up (lib/ingest/folder-watch.ts). */
   fencesDir: string;
+  /** Pictures' keypoints for the geometric check, shared by the processes on this folder (lib/images/keypoint-store.ts). */
+  keypointsDir: string;
 }
 
 export function dataPaths(dataDir: string): DataPaths {
@@ -27,6 +29,7 @@ export function dataPaths(dataDir: string): DataPaths {
     derivedDir: join(root, 'derived'),
     thumbsDir: join(root, 'thumbs'),
     fencesDir: join(root, 'folder-watch'),
+    keypointsDir: join(root, 'keypoints'),
   };
 }
 

@@ -7,6 +7,7 @@ import { createDetector, cropFaces } from './faces.js';
 import { computeFingerprints } from './fingerprint.js';
 import { confirmEdit, greyCopy, parseEdit, type Grey } from './edit-check.js';
 import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type GeometryResult } from './geometry.js';
+import type { KeypointStore } from './keypoint-store.js';
 import { settle } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
 import type { ImageService } from '../ports.js';
@@ -14,11 +15,13 @@ import type { ImageService } from '../ports.js';
 /**
  * The images port in this process: fingerprints, faces and people, and the thumbnail of one image
  * side by side from one read of a JPEG's DC values and one decode (analysis-raster.ts), each off the
- * event loop (the JPEG reader's and the detection models' worker threads, libvips' pool).
+ * event loop (the JPEG reader's and the detection models' worker threads, libvips' pool). Keypoints
+ * are kept in memory, and behind that in `keypoints` when the entry gives a store that the
+ * deployment's other processes share (decision 0047).
  */
-export function localImageService(maxPixels: number): ImageService {
+export function localImageService(maxPixels: number, { keypoints }: { keypoints?: KeypointStore } = {}): ImageService {
   const detector = createDetector({ maxPixels });
-  const features = keptFeatures(maxPixels);
+  const features = keptFeatures(maxPixels, keypoints);
   const greys = keptGreys(maxPixels);
   const verdicts = recentlyUsed<Promise<GeometryResult>>(KEPT_VERDICTS, (verdict) => verdict);
   return {
@@ -68,7 +71,8 @@ const KEPT_FEATURES = 64;
  */
 const KEPT_VERDICTS = 1024;
 
-const contentKey = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64');
+/** The picture's SHA-256 in hex: also its name in the keypoint store. */
+const contentKey = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * The last `limit` values used, by key (a Map keeps insertion order, so the first key is the least
@@ -95,17 +99,22 @@ function recentlyUsed<V>(limit: number, pending: (value: V) => Promise<unknown>)
 }
 
 /**
- * Keypoints by image content, the last KEPT_FEATURES kept. An image kept with its mirror image's
- * keypoints also answers for it as a query (which needs none); one kept without them is computed
- * again when it is wanted as a reference.
+ * Keypoints by image content, the last KEPT_FEATURES kept in memory, in front of the store when
+ * there is one: what is not in memory is read from the store, and what is computed is written to
+ * it. An image kept with its mirror image's keypoints also answers for it as a query (which needs
+ * none); one kept without them is computed again when it is wanted as a reference.
  */
-function keptFeatures(maxPixels: number): (bytes: Buffer, mirror: boolean, key: string) => Promise<GeometryFeatures> {
+function keptFeatures(maxPixels: number, store?: KeypointStore): (bytes: Buffer, mirror: boolean, key: string) => Promise<GeometryFeatures> {
   // A refused image is not kept: its error says what is wrong with the bytes, every time.
   const kept = recentlyUsed<{ mirror: boolean; features: Promise<GeometryFeatures> }>(KEPT_FEATURES, (entry) => entry.features);
+  const stored = (bytes: Buffer, mirror: boolean, key: string) => {
+    const compute = () => computeGeometryFeatures(bytes, maxPixels, { mirror });
+    return store ? store.kept(key, mirror, compute) : compute();
+  };
   return (bytes, mirror, key) => {
     const found = kept.get(key);
     if (found && (found.mirror || !mirror)) return found.features;
-    const features = computeGeometryFeatures(bytes, maxPixels, { mirror });
+    const features = stored(bytes, mirror, key);
     kept.set(key, { mirror, features });
     return features;
   };
