@@ -25,7 +25,7 @@
  *     8,610 pairs, evenly spaced ones when N is smaller), then evenly spaced pairs of the rest up
  *     to N. 0 measures recall and time only.
  *   GEOMETRY_BASELINE=<git revision> npm run bench -- geometry
- *     also runs lib/images/geometry.ts and its worker as they were at that revision (copied to
+ *     also runs lib/images/geometry.ts, its worker and its collage cells as they were at that revision (copied to
  *     outputs/), alternating with today's check image by image and pair by pair, so that both
  *     see the same load; every geometry figure is then given as "baseline → current".
  *   GEOMETRY_EDITS=collage npm run bench -- geometry
@@ -174,10 +174,13 @@ async function loadBaseline(revision: string): Promise<GeometryModule> {
   const tag = revision.replace(/[^\w.-]/g, '_');
   writeFileSync(path.join(dir, `geometry-worker-${tag}.mjs`), show('geometry-worker.mjs'));
   const file = path.join(dir, `geometry-${tag}.ts`);
-  // Its own worker stays beside it; every other relative import goes back to lib/images.
+  // Its own worker and collage cells (where the revision has them) stay beside it; every other relative import goes back to lib/images.
+  const withCells = show('geometry.ts').includes("'./collage-cells.js'");
+  if (withCells) writeFileSync(path.join(dir, `collage-cells-${tag}.ts`), show('collage-cells.ts'));
   const source = show('geometry.ts')
     .replaceAll("'./geometry-worker.mjs'", `'./geometry-worker-${tag}.mjs'`)
-    .replace(/'\.\/(?!geometry-worker-)/g, "'../../lib/images/");
+    .replaceAll("'./collage-cells.js'", `'./collage-cells-${tag}.js'`)
+    .replace(/'\.\/(?!geometry-worker-|collage-cells-)/g, "'../../lib/images/");
   writeFileSync(file, source);
   return (await import(pathToFileURL(file).href)) as GeometryModule;
 }

@@ -218,6 +218,19 @@ describe('geometric verification of blog collages (issue 29)', () => {
     }
   }, 60_000);
 
+  it('cuts a 2x2 grid without gutter into its four cells where the seams ring (the two sides step against each other)', async () => {
+    // Resampling and JPEG ring across a seam between two photographs: the steps along its two sides
+    // then run against each other (correlation below -0.2), which is no sign of one photograph.
+    const grid = await gridCollage(photos[0], [photos[2], photos[3], photos[4]], seededRandom(1), { layout: '2x2', fit: 'cover', gutter: 0, at: 0 });
+    const { cells } = await computeGeometryFeatures(grid, undefined, { mirror: false });
+    expect(cells.map(({ box }) => box.map((share) => Math.round(share * 2) / 2))).toEqual([
+      [0, 0, 0.5, 0.5],
+      [0, 0.5, 0.5, 0.5],
+      [0.5, 0, 0.5, 0.5],
+      [0.5, 0.5, 0.5, 0.5],
+    ]);
+  }, 30_000);
+
   it('finds none of the photographs a collage does not hold', async () => {
     for (const options of [
       { layout: '1+2', fit: 'cover', gutter: 0 },
