@@ -12,7 +12,9 @@
  * Each build fingerprints with its own lib/images (`SMALL_TURNS_BASELINE=<revision>`, the build
  * before the turned-canvas lookup by default, exported from git into outputs/); both use this
  * build's geometric check. The turn detector's thresholds were chosen on the robust-recall set's
- * photographs; the opencv-doc and skimage groups are the held-out figure.
+ * photographs, and the mirror-exact sample of small pictures (lib/images/luma.ts) on rendered pages
+ * of text (test/helpers/text-page.ts, under 256 px high, as skimage's page and text are); the
+ * opencv-doc and skimage groups are the held-out figure.
  * `SMALL_TURNS_PHOTOS=<n>` takes the first n photographs of each group while trying a change.
  */
 import { execFileSync } from 'node:child_process';
@@ -25,6 +27,7 @@ import { localImageService } from '../lib/images/local-service.js';
 import type { Fingerprints } from '../lib/images/robust.js';
 import { hashMatchStands } from '../lib/matching/analysis.js';
 import { CORNERS, type Corners, turnedOn } from '../test/helpers/small-turns.js';
+import { textPage } from '../test/helpers/text-page.js';
 import { EVAL_SET_DIR, FRESH_PHOTOS, FRESH_SET_DIR, SKIMAGE_PHOTOS, SKIMAGE_SET_DIR, buildEvalSet } from './eval-set.js';
 import type { BenchTable } from './run.js';
 import sharp from 'sharp';
@@ -82,15 +85,33 @@ const EDITS: { name: string; corners: Corners | null; make: (photo: Buffer, inde
   { name: 'vertical flip', corners: null, make: (photo) => sharp(photo).flip().jpeg({ quality: 90 }).toBuffer() },
 ];
 
+/** The text-like pictures of the tuning side: rendered pages of text under 256 px high (test/helpers/text-page.ts). */
+const TEXT_PAGES = 'text pages (tuned on)';
+const PAGE_SIZES = [
+  [384, 191],
+  [448, 172],
+  [360, 180],
+  [400, 200],
+  [300, 150],
+  [420, 240],
+  [250, 180],
+  [512, 200],
+];
+
 const GROUPS = [
   { group: 'robust-recall set (tuned on)', dir: EVAL_SET_DIR, photos: null },
+  { group: TEXT_PAGES, dir: null, photos: null },
   { group: 'opencv-doc (held out)', dir: FRESH_SET_DIR, photos: FRESH_PHOTOS },
   { group: 'skimage (held out)', dir: SKIMAGE_SET_DIR, photos: SKIMAGE_PHOTOS },
 ];
 
 async function originals(): Promise<Picture[]> {
   const pictures: Picture[] = [];
+  for (const [seed, [width, height]] of PAGE_SIZES.slice(0, PHOTOS).entries()) {
+    pictures.push({ photo: `page-${width}x${height}`, group: TEXT_PAGES, edit: 'original', bytes: await textPage(width, height, seed + 1) });
+  }
   for (const { group, dir, photos } of GROUPS) {
+    if (!dir) continue;
     if (!existsSync(path.join(dir, 'manifest.json'))) await (photos ? buildEvalSet(dir, photos) : buildEvalSet());
     const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { photos: { id: string }[] };
     for (const { id } of manifest.photos.slice(0, PHOTOS)) {
