@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { JobProgressRecord, JobRecord } from '../api/records.js';
+import { rowsOf } from './columns.js';
 import { fromJson, toJson } from './json.js';
 import type { Database } from '../ports.js';
 
@@ -139,33 +140,43 @@ const FAILURES_SHOWN = 20;
  * The work in flight. The counts of a type cover its current run: every job from the oldest one
  * still queued or running, or finished within the last minute, on; so a finished run stays in view
  * for a minute, then a type at rest shows zeros. Each count reads one index range, so the cost
- * follows the size of the run, not of the table.
+ * follows the size of the run, not of the table. Two round trips, however many types: where each
+ * run starts, then the counts and the failures (the console and scripts poll this while work runs,
+ * and on D1 every round trip costs the Worker CPU the work wants).
  */
 export async function jobProgress(db: Database, now: Date): Promise<JobProgress> {
   const since = new Date(now.getTime() - RATE_WINDOW_MS).toISOString();
-  const types: JobTypeProgress[] = [];
-  let firstPending = Number.MAX_SAFE_INTEGER;
-  for (const type of JOB_TYPES) {
-    const oldest = await db
-      .prepare(`SELECT MIN(id) AS id FROM jobs WHERE type = ? AND status IN ('queued', 'running')`)
-      .bind(type)
-      .first<{ id: number | null }>();
-    const recent = await db
-      .prepare(`SELECT COUNT(*) AS n, MIN(id) AS id FROM jobs WHERE type = ? AND finished_at >= ?`)
-      .bind(type, since)
-      .first<{ n: number; id: number | null }>();
-    const from = Math.min(oldest?.id ?? Number.MAX_SAFE_INTEGER, recent?.id ?? Number.MAX_SAFE_INTEGER);
-    firstPending = Math.min(firstPending, from);
-    const counts = await db
-      .prepare(
-        `SELECT status, COUNT(*) AS n FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'done', 'failed', 'skipped') AND id >= ? GROUP BY status`,
-      )
-      .bind(type, from)
-      .all<{ status: JobStatus; n: number }>();
-    const by = Object.fromEntries(counts.results.map((r) => [r.status, Number(r.n)])) as Partial<Record<JobStatus, number>>;
-    const rate = Number(recent?.n ?? 0) / (RATE_WINDOW_MS / 1000);
+  const starts = await db.batch(
+    JOB_TYPES.flatMap((type) => [
+      db.prepare(`SELECT MIN(id) AS id FROM jobs WHERE type = ? AND status IN ('queued', 'running')`).bind(type),
+      db.prepare(`SELECT COUNT(*) AS n, MIN(id) AS id FROM jobs WHERE type = ? AND finished_at >= ?`).bind(type, since),
+    ]),
+  );
+  const runs = JOB_TYPES.map((type, i) => {
+    const [oldest] = rowsOf<{ id: number | null }>(starts[2 * i]);
+    const [recent] = rowsOf<{ n: number; id: number | null }>(starts[2 * i + 1]);
+    return { type, from: Math.min(oldest?.id ?? Number.MAX_SAFE_INTEGER, recent?.id ?? Number.MAX_SAFE_INTEGER), recent: Number(recent?.n ?? 0) };
+  });
+  const firstPending = Math.min(...runs.map((r) => r.from));
+  const answers = await db.batch([
+    ...runs.map(({ type, from }) =>
+      db
+        .prepare(
+          `SELECT status, COUNT(*) AS n FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'done', 'failed', 'skipped') AND id >= ? GROUP BY status`,
+        )
+        .bind(type, from),
+    ),
+    db
+      .prepare(`SELECT id AS job_id, type, submission_id, error, finished_at FROM jobs WHERE status = 'failed' AND id >= ? ORDER BY id DESC LIMIT ?`)
+      .bind(firstPending, FAILURES_SHOWN),
+  ]);
+  const types = runs.map(({ type, recent }, i): JobTypeProgress => {
+    const by = Object.fromEntries(rowsOf<{ status: JobStatus; n: number }>(answers[i]).map((r) => [r.status, Number(r.n)])) as Partial<
+      Record<JobStatus, number>
+    >;
+    const rate = recent / (RATE_WINDOW_MS / 1000);
     const left = (by.queued ?? 0) + (by.running ?? 0);
-    types.push({
+    return {
       type,
       queued: by.queued ?? 0,
       running: by.running ?? 0,
@@ -174,13 +185,9 @@ export async function jobProgress(db: Database, now: Date): Promise<JobProgress>
       skipped: by.skipped ?? 0,
       rate_per_s: Math.round(rate * 100) / 100,
       eta_s: left > 0 && rate > 0 ? Math.ceil(left / rate) : null,
-    });
-  }
-  const failures = await db
-    .prepare(`SELECT id AS job_id, type, submission_id, error, finished_at FROM jobs WHERE status = 'failed' AND id >= ? ORDER BY id DESC LIMIT ?`)
-    .bind(firstPending, FAILURES_SHOWN)
-    .all<JobFailure>();
-  return { active: types.some((t) => t.queued + t.running > 0), types, failures: failures.results };
+    };
+  });
+  return { active: types.some((t) => t.queued + t.running > 0), types, failures: rowsOf<JobFailure>(answers[runs.length]) };
 }
 
 export async function listJobs(db: Database, status?: JobStatus, limit = 200): Promise<Job[]> {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { submissionKey } from '../../lib/blobs/keys.js';
+import { handleJobsProgress } from '../../functions/jobs-progress.js';
 import { JOB_HANDLERS } from '../../lib/jobs/handlers.js';
 import { runNextJob } from '../../lib/jobs/loops.js';
 import type { JobType } from '../../lib/repo/jobs.js';
@@ -59,5 +60,18 @@ describe('round trips to the database', () => {
     expect(enrichment.tally.roundTrips).toBeLessThanOrEqual(15);
     const review = await (await env.call('GET', `/api/submissions/${enrichment.submission}/review`)).json();
     expect(review.submission.enrichment_status).toBe('done');
+  });
+
+  it('the progress of the work in flight answers in 2, as the console polls it while jobs run', async () => {
+    env = await createTestEnv();
+    await env.blobs.put(submissionKey('images/camera.png'), readFileSync(fixturePath('camera.png')));
+    await env.blobs.put(submissionKey('images/coffee.png'), readFileSync(fixturePath('coffee.png')));
+    await env.call('POST', '/api/submissions/reload');
+    await counted('analyse');
+    const db = countedDatabase(env.db);
+    const progress = await (await handleJobsProgress(new Request('http://svc/api/jobs/progress'), { ...env, db })).json();
+    expect(db.tally.roundTrips).toBe(2);
+    expect(progress.types.find((t: { type: string }) => t.type === 'analyse')).toMatchObject({ queued: 1, running: 0, done: 1 });
+    expect(progress.types.find((t: { type: string }) => t.type === 'enrich')).toMatchObject({ queued: 1, done: 0 });
   });
 });
