@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import { buildConfig } from '../../lib/config.js';
 import { createEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
@@ -8,19 +9,21 @@ import { TEST_ADMIN_TOKEN } from './env.js';
  * One of several processes comparing submissions on the same data folder at once
  * (test/ingest/parallel-comparisons.test.ts): `tsx test/helpers/compare-process.ts <data folder> <id>...`
  * compares each in turn and exits; the database is already migrated by the test. With
- * COMPARE_ON_SIGNAL=1 it starts, prints `ready` and compares once a line comes on its stdin.
+ * COMPARE_FROM_STDIN=1 and no ids it starts, prints `ready`, then compares each id that comes on
+ * its stdin, a line each, printing `done` after each (a benchmark hands the next comparison to
+ * whichever process is free, as consumers claim jobs: bench/comparisons.ts), until stdin ends.
  */
 const [dataDir, ...ids] = process.argv.slice(2);
 const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
 const env = await createEnv(config, { log: createLogger(config, { silent: true }) });
-// A benchmark times the comparisons only (bench/comparisons.ts): started, the process says so and waits for a line.
-if (process.env.COMPARE_ON_SIGNAL === '1') {
-  process.stdout.write('ready\n');
-  await new Promise((resolve) => process.stdin.once('data', resolve));
-  process.stdin.pause();
-}
 try {
-  for (const id of ids) await compareSubmission(env, id);
+  if (process.env.COMPARE_FROM_STDIN === '1') {
+    process.stdout.write('ready\n');
+    for await (const id of createInterface({ input: process.stdin })) {
+      await compareSubmission(env, id);
+      process.stdout.write('done\n');
+    }
+  } else for (const id of ids) await compareSubmission(env, id);
 } finally {
   await env.close();
 }
