@@ -26,22 +26,23 @@ const HEADER = 4 + 32 + 1 + 4 + 32;
  */
 const SOURCES = ['./geometry.ts', './geometry-worker.mjs', './collage-cells.ts', './decode.ts', './raster.ts'];
 
-let version: Buffer | null | undefined;
-
-/** The version of the keypoints this code computes; null when its sources cannot be read (no file is then trusted or written). */
-export function featuresVersion(): Buffer | null {
-  if (version !== undefined) return version;
+/**
+ * The version of the keypoints this code computes; null when its sources cannot be read (no file is
+ * then trusted or written). Read once, when the service loads this module with the ones it names,
+ * so that an update of the files under a running service does not label its keypoints as the new
+ * code's.
+ */
+export const FEATURES_VERSION = ((): Buffer | null => {
   const digest = createHash('sha256').update(
     JSON.stringify({ FEATURES_FORMAT, FEATURE_MAX_SIDE, MAX_FEATURES, QUERY_FEATURES, SPARSE_KEYPOINTS, COARSE_SIDE, MAX_CELLS, vips: sharp.versions.vips }),
   );
   try {
     for (const source of SOURCES) digest.update(readFileSync(new URL(source, import.meta.url)));
-    version = digest.digest();
+    return digest.digest();
   } catch {
-    version = null;
+    return null;
   }
-  return version;
-}
+})();
 
 /** The file's bytes: header, then the payload (the features, mirror's and coarse ones included when `mirror`). */
 export function encodeFeatures(features: GeometryFeatures, mirror: boolean, featuresAt: Buffer): Buffer {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GeometryFeatures } from './geometry.js';
-import { decodeFeatures, encodeFeatures, featuresVersion } from './keypoint-file.js';
+import { decodeFeatures, encodeFeatures, FEATURES_VERSION } from './keypoint-file.js';
 
 /**
  * Keypoints kept per picture where every process of a deployment finds them (decision 0047): the
@@ -126,7 +126,7 @@ export function folderKeypointStore(dir: string, maxBytes: number): KeypointStor
 
   return {
     async kept(key, mirror, compute) {
-      const version = featuresVersion();
+      const version = FEATURES_VERSION;
       if (!version) return compute();
       const found = await read(key, mirror, version);
       if (found) return found;
