@@ -5,10 +5,11 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { z } from 'zod';
 import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
+import { createLogger } from './lib/log.js';
 import { ImageRejected } from './lib/images/rejected.js';
 import { IMAGE_SERVICE_ROUTES, type ImageServiceRoute } from './lib/images/http-service.js';
 import { localImageService } from './lib/images/local-service.js';
-import type { ImageService } from './lib/ports.js';
+import type { ImageService, Logger } from './lib/ports.js';
 
 /**
  * The image service: the images port (sharp, the JPEG reader, the face model) behind a small HTTP
@@ -39,7 +40,7 @@ function jsonBody<T>(schema: z.ZodType<T>, body: Buffer): T | null {
 
 const errorAnswer = (status: number, code: string, message: string) => Response.json({ error: { code, message } }, { status });
 
-export async function handleImageRequest(request: Request, images: ImageService): Promise<Response> {
+export async function handleImageRequest(request: Request, images: ImageService, log?: Logger): Promise<Response> {
   const route = /^\/v1\/([a-z-]+)$/.exec(new URL(request.url).pathname)?.[1] as ImageServiceRoute | undefined;
   if (!route || !IMAGE_SERVICE_ROUTES.includes(route)) return errorAnswer(404, 'not_found', 'no such image service route');
   if (request.method !== 'POST') return errorAnswer(405, 'method_not_allowed', 'POST only');
@@ -82,6 +83,8 @@ export async function handleImageRequest(request: Request, images: ImageService)
     }
   } catch (error) {
     if (error instanceof ImageRejected) return errorAnswer(422, 'image_rejected', error.reason);
+    // The caller learns only that it failed (its job tries again); the operator reads why here.
+    log?.error('image request failed', { route, error: error instanceof Error ? error.message : String(error) });
     return errorAnswer(500, 'internal', 'the image could not be processed');
   }
 }
@@ -95,7 +98,8 @@ export interface RunningImageService {
 export async function startImageService(config: Config, port: number): Promise<RunningImageService> {
   // As an entry, this is where the image service chooses its one adapter (docs/architecture.md#ports-and-adapters).
   const images = localImageService(config.SVC_MAX_IMAGE_PIXELS);
-  const server: Server = createServer(createServerAdapter((request: Request) => handleImageRequest(request, images)));
+  const log = createLogger(config);
+  const server: Server = createServer(createServerAdapter((request: Request) => handleImageRequest(request, images, log)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, config.SVC_HOST, () => resolve());

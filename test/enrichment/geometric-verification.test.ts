@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
+import { createLogger } from '../../lib/log.js';
 import { httpImageService } from '../../lib/images/http-service.js';
 import { localImageService } from '../../lib/images/local-service.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
@@ -192,5 +193,21 @@ describe('the geometric check behind the image service', () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: { code: 'invalid_request', message: 'expected {query: base64, reference: base64}' } });
     expect((await remote.matchGeometry(photo, photo)).confirmed).toBe(true);
+  });
+
+  it('answers a failure of its own with a plain 500 and logs the route and the reason for the operator', async () => {
+    const lines: string[] = [];
+    const log = createLogger(buildConfig({}).config, { sink: (_level, line) => lines.push(line) });
+    const failing = { ...images, analyse: () => Promise.reject(new Error('libvips: out of memory')) };
+    const answer = await handleImageRequest(
+      new Request('https://image-service/v1/analyse', { method: 'POST', body: readFileSync(fixturePath('rocket.jpg')) }),
+      failing,
+      log,
+    );
+    expect(answer.status).toBe(500);
+    expect(await answer.json()).toEqual({ error: { code: 'internal', message: 'the image could not be processed' } });
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: 'error', message: 'image request failed', route: 'analyse', error: 'libvips: out of memory' }),
+    ]);
   });
 });

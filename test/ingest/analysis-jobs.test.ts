@@ -111,7 +111,23 @@ describe('analysis as queued work', () => {
     });
   });
 
-  it('an analysis that fails for a reason outside the image (the image service out of reach) leaves the submission pending, and the next reload analyses it', async () => {
+  it('an analysis the image service fails once (a 500 under load) runs again and is analysed, without a reload', async () => {
+    env = await createTestEnv();
+    copyFixture('camera.png', env.paths.imagesDir);
+    const analyse = env.images.analyse.bind(env.images);
+    let calls = 0;
+    env.images.analyse = async (bytes) => {
+      calls++;
+      if (calls === 1) throw new Error('image service: the image service answered HTTP 500');
+      return analyse(bytes);
+    };
+    await env.call('POST', '/api/submissions/reload');
+    await env.jobs.drain('analyse');
+    expect(await analyseJobOf('camera')).toMatchObject({ status: 'done', attempts: 2, error: null });
+    expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({ analysis_status: 'done' });
+  });
+
+  it('an analysis that keeps failing for a reason outside the image (the image service out of reach) fails after three tries, leaves the submission pending, and the next reload analyses it', async () => {
     env = await createTestEnv();
     copyFixture('camera.png', env.paths.imagesDir);
     const analyse = env.images.analyse.bind(env.images);
@@ -124,6 +140,7 @@ describe('analysis as queued work', () => {
     expect(progress.failures).toEqual([
       expect.objectContaining({ type: 'analyse', submission_id: 'camera', error: 'image service: connect ECONNREFUSED 127.0.0.1:9501' }),
     ]);
+    expect(await analyseJobOf('camera')).toMatchObject({ status: 'failed', attempts: 3 });
     expect((await (await env.call('GET', '/api/submissions/camera/review')).json()).submission).toMatchObject({
       analysis_status: 'pending',
       analysis_error: null,
