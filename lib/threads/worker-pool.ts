@@ -37,12 +37,14 @@ interface Owed {
 
 interface Slot {
   worker: Worker | null;
+  /** The worker runs its script: a deadline counts from here, not from a start that waits for a core. */
+  online: boolean;
   /** In the order sent, which is the order a worker takes its messages up. */
   owed: Map<number, Owed>;
 }
 
 export function workerPool<Request extends object, Answer extends object>(script: URL, size = os.availableParallelism()): WorkerPool<Request, Answer> {
-  const slots: Slot[] = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, owed: new Map() }));
+  const slots: Slot[] = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, online: false, owed: new Map() }));
   let nextId = 0;
 
   /** Drops the worker, answering every call it owed: `late` names the call past its deadline, otherwise `failure` says why the worker failed. */
@@ -63,7 +65,7 @@ export function workerPool<Request extends object, Answer extends object>(script
   // waiting behind a stuck one is not blamed for it.
   const armHead = (slot: Slot, worker: Worker) => {
     const head = slot.owed.entries().next().value;
-    if (!head || head[1].timer) return;
+    if (!head || head[1].timer || !slot.online) return;
     const [id, owed] = head;
     // Not referenced: a stuck worker is dropped if the process is still running, and never keeps it running.
     owed.timer = setTimeout(() => drop(slot, worker, { late: id }), owed.deadlineMs).unref();
@@ -71,6 +73,11 @@ export function workerPool<Request extends object, Answer extends object>(script
 
   const start = (slot: Slot) => {
     const worker = new Worker(script);
+    worker.on('online', () => {
+      if (slot.worker !== worker) return;
+      slot.online = true;
+      armHead(slot, worker);
+    });
     worker.on('message', (posted: Posted) => {
       if ('fatal' in posted) return drop(slot, worker, { failure: posted.fatal });
       const { id, ...answer } = posted;
@@ -86,6 +93,7 @@ export function workerPool<Request extends object, Answer extends object>(script
     worker.on('error', (error) => drop(slot, worker, { failure: error.message }));
     worker.on('exit', (code) => drop(slot, worker, { failure: `the worker exited with code ${code}` }));
     slot.worker = worker;
+    slot.online = false;
     return worker;
   };
 
