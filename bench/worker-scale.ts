@@ -145,13 +145,17 @@ export async function run(): Promise<BenchTable[]> {
       await read('/api/review-queue?limit=50');
       during.push(performance.now() - t);
       const counts = await again(() =>
-        db.prepare(`SELECT type, COUNT(*) AS n FROM jobs WHERE status IN ('done', 'failed', 'skipped') GROUP BY type`).all<{ type: string; n: number }>(),
+        db
+          .prepare(`SELECT type, status IN ('done', 'failed', 'skipped') AS finished, COUNT(*) AS n FROM jobs GROUP BY type, finished`)
+          .all<{ type: string; finished: number; n: number }>(),
       );
-      const finished = (type: string) => Number(counts.results.find((r) => r.type === type)?.n ?? 0);
+      const finished = (type: string) => Number(counts.results.find((r) => r.type === type && r.finished)?.n ?? 0);
+      const waiting = counts.results.filter((r) => !r.finished).length;
       const second = Math.round((performance.now() - started) / 1000);
       if (timeline.length === 0 || timeline[timeline.length - 1].s + 10 <= second)
         timeline.push({ s: second, analysed: finished('analyse'), enriched: finished('enrich') });
-      if (finished('enrich') >= reload.imported.length) break;
+      // Every analysis finished and nothing left waiting: an analysis that failed queues no enrichment.
+      if (finished('analyse') >= reload.imported.length && waiting === 0) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     const wallS = (performance.now() - started) / 1000;
