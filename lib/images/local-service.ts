@@ -46,8 +46,9 @@ export function localImageService(maxPixels: number, { keypoints }: { keypoints?
       const found = verdicts.get(pair);
       if (found) return found;
       const byPixels = async () => (edit && parseEdit(edit) ? confirmEdit(await greys(query, queryKey), await greys(reference, referenceKey), edit) : null);
-      const verdict = (async () =>
-        (await byPixels()) ?? verifyGeometry(await features(query, false, queryKey), await features(reference, true, referenceKey)))();
+      // Both sides' keypoints at once: each may be computed, read from the store or waited for.
+      const keypoints = () => Promise.all([features(query, false, queryKey), features(reference, true, referenceKey)]);
+      const verdict = (async () => (await byPixels()) ?? verifyGeometry(...(await keypoints())))();
       // A failed check is not kept: the next call tries again.
       verdicts.set(pair, verdict);
       return verdict;
