@@ -22,9 +22,9 @@ import {
   type PairVerdict,
 } from '../repo/pairs.js';
 import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from '../repo/submissions.js';
-import { recomputeRisk, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
+import { recomputeRisk, recomputeRiskStatement, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
-import type { Env, Settled } from '../ports.js';
+import type { Env, Settled, Statement } from '../ports.js';
 
 /**
  * Local analysis of a submitted image, before any provider is involved: fingerprints, a derived
@@ -137,26 +137,35 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
 /**
  * Stores a submission's fingerprints in the similarity index (or takes it out when it has none),
  * judges its pairs with every submission the lookups find, then rebuilds the similarity evidence
- * of it and of every submission it matched before or matches now. No lease: comparisons run side
- * by side on every process and isolate (decision 0033). Its slots are written before it looks, so
- * of two comparisons running at once the later lookup finds the earlier one's submission, and a
- * pair judged by both gets the same verdict; a verdict is stored only while both sides still have
- * the bytes it was judged on, and each side's evidence is derived from its pairs in one batch.
- * `known` is its row as the caller just read or stored it (read here when not given).
+ * and risk of it and of every submission it matched before or matches now. No lease: comparisons
+ * run side by side on every process and isolate (decision 0033). Its slots are written before it
+ * looks, so of two comparisons running at once the later lookup finds the earlier one's submission,
+ * and a pair judged by both gets the same verdict; a verdict is stored only while both sides still
+ * have the bytes it was judged on. `known` is its row as the caller just read or stored it (read
+ * here when not given).
  */
 export async function compareSubmission(env: Env, id: string, known?: SubmissionRow | null): Promise<void> {
   const row = known === undefined ? await getSubmissionRow(env.db, id) : known;
   const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
-  // Each step's writes and the reads that go with them are one batch: on D1, one round trip.
+  // The slots and the reads that go with them are one batch: on D1, one round trip.
   const slots = fingerprintSlotsStatements(env.db, id, fp);
   const [partners, pairs] = (await env.db.batch([...slots, pairPartnersStatement(env.db, id), pairsOfStatement(env.db, id)])).slice(slots.length);
-  const before = partnersOf(id, partners);
   const judged = row && fp ? await judgePairs(env, row, fp, pairsOf(pairs)) : [];
+  const own = row ? await similarityStatements(env, await referenceIndex(env), row) : [];
+  const now = env.clock.now().toISOString();
+  // Whose internal evidence the verdicts may change: those it matched before (pairs and evidence, for
+  // any bytes) and those it matches now. A pair another comparison writes meanwhile comes with that
+  // comparison's own rebuild of both sides.
+  const touched = new Set([...partnersOf(id, partners), ...judged.filter((p) => p.matched).map((p) => (p.a === id ? p.b : p.a))]);
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
-  const verdicts = [dropStalePairsStatement(env.db, id, threshold), ...writePairsStatements(env.db, judged)];
-  const after = partnersOf(id, (await env.db.batch([...verdicts, pairPartnersStatement(env.db, id)]))[verdicts.length]);
-  if (row) await refreshSimilarityOf(env, await referenceIndex(env), row);
-  await refreshInternalMatches(env, new Set([...before, ...after]));
+  // Every write of the comparison in one batch, one transaction (decision 0051): the verdicts, then
+  // each touched submission's evidence as the pairs stand at commit, and its risk from that evidence.
+  await env.db.batch([
+    dropStalePairsStatement(env.db, id, threshold),
+    ...writePairsStatements(env.db, judged),
+    ...own,
+    ...[...touched].flatMap((other) => [...internalEvidenceStatements(env.db, other, now), recomputeRiskStatement(env.db, other, now)]),
+  ]);
 }
 
 const rowFingerprints = (row: FingerprintRow) => storedFingerprints(row.phash, row.fingerprints);
@@ -359,17 +368,6 @@ async function referenceIndex(env: Env): Promise<References> {
 }
 
 /**
- * Rebuilds the internal evidence of the given submissions from their pairs (no comparison), and
- * their risk. Operator marks on matches found again are kept.
- */
-async function refreshInternalMatches(env: Env, ids: Iterable<string>): Promise<void> {
-  for (const id of new Set(ids)) {
-    const now = env.clock.now().toISOString();
-    await recomputeRisk(env.db, id, now, internalEvidenceStatements(env.db, id, now));
-  }
-}
-
-/**
  * Recomputes the similarity evidence of the given submissions and their risk: the internal matches
  * from their pairs, the attention and watchlist matches against the entries as they stand.
  * Operator marks on evidence found again are kept. The decision is never touched.
@@ -378,12 +376,16 @@ export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promis
   const references = await referenceIndex(env);
   for (const id of new Set(ids)) {
     const row = await getSubmissionRow(env.db, id);
-    if (row) await refreshSimilarityOf(env, references, row);
+    if (row) await env.db.batch(await similarityStatements(env, references, row));
   }
 }
 
-/** refreshSimilarity of one submission, its row as it stands. */
-async function refreshSimilarityOf(env: Env, references: References, row: SubmissionRow): Promise<void> {
+/**
+ * The statements that make one submission's similarity evidence and risk what its row, as it
+ * stands, and its pairs give. In one batch, the internal matches read the pairs as they stand when
+ * it commits, and the risk reads the evidence it leaves.
+ */
+async function similarityStatements(env: Env, references: References, row: SubmissionRow): Promise<Statement[]> {
   const { id } = row;
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
   const now = env.clock.now().toISOString();
@@ -411,6 +413,9 @@ async function refreshSimilarityOf(env: Env, references: References, row: Submis
       knowledge_entry_id: entry.id,
     });
   }
-  // One batch: the internal matches read the pairs as they stand when it commits, and the risk reads the evidence it leaves.
-  await recomputeRisk(env.db, id, now, [...internalEvidenceStatements(env.db, id, now), ...(await referenceEvidenceStatements(env.db, id, evidence, now))]);
+  return [
+    ...internalEvidenceStatements(env.db, id, now),
+    ...(await referenceEvidenceStatements(env.db, id, evidence, now)),
+    recomputeRiskStatement(env.db, id, now),
+  ];
 }

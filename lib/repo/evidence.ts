@@ -109,12 +109,19 @@ export interface NewEvidence {
 
 const clamp01 = (n: number | null | undefined) => (n === null || n === undefined || !Number.isFinite(n) ? null : Math.min(1, Math.max(0, n)));
 
-/** Unmarked and `판단에 사용` evidence counts; supporting and failure evidence never does. */
+/**
+ * Unmarked and `판단에 사용` evidence counts; supporting and failure evidence never does. The same
+ * rule in SQL, over an evidence row, is COUNTS_TOWARD_SCORE (the risk is computed where it is stored).
+ */
 export function countsTowardScore(e: { group: GroupKey; supporting: boolean; face_crop: boolean; status: EvidenceStatus | null }): boolean {
   // Face-crop evidence is never a face score or a same-person judgement, so it never scores.
   if (e.supporting || e.face_crop || e.group === 'failures' || e.group === 'supporting') return false;
   return e.status === null || e.status === '판단에 사용';
 }
+
+/** countsTowardScore of an evidence row `e`, in SQL. */
+export const COUNTS_TOWARD_SCORE = `(e.supporting = 0 AND e.face_crop = 0 AND e.group_key NOT IN ('failures', 'supporting')
+  AND (e.status IS NULL OR e.status = '판단에 사용'))`;
 
 /** A row with the pages linked to it (none when it has no entry). */
 export function toEvidence(row: EvidenceRow, pages: Map<string, EvidencePage[]> = new Map()): Evidence {
@@ -200,7 +207,8 @@ export async function addEvidence(db: Database, submissionId: string, items: New
   return evidenceByIds(ids, results.slice(writes.length));
 }
 
-const GROUP_ORDER = `CASE group_key WHEN 'attention' THEN 0 WHEN 'watchlist' THEN 1 WHEN 'internal' THEN 2 WHEN 'rights' THEN 3
+/** The order the API shows a submission's evidence in (its groups in the console's order, then the closest first). */
+export const GROUP_ORDER = `CASE group_key WHEN 'attention' THEN 0 WHEN 'watchlist' THEN 1 WHEN 'internal' THEN 2 WHEN 'rights' THEN 3
   WHEN 'web_match' THEN 4 WHEN 'web_related' THEN 5 WHEN 'supporting' THEN 6 ELSE 7 END`;
 
 /** A submission's evidence rows in the order the API shows them; `evidenceOf` reads its answer. */

@@ -5,7 +5,7 @@ import { invalid } from '../http/errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
 import { storedAs } from './columns.js';
 import { fromJson, toJson } from './json.js';
-import type { Database, SqlValue, Statement } from '../ports.js';
+import type { Database, SqlValue } from '../ports.js';
 
 /** A submission as every endpoint returns it (CONTRACT.md section 3): the API record's own type. */
 export type Submission = z.infer<typeof SubmissionRecord>;
@@ -156,13 +156,6 @@ export function toSubmission(row: ShownRow): Submission {
 
 export async function getSubmissionRow(db: Database, id: string): Promise<SubmissionRow | null> {
   return db.prepare(`${SELECT} WHERE s.id = ?`).bind(id).first<SubmissionRow>();
-}
-
-export type DetectedBoxes = Pick<SubmissionRow, 'faces' | 'people'>;
-
-/** The face and person boxes analysis stored, without the wide columns: the risk reads them on every recompute. */
-export function detectedBoxesStatement(db: Database, id: string): Statement {
-  return db.prepare('SELECT faces, people FROM submissions WHERE id = ?').bind(id);
 }
 
 export async function getSubmission(db: Database, id: string): Promise<Submission | null> {
@@ -472,6 +465,10 @@ export async function setEnrichmentStatus(db: Database, id: string, status: Enri
   await enrichmentStatusStatement(db, id, status, now).run();
 }
 
+/**
+ * Stores a given risk, as the seeds of tests and benches do; the service stores the risk computed
+ * from the stored evidence by riskFromEvidenceStatement (lib/repo/risk.ts).
+ */
 export function saveRiskStatement(db: Database, id: string, risk: Risk, now: string) {
   return db
     .prepare('UPDATE submissions SET risk_score = ?, risk_level = ?, risk_signals = ?, updated_at = ? WHERE id = ?')

@@ -1,8 +1,8 @@
 import { notFound } from '../http/errors.js';
 import { auditEvidenceStatusStatement } from '../repo/audit.js';
-import { countsTowardScore, getEvidence, listEvidence, setEvidenceStatusStatement, type Evidence } from '../repo/evidence.js';
-import { getSubmission, saveRiskStatement, type Submission } from '../repo/submissions.js';
-import { computeRisk, pictureShows, withRiskLock } from './risk.js';
+import { getEvidence, setEvidenceStatusStatement, type Evidence } from '../repo/evidence.js';
+import { getSubmission, type Submission } from '../repo/submissions.js';
+import { recomputeRiskStatement } from './risk.js';
 import type { EvidenceStatus } from '../vocabulary.js';
 import type { Env } from '../ports.js';
 
@@ -14,20 +14,12 @@ export async function setEvidenceStatus(env: Env, evidenceId: string, status: Ev
   const { db } = env;
   const target = await getEvidence(db, evidenceId);
   if (!target) throw notFound(`unknown evidence: ${evidenceId}`);
-  await withRiskLock(target.submission_id, async () => {
-    const shows = await pictureShows(db, target.submission_id);
-    const marked = (await listEvidence(db, target.submission_id)).map((e) => {
-      if (e.id !== evidenceId) return e;
-      const next = { ...e, status };
-      return { ...next, counts_toward_score: countsTowardScore(next) };
-    });
-    const now = env.clock.now().toISOString();
-    await db.batch([
-      auditEvidenceStatusStatement(db, evidenceId, status, now, env.actor),
-      setEvidenceStatusStatement(db, evidenceId, status),
-      saveRiskStatement(db, target.submission_id, computeRisk(marked, shows), now),
-    ]);
-  });
+  const now = env.clock.now().toISOString();
+  await db.batch([
+    auditEvidenceStatusStatement(db, evidenceId, status, now, env.actor),
+    setEvidenceStatusStatement(db, evidenceId, status),
+    recomputeRiskStatement(db, target.submission_id, now),
+  ]);
   const [evidence, submission] = await Promise.all([getEvidence(db, evidenceId), getSubmission(db, target.submission_id)]);
   return { evidence: evidence!, submission: submission! };
 }

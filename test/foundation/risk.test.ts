@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../../lib/repo/evidence.js';
+import { addEvidence, type Evidence, type NewEvidence } from '../../lib/repo/evidence.js';
 import { getSubmission, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
-import { computeRisk, recomputeRisk, SHOWS_NOBODY } from '../../lib/review/risk.js';
+import { recomputeRisk } from '../../lib/review/risk.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;
@@ -29,10 +29,21 @@ beforeEach(async () => {
 });
 afterEach(async () => env.dispose());
 
-async function risk(items: NewEvidence[]) {
+/** The risk stored after adding the evidence, as the stored submission shows it. */
+async function risk(items: NewEvidence[] = []) {
   await addEvidence(env.db, 's1', items, NOW);
-  return computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY);
+  const recomputed = await recomputeRisk(env.db, 's1', NOW);
+  const stored = (await getSubmission(env.db, 's1'))!.risk;
+  expect(recomputed).toEqual(stored);
+  return stored;
 }
+
+/** Who the picture shows, as its analysis stores it. */
+async function shows(faces: unknown[], people: unknown[]) {
+  await env.db.prepare(`UPDATE submissions SET faces = ?, people = ? WHERE id = 's1'`).bind(JSON.stringify(faces), JSON.stringify(people)).run();
+}
+const FACE = { box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 };
+const person = (face: number | null) => ({ box: { x: 0, y: 0, width: 60, height: 120 }, score: 0.8, face });
 
 describe('the risk score', () => {
   it('is 0 and low with no evidence', async () => {
@@ -69,29 +80,40 @@ describe('the risk score', () => {
   });
 
   it('adds a signal for faces, and a smaller one for people whose face was not found, with no evidence behind them', async () => {
-    const evidence = await listEvidence(env.db, 's1');
-    expect(computeRisk(evidence, { faces: 2, facelessPeople: 0 })).toEqual({
+    await shows([FACE, FACE], [person(0)]);
+    expect(await risk()).toEqual({
       score: 10,
       level: 'low',
       signals: [{ code: 'faces', label: '얼굴 포함 (초상권)', weight: 10, evidence_ids: [] }],
     });
-    expect(computeRisk(evidence, { faces: 0, facelessPeople: 1 })).toMatchObject({ score: 5, signals: [{ code: 'people', weight: 5 }] });
-    await addEvidence(env.db, 's1', [{ source: 'internal', kind: 'submission_match', group: 'internal', matched: true }], NOW);
-    expect(computeRisk(await listEvidence(env.db, 's1'), { faces: 1, facelessPeople: 1 })).toMatchObject({ score: 40, level: 'medium' });
+    await shows([], [person(null)]);
+    expect(await risk()).toMatchObject({ score: 5, signals: [{ code: 'people', weight: 5 }] });
+    await shows([FACE], [person(0), person(null)]);
+    expect(await risk([{ source: 'internal', kind: 'submission_match', group: 'internal', matched: true }])).toMatchObject({
+      score: 40,
+      level: 'medium',
+      signals: [{ code: 'internal_match' }, { code: 'faces' }, { code: 'people' }],
+    });
   });
 
-  it('reads who the picture shows from the stored analysis when it recomputes', async () => {
-    await env.db
-      .prepare(`UPDATE submissions SET faces = ?, people = ? WHERE id = 's1'`)
-      .bind(
-        JSON.stringify([{ box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 }]),
-        JSON.stringify([
-          { box: { x: 0, y: 0, width: 60, height: 120 }, score: 0.8, face: 0 },
-          { box: { x: 200, y: 0, width: 60, height: 120 }, score: 0.7, face: null },
-        ]),
-      )
-      .run();
-    expect((await recomputeRisk(env.db, 's1', NOW)).signals.map((s) => s.code)).toEqual(['faces', 'people']);
+  it("lists each signal's evidence in the order the review shows it, and caps the score at 100", async () => {
+    const r = await risk([
+      { source: 'regional', kind: 'image_result', group: 'web_match', matched: true, similarity: 0.91, url: 'u1' },
+      { source: 'regional', kind: 'image_result', group: 'web_match', matched: true, similarity: 0.99, url: 'u2' },
+      { source: 'regional', kind: 'image_result', group: 'web_match', matched: false, similarity: 0.5, url: 'u3' },
+      { source: 'watchlist', kind: 'watchlist_entry', group: 'watchlist', matched: true },
+      { source: 'file_metadata', kind: 'rights_metadata', group: 'rights', text: 'x' },
+    ]);
+    const review = await (await env.call('GET', '/api/submissions/s1/review')).json();
+    const shown = (url: string) => review.evidence.find((e: Evidence) => e.url === url).id;
+    expect(r.score).toBe(100);
+    expect(r.signals.map((s) => s.code)).toEqual(['watchlist_match', 'web_match']);
+    expect(r.signals[1].evidence_ids).toEqual([shown('u2'), shown('u1')]);
+  });
+
+  it('takes no signal from an analysis whose boxes cannot be read', async () => {
+    await env.db.prepare(`UPDATE submissions SET faces = 'not json', people = '{"face": null}' WHERE id = 's1'`).run();
+    expect(await risk()).toEqual({ score: 0, level: 'low', signals: [] });
   });
 
   it('drops evidence marked 무관, 오탐 or 보류 and keeps 판단에 사용', async () => {
@@ -106,7 +128,7 @@ describe('the risk score', () => {
     );
     await env.db.prepare("UPDATE evidence SET status = '오탐' WHERE id = ?").bind(b.id).run();
     await env.db.prepare("UPDATE evidence SET status = '판단에 사용' WHERE id = ?").bind(a.id).run();
-    expect(computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY)).toMatchObject({
+    expect(await risk()).toMatchObject({
       score: 25,
       signals: [{ code: 'internal_match', evidence_ids: [a.id] }],
     });
@@ -131,7 +153,7 @@ describe('the risk score', () => {
       recomputeRisk(env.db, 's1', NOW),
     ]);
     const stored = (await getSubmission(env.db, 's1'))!.risk;
-    expect(stored).toEqual(computeRisk(await listEvidence(env.db, 's1'), SHOWS_NOBODY));
+    expect(stored).toEqual(await recomputeRisk(env.db, 's1', NOW));
     expect(stored.level).toBe('high');
   });
 });

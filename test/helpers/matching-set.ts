@@ -71,6 +71,36 @@ export async function internalLinks(db: Database, contentOf: (id: string) => str
     .sort();
 }
 
+/**
+ * Every submission's stored risk as content names, `submission: score level signal[evidence]...`,
+ * each signal's evidence named by the submission it matches (or its kind), sorted, so that runs
+ * under other ids compare equal; a signal that cites evidence no longer stored names it `gone`.
+ */
+export async function storedRisks(db: Database, contentOf: (id: string) => string): Promise<string[]> {
+  const [submissions, evidence] = await db.batch([
+    db.prepare('SELECT id, risk_score, risk_level, risk_signals FROM submissions'),
+    db.prepare('SELECT id, kind, matched_submission_id FROM evidence'),
+  ]);
+  const named = new Map(
+    (evidence as { results: { id: string; kind: string; matched_submission_id: string | null }[] }).results.map((e) => [
+      e.id,
+      e.matched_submission_id ? contentOf(e.matched_submission_id) : e.kind,
+    ]),
+  );
+  return (submissions as { results: { id: string; risk_score: number; risk_level: string; risk_signals: string }[] }).results
+    .map((r) => {
+      const signals = (JSON.parse(r.risk_signals) as { code: string; evidence_ids: string[] }[]).map(
+        (s) =>
+          `${s.code}[${s.evidence_ids
+            .map((id) => named.get(id) ?? 'gone')
+            .sort()
+            .join(',')}]`,
+      );
+      return `${contentOf(r.id)}: ${r.risk_score} ${r.risk_level} ${signals.join(' ')}`;
+    })
+    .sort();
+}
+
 /** Every kept pair verdict, in key order: two runs over the same ids compare equal when they judged alike. */
 export async function pairVerdicts(db: Database): Promise<unknown[]> {
   return (await db.prepare('SELECT a, b, a_sha256, b_sha256, threshold, matched, similarity, a_view, b_view FROM submission_pairs ORDER BY a, b').all())

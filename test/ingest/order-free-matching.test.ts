@@ -4,7 +4,7 @@ import { createLogger } from '../../lib/log.js';
 import { analyseSubmission, compareSubmission } from '../../lib/matching/analysis.js';
 import { getSubmissionRow } from '../../lib/repo/submissions.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
-import { internalLinks, matchingSet, pairVerdicts, shuffledNames } from '../helpers/matching-set.js';
+import { internalLinks, matchingSet, pairVerdicts, shuffledNames, storedRisks } from '../helpers/matching-set.js';
 
 /**
  * Issue 29: the same files gave other internal matches from one ingest to the next, depending on
@@ -78,7 +78,9 @@ describe('comparisons side by side', () => {
     return fresh;
   }
 
-  it('three envs comparing at once on one database (isolates on one D1) leave every pair as one env comparing in turn', { timeout: 600_000 }, async () => {
+  it('three envs comparing at once on one database (isolates on one D1) leave every pair and every risk as one env comparing in turn', {
+    timeout: 600_000,
+  }, async () => {
     const names = shuffledNames(Object.keys(set), 7);
     const ids = [...names.keys()];
     serial = await analysed(names);
@@ -103,5 +105,8 @@ describe('comparisons side by side', () => {
     expect(await pairVerdicts(env.db)).toEqual(expected);
     const contentOf = (id: string) => names.get(id)!;
     expect(await internalLinks(env.db, contentOf)).toEqual(await internalLinks(serial.db, contentOf));
+    const risks = await storedRisks(serial.db, contentOf);
+    expect(risks.some((risk) => risk.includes('internal_match['))).toBe(true);
+    expect(await storedRisks(env.db, contentOf)).toEqual(risks);
   });
 });

@@ -10,12 +10,13 @@ import { dataPaths } from '../../lib/paths.js';
 import { analyseSubmission, compareSubmission } from '../../lib/matching/analysis.js';
 import { getSubmissionRow } from '../../lib/repo/submissions.js';
 import { createTestEnv, TEST_ADMIN_TOKEN, type TestEnv } from '../helpers/env.js';
-import { internalLinks, matchingSet, pairVerdicts, shuffledNames } from '../helpers/matching-set.js';
+import { internalLinks, matchingSet, pairVerdicts, shuffledNames, storedRisks } from '../helpers/matching-set.js';
 
 /**
  * Issue 31: comparisons no longer queue behind one lease across the deployment. Three processes
  * compare one set of analysed submissions at once on the same SQLite file; every pair's final
- * verdict and every internal match must be what one process comparing them in turn leaves.
+ * verdict, every internal match and every submission's risk (each process touching the risk of the
+ * others' partners) must be what one process comparing them in turn leaves.
  * (On D1, three envs on one database stand for three isolates: test/ingest/order-free-matching.)
  */
 let env: TestEnv | undefined;
@@ -39,7 +40,7 @@ function compareInProcess(dataDir: string, ids: string[]): Promise<void> {
   });
 }
 
-it('comparisons in three processes at once leave every pair as one process comparing in turn does', { timeout: 600_000 }, async () => {
+it('comparisons in three processes at once leave every pair and every risk as one process comparing in turn does', { timeout: 600_000 }, async () => {
   env = await createTestEnv();
   const set = await matchingSet();
   const names = shuffledNames(Object.keys(set), 7);
@@ -68,4 +69,7 @@ it('comparisons in three processes at once leave every pair as one process compa
   expect(await pairVerdicts(env.db)).toEqual(expected);
   const contentOf = (id: string) => names.get(id)!;
   expect(await internalLinks(env.db, contentOf)).toEqual(await internalLinks(serial.db, contentOf));
+  const risks = await storedRisks(serial.db, contentOf);
+  expect(risks.some((risk) => risk.includes('internal_match['))).toBe(true);
+  expect(await storedRisks(env.db, contentOf)).toEqual(risks);
 });
