@@ -11,7 +11,7 @@ import { ERROR_STATUS, errorBody } from './lib/http/errors.js';
 import { startingGate } from './lib/http/startup.js';
 import { watchSubmissionsFolder } from './lib/ingest/folder-watch.js';
 import { countAccounts } from './lib/repo/accounts.js';
-import { owedWorkStatements, queuedCount, requeueInterruptedJobs } from './lib/repo/jobs.js';
+import { queueOwedWork, requeueInterruptedJobs } from './lib/repo/jobs.js';
 import { resumeAlertDelivery } from './lib/providers/alerts.js';
 import { runRetention } from './lib/review/retention.js';
 import { queueDailyBackup } from './lib/jobs/backup.js';
@@ -83,7 +83,7 @@ async function startWork(env: OwnedEnv, watchFolder: boolean): Promise<() => Pro
   const watch = watchFolder ? await watchSubmissionsFolder(env.db, env.paths, env.log) : null;
   // Work a previous process left half done is picked up again, and work it never queued is queued.
   const requeued = await requeueInterruptedJobs(env.db);
-  const queued = queuedCount(await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString())));
+  const queued = await queueOwedWork(env.db, env.clock.now().toISOString());
   await clearReservations(env.db);
   if (requeued) env.log.info('requeued interrupted jobs', { count: requeued });
   if (queued) env.log.info('queued work left owed', { count: queued });

@@ -9,7 +9,7 @@ import { httpImageService, type Fetcher } from './lib/images/http-service.js';
 import { consumeJobNotices, queueJobs, type MessageLike, type QueueLike, type RoomForAnotherJob } from './lib/jobs/queue.js';
 import { createLogger } from './lib/log.js';
 import { fetchEgress } from './lib/net/fetch-egress.js';
-import { countQueuedJobs, owedWorkStatements, requeueStaleJobs } from './lib/repo/jobs.js';
+import { countQueuedJobs, queueOwedWork, requeueStaleJobs } from './lib/repo/jobs.js';
 import { appliedMigrationCount } from './lib/repo/schema.js';
 import { runRetention } from './lib/review/retention.js';
 import { countedBlobStore, countedEgress, countedFetcher, countedQueue, SUBREQUEST_LIMIT, subrequestBudget } from './lib/net/subrequests.js';
@@ -43,6 +43,10 @@ interface ScheduledEventLike {
 const RETENTION_CRON = '0 3 * * *';
 // A job running longer than this lost its consumer (a Worker invocation cannot run for so long).
 const STALE_JOB_MS = 15 * 60 * 1000;
+// Pages of owed work a sweep looks at (lib/repo/jobs.ts: 5,000 submissions and at most 4 queries a
+// page): 800 of the invocation's 1,000 queries, a million pending submissions. Past a million, the
+// rest is reached by a later sweep, once analyses have taken the first pages' submissions out.
+const OWED_PAGES = 200;
 // An isolate has 128 MB, and a queue batch runs its 4 jobs side by side, each holding the file it
 // analyses and the copy it sends to the image service: 4 x 2 x 12 MiB leaves room for the rest.
 const MAX_FILE_BYTES = 12 * 1024 * 1024;
@@ -135,7 +139,7 @@ function isolateStartup(parts: IsolateParts): Startup {
 async function sweepJobs(env: Env): Promise<number> {
   const now = env.clock.now();
   await requeueStaleJobs(env.db, new Date(now.getTime() - STALE_JOB_MS).toISOString());
-  await env.db.batch(owedWorkStatements(env.db, now.toISOString()));
+  await queueOwedWork(env.db, now.toISOString(), OWED_PAGES);
   const waiting = await countQueuedJobs(env.db);
   await env.jobs.notify(waiting);
   return waiting;

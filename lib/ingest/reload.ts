@@ -10,7 +10,7 @@ import { probeHeader } from '../images/header.js';
 import { ImageRejected } from '../images/rejected.js';
 import { auditStatement } from '../repo/audit.js';
 import { withLease } from '../repo/leases.js';
-import { enqueueJobStatement, owedWorkStatements, queuedCount } from '../repo/jobs.js';
+import { enqueueJobStatement, queuedCount, queueOwedWork } from '../repo/jobs.js';
 import { retitleSubmissionsStatement, updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from '../repo/submissions.js';
 import {
   getSubmissionMeta,
@@ -312,7 +312,7 @@ async function quietPass(env: Env, cleanReportId: string): Promise<PassReport | 
     queued_jobs: 0,
     remaining: 0,
   };
-  await queueOwedWork(env, report);
+  await queueOwed(env, report);
   return report;
 }
 
@@ -397,7 +397,7 @@ async function namedPass(env: Env, cleanReportId: string, names: ReadonlySet<str
     files.filter((file) => refused.has(file)),
     progress,
   );
-  await queueOwedWork(env, report);
+  await queueOwed(env, report);
   return report;
 }
 
@@ -562,7 +562,7 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
   });
 
   await readCandidates(env, report, taken, stored, refusedBefore, [...refused.keys()], progress);
-  await queueOwedWork(env, report);
+  await queueOwed(env, report);
   return report;
 }
 
@@ -639,8 +639,8 @@ async function readCandidates(
 }
 
 /** Queues the work a crash left owed (an analysis never finished, an enrichment never queued). */
-async function queueOwedWork(env: Env, report: PassReport): Promise<void> {
-  report.queued_jobs += queuedCount(await env.db.batch(owedWorkStatements(env.db, env.clock.now().toISOString())));
+async function queueOwed(env: Env, report: PassReport): Promise<void> {
+  report.queued_jobs += await queueOwedWork(env.db, env.clock.now().toISOString());
 }
 
 /** Audits a reload with its lists as the answer has them (the first of each, with the counts): the report keeps them all. */

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reload } from '../../lib/ingest/reload.js';
 import { runRetention } from '../../lib/review/retention.js';
 import { countedBlobStore, subrequestBudget } from '../../lib/net/subrequests.js';
+import { OWED_PAGE } from '../../lib/repo/jobs.js';
 import { saveDerivedPath } from '../../lib/repo/submissions.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
@@ -134,6 +135,45 @@ describe('submissions in blob storage', () => {
     });
     expect(await reload(invocation())).toMatchObject({ imported: ['p7'], unchanged: 7, remaining: 0 });
     expect(await env.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'analyse'").first()).toEqual({ n: 8 });
+  });
+
+  it('a reload over more pending submissions than a page of owed work queues each its job exactly once', async () => {
+    // Past one page for both kinds: analyses never finished (s…) and enrichments never queued (e…).
+    const pending = OWED_PAGE + 700;
+    const analysed = OWED_PAGE + 300;
+    const now = env.clock.now().toISOString();
+    const insert = (prefix: string, count: number, analysis: string) =>
+      env.db
+        .prepare(
+          `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+           INSERT INTO submissions (id, title, file, origin, submitted_at, submitted_at_epoch, analysis_status, enrichment_status, created_at, updated_at)
+           SELECT printf('${prefix}%05d', i), 'owed', printf('images/${prefix}%05d.png', i), 'registry', '2026-11-20 09:30', 0, ?, 'pending', ?, ? FROM n`,
+        )
+        .bind(count, analysis, now, now)
+        .run();
+    await insert('s', pending, 'pending');
+    await insert('e', analysed, 'done');
+    // Every tenth already has its job waiting, one on each side of the first page's end among them.
+    await env.db
+      .prepare(
+        `INSERT INTO jobs (type, submission_id, status, payload, created_at)
+         SELECT CASE substr(id, 1, 1) WHEN 's' THEN 'analyse' ELSE 'enrich' END, id, 'queued', '{}', ? FROM submissions
+         WHERE CAST(substr(id, 2) AS INTEGER) % 10 = 0 OR CAST(substr(id, 2) AS INTEGER) IN (?, ?)`,
+      )
+      .bind(now, OWED_PAGE, OWED_PAGE + 1)
+      .run();
+    const waiting = await env.db.prepare('SELECT COUNT(*) AS n FROM jobs').first<{ n: number }>();
+
+    const first = await reload(env);
+    expect(first.queued_jobs).toBe(pending + analysed - waiting!.n);
+    const jobsOf = (type: string) =>
+      env.db
+        .prepare('SELECT COUNT(*) AS jobs, COUNT(DISTINCT submission_id) AS submissions, MIN(submission_id) AS first FROM jobs WHERE type = ?')
+        .bind(type)
+        .first();
+    expect(await jobsOf('analyse')).toEqual({ jobs: pending, submissions: pending, first: 's00001' });
+    expect(await jobsOf('enrich')).toEqual({ jobs: analysed, submissions: analysed, first: 'e00001' });
+    expect((await reload(env)).queued_jobs).toBe(0);
   });
 
   it('a reload sent the moment a burst of puts has landed imports every one of them', async () => {
