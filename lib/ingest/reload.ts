@@ -38,6 +38,7 @@ import {
 } from '../repo/reload-reports.js';
 import { serialized } from '../db/serial.js';
 import { progressWriter, type ProgressWriter } from './reload-progress.js';
+import { sortInTurns } from './sort-in-turns.js';
 import { formatLocal, parseLocal } from '../time.js';
 import type { BlobInfo, Env } from '../ports.js';
 
@@ -160,7 +161,7 @@ const FILE_CONCURRENCY = 64;
 // the store read and the image service's probe; some are kept for what a reload does after its
 // reads (the queue notice for its jobs).
 const SUBREQUESTS = { perRead: 2, reserve: 10 };
-// Stored rows checked for a gone file between turns of the event loop.
+// Stored rows or candidates looked at between turns of the event loop.
 const COMPARE_SLICE = 1000;
 // Ids the answer and its audit event name of each list (a first pass over a million files imports
 // a million); the kept report pages them all.
@@ -526,8 +527,8 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
   report.rejected.push(...quickRejected);
 
   // New quick files get their ids in name order, so colliding names are numbered the same way every time.
-  fresh.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const [i, f] of fresh.entries()) {
+  const named = await sortInTurns(fresh, (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const [i, f] of named.entries()) {
     if ((i + 1) % COMPARE_SLICE === 0) await yieldToEvents();
     const base = quickId(f.name);
     let id = base;
@@ -551,15 +552,15 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
     if (existing && existing.file === c.file && asStored(existing, c)) return existing.submitter === c.submitter ? 0 : 1;
     return refusedBefore(c) ? 0 : SUBREQUESTS.perRead;
   };
-  const taken = candidates.filter((c) => {
+  const taken: Candidate[] = [];
+  for (const [i, c] of candidates.entries()) {
+    if ((i + 1) % COMPARE_SLICE === 0) await yieldToEvents();
     const needed = cost(c);
     if (needed <= affordable) {
       affordable -= needed;
-      return true;
-    }
-    report.remaining++;
-    return false;
-  });
+      taken.push(c);
+    } else report.remaining++;
+  }
 
   await readCandidates(env, report, taken, stored, refusedBefore, [...refused.keys()], progress);
   await queueOwed(env, report);
