@@ -44,6 +44,15 @@ const SEAM = {
   // without gutter that were left uncut in the tuning half); an edge inside one photograph, more
   // (its detail continues across).
   maxCorrelation: 0.2,
+  // Blog collages divide a part into equal cells. At a half, a third or a quarter of a part (within
+  // `divisionSlack` lines), the correlation is read again without `endLines` lines at either end of
+  // the seam: fitted neighbours of one shape end their white bands at the same rows, and the two
+  // steps there made the sides of the tuning half's refused seams correlate 0.2-0.8 (-0.1 to 0.2
+  // without them). Anywhere else, or with a slack of 3, it cut cells of the tuning half's collages
+  // along a horizon or an upright (a photograph's middle is a half too): such an edge correlates
+  // only through the ends of its cell, where a gutter's white bands meet both sides alike.
+  divisionSlack: 2,
+  endLines: 3,
 } as const;
 
 /** The grey raster seen along one axis, each line (a column, or a row) contiguous: pixel j of line i at i * stride + j. */
@@ -105,6 +114,24 @@ function detailCorrelation({ data, stride }: View, b: number, from: number, to: 
   return correlation(steps(b - 2), steps(b + 1));
 }
 
+/** Whether line b is at a half, a third or a quarter of the span [start, end), within SEAM.divisionSlack lines. */
+function atEqualDivision(b: number, start: number, end: number): boolean {
+  return [2, 3, 4].some((parts) =>
+    Array.from({ length: parts - 1 }, (_, k) => start + ((k + 1) * (end - start)) / parts).some((at) => Math.abs(b - at) <= SEAM.divisionSlack),
+  );
+}
+
+/**
+ * Whether the two sides of the boundary before line b do not continue each other's detail. At an
+ * equal division of the part, the detail is read again without the lines at its two ends: there
+ * the part was trimmed of the white bands of fitted cells, and neighbours of one shape end their
+ * bands at the same rows, whose two large steps alone make the sides correlate.
+ */
+function uncorrelated(view: View, b: number, start: number, end: number, from: number, to: number): boolean {
+  if (detailCorrelation(view, b, from, to) <= SEAM.maxCorrelation) return true;
+  return atEqualDivision(b, start, end) && detailCorrelation(view, b, from + SEAM.endLines, to - SEAM.endLines) <= SEAM.maxCorrelation;
+}
+
 /**
  * The seams across the span [start, end) of lines, each line running [from, to): bands of plain
  * lines inside the span, and boundaries where two photographs meet. Each seam as the lines it
@@ -128,7 +155,7 @@ function seams(view: View, start: number, end: number, from: number, to: number)
     // The strongest boundary of its neighbourhood: resizing spreads one seam over two or three lines.
     let strongest = true;
     for (let d = -3; d <= 3; d++) if (d !== 0 && (shares.get(b + d) ?? 0) > share) strongest = false;
-    if (!strongest || detailCorrelation(view, b, from, to) > SEAM.maxCorrelation) continue;
+    if (!strongest || !uncorrelated(view, b, start, end, from, to)) continue;
     if (found.some(([first, last]) => b >= first - 3 && b <= last + 3)) continue;
     found.push([b, b]);
   }

@@ -231,6 +231,36 @@ describe('geometric verification of blog collages (issue 29)', () => {
     ]);
   }, 30_000);
 
+  it('cuts a fitted strip of 3 whose photographs of one shape end their white bands at the same rows, and finds each in its cell', async () => {
+    // chelsea.png, coffee.png and rocket.jpg are all 3:2: fitted into 4:3 cells, each has a white band
+    // above and below, the three ending at the same rows. The steps out of those bands made the two
+    // sides of each seam correlate as if one photograph continued, and the strip was left whole.
+    const [chelsea, coffee, rocket] = [2, 3, 4];
+    const grid = await gridCollage(photos[chelsea], [photos[coffee], photos[rocket]], seededRandom(1), {
+      layout: 'strip of 3',
+      fit: 'contain',
+      gutter: 0,
+      at: 0,
+    });
+    const features = await computeGeometryFeatures(grid, undefined, { mirror: false });
+    expect(features.cells.map(({ box: [left, , width] }) => [left, width].map((share) => Math.round(share * 3) / 3))).toEqual([
+      [0, 1 / 3],
+      [1 / 3, 1 / 3],
+      [2 / 3, 1 / 3],
+    ]);
+    for (const [i, third] of [
+      [chelsea, 0],
+      [coffee, 1],
+    ]) {
+      const result = await verifyGeometry(features, originals[i]);
+      expect(result, `${NAMES[i]} ${JSON.stringify(result)}`).toMatchObject({ confirmed: true });
+      if (!result.confirmed) continue;
+      const found = bounds(result.regionA);
+      expect(found.left, NAMES[i]).toBeGreaterThan(third / 3 - 0.01);
+      expect(found.right, NAMES[i]).toBeLessThan((third + 1) / 3 + 0.01);
+    }
+  }, 30_000);
+
   it('finds none of the photographs a collage does not hold', async () => {
     for (const options of [
       { layout: '1+2', fit: 'cover', gutter: 0 },
