@@ -174,10 +174,11 @@ async function loadBaseline(revision: string): Promise<GeometryModule> {
   const tag = revision.replace(/[^\w.-]/g, '_');
   writeFileSync(path.join(dir, `geometry-worker-${tag}.mjs`), show('geometry-worker.mjs'));
   const file = path.join(dir, `geometry-${tag}.ts`);
-  // Its own worker and collage cells (where the revision has them) stay beside it; every other relative import goes back to lib/images.
+  // Its own worker and collage cells (where the revision has them) stay beside it; every other relative import goes back to lib/ (the worker pool is in lib/threads).
   const withCells = show('geometry.ts').includes("'./collage-cells.js'");
   if (withCells) writeFileSync(path.join(dir, `collage-cells-${tag}.ts`), show('collage-cells.ts'));
   const source = show('geometry.ts')
+    .replaceAll("'../", "'../../lib/")
     .replaceAll("'./geometry-worker.mjs'", `'./geometry-worker-${tag}.mjs'`)
     .replaceAll("'./collage-cells.js'", `'./collage-cells-${tag}.js'`)
     .replace(/'\.\/(?!geometry-worker-|collage-cells-)/g, "'../../lib/images/");
