@@ -476,10 +476,12 @@ async function indexPass(env: Env, changedFiles: ReadonlySet<string>, progress: 
       if (existing?.origin === 'registry') continue;
       if (existing) {
         takenIds.add(existing.id);
-        // Its time comes from the modification time, so the same signature means nothing changed.
-        const candidate = { ...quickCandidate(existing.id, quickTitle(name), file, info.key, signature, minuteIn), changed: changedFiles.has(name) };
-        if (asStored(existing, candidate)) report.unchanged++;
-        else candidates.push(candidate);
+        // Its time comes from the modification time, so the same signature means nothing changed,
+        // unless the journal saw it changed in place. The candidate is built only for a file to read
+        // (its title and minute cost more than the comparison, paid for every unchanged file).
+        const changed = changedFiles.has(name);
+        if (!changed && sameSignature(existing, signature)) report.unchanged++;
+        else candidates.push({ ...quickCandidate(existing.id, quickTitle(name), file, info.key, signature, minuteIn), changed });
       } else fresh.push({ name, file, signature, key: info.key });
     }
   }

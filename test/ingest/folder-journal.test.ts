@@ -153,6 +153,23 @@ describe('the folder journal', () => {
     expect((await reloadCounted()).listed).toBe(false);
   });
 
+  it('a full pass asked for reads a file the journal saw changed in place, with the same size and times, and no other', async () => {
+    const when = new Date('2026-11-20T01:02:03Z');
+    for (const name of ['photo.png', 'other.png']) {
+      writeFileSync(image(name), name === 'photo.png' ? blue : red);
+      utimesSync(image(name), when, when);
+    }
+    await reload();
+    writeFileSync(image('photo.png'), red);
+    utimesSync(image('photo.png'), when, when);
+    await journalled();
+
+    const full = await body(env.call('POST', '/api/submissions/reload?full=true'));
+    expect(full).toMatchObject({ imported: [], updated: ['photo'], unchanged: 1 });
+    const row = await env.db.prepare('SELECT sha256 FROM submissions WHERE id = ?').bind('photo').first<{ sha256: string }>();
+    expect(row?.sha256).toBe((await import('node:crypto')).createHash('sha256').update(red).digest('hex'));
+  });
+
   it('reads only the files it names: added, removed and renamed, without listing, to the answer a full pass gives', async () => {
     for (const name of ['one.png', 'two.png', 'keep.png']) writeFileSync(image(name), name === 'two.png' ? red : blue);
     writeFileSync(image('broken.png'), 'not a picture');
