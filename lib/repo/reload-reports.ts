@@ -68,6 +68,7 @@ export async function saveReloadReport(db: Database, report: SavedReload, now: s
   const id = newId('rl');
   const before = await latestRow(db);
   const seq = (before?.seq ?? 0) + 1;
+  await dropItemsOfLeavingReports(db);
   await db.batch([
     db
       .prepare(
@@ -92,6 +93,28 @@ export async function saveReloadReport(db: Database, report: SavedReload, now: s
   const rejected = await saveStanding(db, 'rejected', report.rejected, seq, before?.rejected ?? 0);
   await db.prepare('UPDATE reload_reports SET removed = ?, rejected = ? WHERE id = ?').bind(removed, rejected, id).run();
   return id;
+}
+
+/**
+ * Deletes the items of the reports the next one pushes out of the kept number, a statement of
+ * ITEMS_PER_STATEMENT at a time with a turn of the event loop between, so that deleting their rows
+ * cascades over nothing: a first pass over 100,000 files keeps 100,000 items, whose deletion in one
+ * statement held the event loop for 0.6 s (a million, seconds). A report whose items are half
+ * deleted (a crash between statements) is one the next save drops.
+ */
+async function dropItemsOfLeavingReports(db: Database): Promise<void> {
+  for (;;) {
+    const { meta } = await db
+      .prepare(
+        `DELETE FROM reload_report_items WHERE (report_id, list, seq) IN
+           (SELECT report_id, list, seq FROM reload_report_items
+            WHERE report_id IN (SELECT id FROM reload_reports ORDER BY seq DESC LIMIT -1 OFFSET ?) LIMIT ?)`,
+      )
+      .bind(KEPT_REPORTS - 1, ITEMS_PER_STATEMENT)
+      .run();
+    if (meta.changes < ITEMS_PER_STATEMENT) return;
+    await nextTurn();
+  }
 }
 
 async function insertChunks<T>(items: T[], statement: (chunk: T[], from: number) => ReturnType<Database['prepare']>): Promise<void> {

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../lib/db/migrate.js';
+import { saveReloadReport } from '../../lib/repo/reload-reports.js';
 import { useTestEnv } from '../helpers/env.js';
 import { wholeList as wholeListOf } from '../helpers/reload-report.js';
 import { body, refusal } from '../review/seed.js';
@@ -147,5 +148,22 @@ describe('the reload report', () => {
     await body(env.call('GET', `/api/reloads/${ids[1]}`));
     await refusal(env.call('GET', '/api/reloads/rl_unknown'), 404, 'not_found');
     await refusal(env.call('GET', `/api/reloads/${ids[20]}?list=everything`), 400, 'invalid_request');
+  });
+
+  it('drops a report that lists more items than a statement deletes, every item of it, once 20 newer ones are kept', async () => {
+    const imported = Array.from({ length: 4500 }, (_, i) => `big-${i}`);
+    const none = { whole: [] };
+    const big = await saveReloadReport(
+      env.db,
+      { imported, updated: [], removed: none, rejected: none, unchanged: 0, queued_jobs: 0, remaining: 0 },
+      env.clock.now().toISOString(),
+    );
+    expect((await wholeList(big, 'imported', 1000)).items).toHaveLength(4500);
+    const itemsOf = (id: string) => env.db.prepare('SELECT COUNT(*) AS n FROM reload_report_items WHERE report_id = ?').bind(id).first();
+    for (let i = 0; i < 19; i++) await reload();
+    expect(await itemsOf(big)).toEqual({ n: 4500 });
+    await reload();
+    await refusal(env.call('GET', `/api/reloads/${big}`), 404, 'not_found');
+    expect(await itemsOf(big)).toEqual({ n: 0 });
   });
 });
