@@ -28,6 +28,7 @@ import { FIXTURE_NAMES, reencoded } from '../test/helpers/fixtures.js';
 import { matchingSet } from '../test/helpers/matching-set.js';
 import { reload } from '../lib/ingest/reload.js';
 import type { BenchTable } from './run.js';
+import { cpuSeconds } from './proc.js';
 
 export const name = 'comparisons';
 
@@ -38,6 +39,15 @@ export const name = 'comparisons';
  * alone, so no geometric check: the lookups, verdicts and evidence of a comparison by themselves.
  */
 const CORPUS = process.env.BENCH_COMPARISONS_CORPUS ?? 'edits';
+
+/**
+ * `BENCH_COMPARISONS_PINNED=1` gives each process a core of its own (`taskset`; the process's
+ * worker pools size themselves to it), as consumers on separate machines have: unpinned, one
+ * process's geometric check already keeps part of the second core busy (both sides' keypoints at
+ * once on its two workers), so the x-one-process column says what the machine has left, not how
+ * comparisons scale with consumers.
+ */
+const PINNED = process.env.BENCH_COMPARISONS_PINNED === '1';
 
 async function corpus(): Promise<Record<string, Buffer>> {
   if (CORPUS === 'copies') {
@@ -76,9 +86,20 @@ async function analysedFolder(pictures: Record<string, Buffer>): Promise<{ dataD
   return { dataDir, ids };
 }
 
-/** A started process, ready for comparisons; `compare` resolves when it has done one, `end` when it has exited. */
-async function startProcess(dataDir: string): Promise<{ compare(id: string): Promise<void>; end(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/compare-process.ts', dataDir], {
+interface ComparisonProcess {
+  /** Resolves when the process has done the comparison. */
+  compare(id: string): Promise<void>;
+  /** CPU seconds the process has used so far, every thread. */
+  cpu(): number;
+  /** Resolves when it has exited. */
+  end(): Promise<void>;
+}
+
+/** A started process, ready for comparisons, on `core` alone when one is given. */
+async function startProcess(dataDir: string, core: number | null): Promise<ComparisonProcess> {
+  const command = [process.execPath, '--import', 'tsx', 'test/helpers/compare-process.ts', dataDir];
+  const [file, ...args] = core === null ? command : ['taskset', '-c', String(core), ...command];
+  const child = spawn(file, args, {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, COMPARE_FROM_STDIN: '1' },
   });
@@ -97,6 +118,7 @@ async function startProcess(dataDir: string): Promise<{ compare(id: string): Pro
       child.stdin.write(`${id}\n`);
       await next();
     },
+    cpu: () => cpuSeconds([child.pid!]),
     end: () => {
       child.stdin.end();
       return exited;
@@ -124,7 +146,8 @@ export async function run(): Promise<BenchTable[]> {
       cpSync(dataDir, copy, { recursive: true });
       // Timed from when every process has started (tsx, the database, the images port) to the last
       // comparison; each takes the next one when free, as consumers claim jobs.
-      const ready = await Promise.all(Array.from({ length: processes }, () => startProcess(copy)));
+      const ready = await Promise.all(Array.from({ length: processes }, (_, i) => startProcess(copy, PINNED ? i : null)));
+      const cpuBefore = ready.reduce((sum, child) => sum + child.cpu(), 0);
       const started = performance.now();
       const queue = [...ids];
       await Promise.all(
@@ -133,20 +156,21 @@ export async function run(): Promise<BenchTable[]> {
         }),
       );
       const seconds = (performance.now() - started) / 1000;
+      const cpu = ready.reduce((sum, child) => sum + child.cpu(), 0) - cpuBefore;
       await Promise.all(ready.map((child) => child.end()));
       verdicts.push(pairVerdicts(copy));
       rmSync(copy, { recursive: true, force: true });
       const rate = ids.length / seconds;
       if (processes === 1) single = rate;
-      rows.push([processes, ids.length, seconds.toFixed(1), rate.toFixed(2), (rate / single).toFixed(2)]);
+      rows.push([processes, ids.length, seconds.toFixed(1), rate.toFixed(2), (rate / single).toFixed(2), cpu.toFixed(1), (cpu / seconds).toFixed(2)]);
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
   return [
     {
-      title: `Comparison throughput by processes (${CORPUS})`,
-      columns: ['processes', 'comparisons', 'wall s', 'comparisons/s', 'x one process'],
+      title: `Comparison throughput by processes (${CORPUS}${PINNED ? ', a core each' : ''})`,
+      columns: ['processes', 'comparisons', 'wall s', 'comparisons/s', 'x one process', 'CPU s', 'cores busy'],
       rows,
       notes: [
         `${ids.length} analysed pictures (${CORPUS === 'copies' ? '13 re-encodings of each fixture photo' : 'the order-free matching set, each also re-encoded at 85, 70, 50 and shrunk by a tenth'}), compared in child processes on one SQLite file, timed from when all have started; each process takes the next comparison when free and has its own images port (keypoints shared through the data folder where the build keeps them there).`,
