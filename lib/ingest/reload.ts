@@ -15,7 +15,7 @@ import { retitleSubmissionsStatement, updateSubmissionMetaStatement, upsertSubmi
 import {
   getSubmissionMeta,
   keepRefusalsStatements,
-  listRefusals,
+  refusalsPage,
   listSubmissionMeta,
   refusalsOf,
   storedIds,
@@ -155,6 +155,8 @@ const signatureOf = (info: BlobInfo): FileSignature => ({ size: info.size, mtime
 // loaded machine a page of 2,000 took 20-50 ms, one of 1,000 still 20-40 with the collections of
 // the growing index).
 const INDEX_PAGE = 500;
+// Refused files read at once: a full pass beside 200,000 of them read them in one statement.
+const REFUSALS_PAGE = 2000;
 // Files read at once: enough to keep the disk, the thread pool and the store's worker threads busy.
 const FILE_CONCURRENCY = 64;
 // Subrequests (a Worker invocation has a budget of them): reading one new or changed file costs
@@ -175,10 +177,15 @@ interface StoredIndex {
   refused: Map<string, Refusal>;
 }
 
-/** Every stored submission, page by page, each page indexed before the next is read. */
+/** Every refused file and stored submission, page by page, each page indexed before the next is read. */
 async function readStoredIndex(env: Env): Promise<StoredIndex> {
-  const refusals = await listRefusals(env.db);
-  const index: StoredIndex = { byId: new Map(), byFile: new Map(), registryIds: new Set(), refused: new Map(refusals.map((r) => [r.file, r])) };
+  const index: StoredIndex = { byId: new Map(), byFile: new Map(), registryIds: new Set(), refused: new Map() };
+  for (let after = ''; ; await yieldToEvents()) {
+    const refusals = await refusalsPage(env.db, after, REFUSALS_PAGE);
+    for (const r of refusals) index.refused.set(r.file, r);
+    if (refusals.length < REFUSALS_PAGE) break;
+    after = refusals[refusals.length - 1].file;
+  }
   for (let after = ''; ; ) {
     const { rows, last } = await submissionIndexPage(env.db, after, INDEX_PAGE);
     const registryIds: string[] = [];

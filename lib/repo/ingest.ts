@@ -96,8 +96,13 @@ export async function getSubmissionMeta(db: Database, id: string): Promise<(Subm
     .first<SubmissionMeta & { sha256: string | null }>();
 }
 
-export async function listRefusals(db: Database): Promise<Refusal[]> {
-  return (await db.prepare('SELECT file, bytes, file_mtime_ms, file_version, reason FROM refused_files').all<Refusal>()).results;
+/** A page of the refused files, in file order, after `after`: a full pass reads them all, a page at a time. */
+export async function refusalsPage(db: Database, after: string, limit: number): Promise<Refusal[]> {
+  const rows = await db
+    .prepare('SELECT file, bytes, file_mtime_ms, file_version, reason FROM refused_files WHERE file > ? ORDER BY file LIMIT ?')
+    .bind(after, limit)
+    .all<Refusal>();
+  return rows.results;
 }
 
 /** The refusals of the named files: a reload over the files the folder journal names looks up only those. */

@@ -137,6 +137,16 @@ describe('submissions in blob storage', () => {
     expect(await env.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'analyse'").first()).toEqual({ n: 8 });
   });
 
+  it('a full pass beside more refused files than it reads a page at a time refuses each again without reading it', async () => {
+    const names = Array.from({ length: 2050 }, (_, i) => `note-${String(i).padStart(4, '0')}.png`);
+    for (const [i, name] of names.entries()) await env.blobs.put(`submissions/images/${name}`, Buffer.from(`text, not a picture: ${i}`));
+    expect((await reload(env)).counts.rejected).toBe(names.length);
+    // A budget that reads no file: a refusal not found again among the kept ones would be read, or left for later.
+    const subrequests = subrequestBudget(20);
+    const again = await reload({ ...env, blobs: countedBlobStore(env.blobs, subrequests), subrequests });
+    expect(again).toMatchObject({ counts: { imported: 0, updated: 0, rejected: names.length }, remaining: 0 });
+  });
+
   it('a reload over more pending submissions than a page of owed work queues each its job exactly once', async () => {
     // Past one page for both kinds: analyses never finished (s…) and enrichments never queued (e…).
     const pending = OWED_PAGE + 700;
