@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isStorageFull } from '../http/errors.js';
-import { claimNextJob, finishJob, putJobBack, type Job, type JobType } from '../repo/jobs.js';
+import { claimNextJob, finishJob, putJobBack, type Job, type JobEnd, type JobType } from '../repo/jobs.js';
 import type { Env, JobNotice } from '../ports.js';
 
 /**
@@ -60,15 +60,42 @@ async function waitForStorage(env: Env, job: Job, token: string, error: unknown)
 export const JOB_ATTEMPTS = 3;
 
 /**
- * Claims the oldest queued job of a type and runs it to its recorded end; false when none could
- * be claimed. A handler's throw is the job's failure, never the worker's: the job goes back to the
- * queue until it has run JOB_ATTEMPTS times, then fails; a full disk puts it back, and it runs
- * again when there is room (StorageFull is thrown).
+ * A worker that runs job after job: each time the oldest queued job of the first of `types` that
+ * has one. It records each job's end with its claim of the next, in one batch (on D1 one round
+ * trip where there were two, and one claim where each type found empty was one more), and the
+ * last end when it stops (`close`, which the worker calls whatever stopped it). A handler's throw
+ * is the job's failure, never the worker's: the job goes back to the queue until it has run
+ * JOB_ATTEMPTS times, then fails; a full disk puts it back, and it runs again when there is room
+ * (StorageFull is thrown).
  */
-export async function runNextJob(env: Env, type: JobType, handler: JobHandler): Promise<boolean> {
-  const token = randomUUID();
-  const job = await claimNextJob(env.db, type, token, env.clock.now().toISOString());
-  if (!job) return false;
+export interface JobSlot {
+  /** Claims the next job and runs it; false when none could be claimed. */
+  next(): Promise<boolean>;
+  /** Records the end of the job run last, unless the claim after it did. */
+  close(): Promise<void>;
+}
+
+export function jobSlot(env: Env, types: readonly JobType[], handlerOf: (job: Job) => JobHandler): JobSlot {
+  // Kept until a batch that records it commits: a claim that fails leaves it for the next one or close.
+  let ended: JobEnd | null = null;
+  return {
+    async next() {
+      const token = randomUUID();
+      const job = await claimNextJob(env.db, types, token, env.clock.now().toISOString(), ended);
+      ended = null;
+      if (!job) return false;
+      ended = await runClaimed(env, job, token, handlerOf(job));
+      return true;
+    },
+    async close() {
+      if (ended) await finishJob(env.db, ended);
+      ended = null;
+    },
+  };
+}
+
+/** Runs a claimed job: the end to record, or null when the job went back to the queue to run again. */
+async function runClaimed(env: Env, job: Job, token: string, handler: JobHandler): Promise<JobEnd | null> {
   let outcome: JobOutcome;
   try {
     outcome = await handler(env, job);
@@ -76,14 +103,24 @@ export async function runNextJob(env: Env, type: JobType, handler: JobHandler): 
     if (isStorageFull(error)) throw await waitForStorage(env, job, token, error);
     const reason = error instanceof Error ? error.message : String(error);
     if (job.attempts < JOB_ATTEMPTS) {
-      env.log.warn('job failed, queued again', { job: job.id, type, attempt: job.attempts, error: reason });
+      env.log.warn('job failed, queued again', { job: job.id, type: job.type, attempt: job.attempts, error: reason });
       await putJobBack(env.db, job.id, token, reason);
-      return true;
+      return null;
     }
     outcome = { status: 'failed', error: reason };
   }
-  await finishJob(env.db, job.id, token, outcome.status, outcome.status === 'failed' ? outcome.error : null, env.clock.now().toISOString());
-  return true;
+  const error = outcome.status === 'failed' ? outcome.error : null;
+  return { id: job.id, token, status: outcome.status, error, finishedAt: env.clock.now().toISOString() };
+}
+
+/** Claims the oldest queued job of a type and runs it to its recorded end; false when none could be claimed. */
+export async function runNextJob(env: Env, type: JobType, handler: JobHandler): Promise<boolean> {
+  const slot = jobSlot(env, [type], () => handler);
+  try {
+    return await slot.next();
+  } finally {
+    await slot.close();
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { JOB_HANDLERS } from './handlers.js';
-import { runNextJob, STORAGE_RETRY_MS, stoppedByFullStorage } from './loops.js';
+import { jobSlot, STORAGE_RETRY_MS, stoppedByFullStorage } from './loops.js';
 import { JOB_TYPES } from '../repo/jobs.js';
 import type { Env, JobNotice } from '../ports.js';
 
@@ -45,14 +45,20 @@ export type RoomForAnotherJob = () => boolean;
  * notices of the jobs a slot ran beyond its own find nothing and are acknowledged; one that stops
  * for want of room leaves at least as many notices queued as jobs. A message whose job could not be
  * run because storage failed is retried (after the queue's max_retries it goes to the dead-letter
- * queue); a job that failed is recorded as failed by runNextJob and its message acknowledged.
+ * queue); a job that failed is recorded as failed by its slot and its message acknowledged.
  */
 export async function consumeJobNotices(env: Env, messages: readonly MessageLike[], room: RoomForAnotherJob): Promise<void> {
   // A job mostly waits (the image service, providers, D1), and each claims its own row.
   await Promise.all(
     messages.map(async (message) => {
+      // Analysis first: the types in JOB_TYPES' order, each job's end recorded with the next claim.
+      const slot = jobSlot(env, JOB_TYPES, (job) => JOB_HANDLERS[job.type]);
       try {
-        while (await runAnyJob(env)) if (!room()) break;
+        try {
+          while (await slot.next()) if (!room()) break;
+        } finally {
+          await slot.close();
+        }
         message.ack();
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
@@ -67,10 +73,4 @@ export async function consumeJobNotices(env: Env, messages: readonly MessageLike
       }
     }),
   );
-}
-
-/** Runs the oldest queued job, analysis first; false when none could be claimed. */
-async function runAnyJob(env: Env): Promise<boolean> {
-  for (const type of JOB_TYPES) if (await runNextJob(env, type, JOB_HANDLERS[type])) return true;
-  return false;
 }

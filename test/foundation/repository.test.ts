@@ -274,25 +274,40 @@ describe.each(backends)('repository on $name', (backend) => {
       enqueueJobStatement(db, 'enrich', 's2', {}, NOW),
     ]);
     expect(await listJobs(db)).toHaveLength(2);
-    const first = await claimNextJob(db, 'enrich', 'a', NOW);
-    const second = await claimNextJob(db, 'enrich', 'b', NOW);
+    const first = await claimNextJob(db, ['enrich'], 'a', NOW);
+    const second = await claimNextJob(db, ['enrich'], 'b', NOW);
     expect(first?.submission_id).toBe('s1');
     expect(second?.submission_id).toBe('s2');
-    expect(await claimNextJob(db, 'enrich', 'c', NOW)).toBeNull();
-    await finishJob(db, first!.id, 'a', 'done', null, NOW);
+    expect(await claimNextJob(db, ['enrich'], 'c', NOW)).toBeNull();
+    await finishJob(db, { id: first!.id, token: 'a', status: 'done', error: null, finishedAt: NOW });
     expect(await requeueInterruptedJobs(db)).toBe(1);
-    const again = await claimNextJob(db, 'enrich', 'd', NOW);
+    const again = await claimNextJob(db, ['enrich'], 'd', NOW);
     expect(again).toMatchObject({ id: second!.id, attempts: 2, status: 'running' });
   });
 
   it('does not run two jobs of one submission at once', async () => {
     await upsertSubmissionStatement(db, submission('s1'), NOW).run();
     await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
-    const running = await claimNextJob(db, 'enrich', 'a', NOW);
+    const running = await claimNextJob(db, ['enrich'], 'a', NOW);
     await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
-    expect(await claimNextJob(db, 'enrich', 'b', NOW)).toBeNull();
-    await finishJob(db, running!.id, 'a', 'done', null, NOW);
-    expect(await claimNextJob(db, 'enrich', 'b', NOW)).not.toBeNull();
+    expect(await claimNextJob(db, ['enrich'], 'b', NOW)).toBeNull();
+    await finishJob(db, { id: running!.id, token: 'a', status: 'done', error: null, finishedAt: NOW });
+    expect(await claimNextJob(db, ['enrich'], 'b', NOW)).not.toBeNull();
+  });
+
+  it('claims the first of several types that has a job, recording the end of the job run before in the same batch', async () => {
+    await db.batch([upsertSubmissionStatement(db, submission('s1'), NOW), upsertSubmissionStatement(db, submission('s2'), NOW)]);
+    await db.batch([enqueueJobStatement(db, 'enrich', 's2', {}, NOW), enqueueJobStatement(db, 'analyse', 's1', {}, NOW)]);
+    const analysis = await claimNextJob(db, ['analyse', 'enrich'], 'a', NOW);
+    expect(analysis).toMatchObject({ type: 'analyse', submission_id: 's1' });
+    // The enrichment of s1 waits while its analysis runs; its end, recorded before the claim, lets it go.
+    await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
+    const ended = { id: analysis!.id, token: 'a', status: 'done' as const, error: null, finishedAt: NOW };
+    const next = await claimNextJob(db, ['analyse', 'enrich'], 'b', NOW, ended);
+    expect(next).toMatchObject({ type: 'enrich', submission_id: 's2' });
+    expect(await claimNextJob(db, ['analyse', 'enrich'], 'c', NOW)).toMatchObject({ type: 'enrich', submission_id: 's1' });
+    expect(await claimNextJob(db, ['analyse', 'enrich', 'index', 'backup'], 'd', NOW)).toBeNull();
+    expect((await listJobs(db, 'done')).map((j) => j.id)).toEqual([analysis!.id]);
   });
 
   it('stores provider switches, evidence marks and audit events', async () => {
