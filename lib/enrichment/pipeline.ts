@@ -1,19 +1,13 @@
 import { readSubmissionImage, storedFingerprints } from '../matching/analysis.js';
+import type { Fingerprints } from '../images/robust.js';
 import type { ProviderId } from '../providers/catalog.js';
 import type { ProviderResult } from '../providers/call.js';
 import { createProviderClients, type ProviderClients } from '../providers/clients.js';
 import { approveForVision, type ApprovedImage } from '../providers/derived-image.js';
 import type { WebDetection } from '../providers/global-vision.js';
-import { addEvidence, listEvidence, type Evidence, type NewEvidence } from '../repo/evidence.js';
+import { addEvidence, listEvidence, startEnrichment, type Evidence, type NewEvidence } from '../repo/evidence.js';
 import { fromJson } from '../repo/json.js';
-import {
-  enrichmentStatusStatement,
-  getSubmissionRow,
-  saveDerivedPath,
-  setEnrichmentStatus,
-  type EnrichmentStatus,
-  type SubmissionRow,
-} from '../repo/submissions.js';
+import { enrichmentStatusStatement, saveDerivedPath, setEnrichmentStatus, type EnrichmentStatus, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk } from '../review/risk.js';
 import { isStorageFull } from '../http/errors.js';
 import { serialized } from '../db/serial.js';
@@ -88,17 +82,37 @@ class Run {
   directMatch = false;
   /** Provider requests that went out. */
   calls = 0;
-  /** The submission's fingerprints and image, read as the flow starts: what candidates are verified against. */
-  reference: Reference | null = null;
+  private reference: Promise<Reference> | null = null;
   readonly clients: ProviderClients;
 
   constructor(
     readonly env: Env,
     readonly submission: SubmissionRow,
-    existing: Evidence[],
+    private readonly existing: Evidence[],
+    private readonly fingerprints: Fingerprints,
   ) {
     this.known = new Set(existing.map(evidenceKey));
     this.clients = createProviderClients(env.config, env.egress);
+  }
+
+  /**
+   * Whether the evidence stored as the run started, or added by it, holds anything for the language
+   * model to summarise (not only failures and supporting items). Read from what the run holds, not
+   * asked of the database: a submission with nothing found asks nothing more (decision 0054).
+   */
+  hasFindings(): boolean {
+    return [...this.existing, ...this.added].some((e) => e.group !== 'failures' && !e.supporting);
+  }
+
+  /**
+   * The submission's fingerprints and submitted image, what candidates are verified against. The
+   * file is read once, when something first needs its bytes (web detection's derived copy, a face
+   * crop, a candidate to verify): an enrichment with none of these reads nothing (decision 0054).
+   * A file that is gone fails the enrichment at that point ("the submitted file ... is gone").
+   */
+  submitted(): Promise<Reference> {
+    this.reference ??= readSubmissionImage(this.env, this.submission.file).then((image) => ({ fingerprints: this.fingerprints, image }));
+    return this.reference;
   }
 
   async add(items: NewEvidence[]): Promise<void> {
@@ -145,8 +159,7 @@ class Run {
     const limit = this.env.config.SVC_SEARCH_RESULT_COMPARE_LIMIT;
     const unique = [...new Set(urls.filter((u) => /^https?:\/\//i.test(u)))].slice(0, limit);
     if (unique.length === 0) return [];
-    const { reference } = this;
-    if (!reference) throw new Error('candidates cannot be verified before the submitted image is read');
+    const reference = await this.submitted();
     const verdicts = [];
     for (const url of unique) {
       const v = await verifyImage(this.env, this.submission.id, reference, url);
@@ -158,29 +171,26 @@ class Run {
 }
 
 async function runFlow(env: Env, submissionId: string, options: EnrichOptions): Promise<EnrichResult> {
-  const submission = await getSubmissionRow(env.db, submissionId);
+  // Marked running (when analysed) and read with its evidence in one round trip.
+  const { row: submission, evidence } = await startEnrichment(env.db, submissionId, env.clock.now().toISOString());
   if (!submission) return { status: 'failed', added: [] };
   if (submission.analysis_status !== 'done' || !submission.phash) {
     await setEnrichmentStatus(env.db, submissionId, 'skipped', env.clock.now().toISOString());
     return { status: 'skipped', added: [] };
   }
-  const fingerprints = storedFingerprints(submission.phash, submission.fingerprints);
-  const run = new Run(env, submission, await listEvidence(env.db, submissionId));
-  await setEnrichmentStatus(env.db, submissionId, 'running', env.clock.now().toISOString());
+  const run = new Run(env, submission, evidence, storedFingerprints(submission.phash, submission.fingerprints));
   let status: EnrichmentStatus;
   try {
-    const original = await readSubmissionImage(env, submission.file);
-    run.reference = { fingerprints, image: original };
     const detection = await detectWeb(
       run,
       async () => {
-        const approved = await approveForVision(env.images, original);
+        const approved = await approveForVision(env.images, (await run.submitted()).image);
         await keepDerivedCopy(env, submissionId, approved);
         return approved;
       },
       false,
     );
-    const faceDetections = options.faceCrop ? await faceCropDetections(run, original) : [];
+    const faceDetections = options.faceCrop ? await faceCropDetections(run) : [];
     const candidates = detection ? deriveQueryCandidates(detection, faceDetections) : deriveQueryCandidates(emptyDetection(), faceDetections);
     await imageSearches(run, candidates);
     if (!run.directMatch) await helperSearches(run, candidates);
@@ -284,10 +294,11 @@ export function faceCropChoice<T extends { box: { width: number; height: number 
 }
 
 /** Each de-duplicated face crop as its own derived image; its evidence is marked and never scored. */
-async function faceCropDetections(run: Run, original: Buffer): Promise<WebDetection[]> {
+async function faceCropDetections(run: Run): Promise<WebDetection[]> {
   const faces = faceCropChoice(fromJson<{ box: { x: number; y: number; width: number; height: number }; score: number }[]>(run.submission.faces, []));
+  if (faces.length === 0) return [];
   const detections: WebDetection[] = [];
-  for (const crop of await run.env.images.cropFaces(original, faces)) {
+  for (const crop of await run.env.images.cropFaces((await run.submitted()).image, faces)) {
     if (!crop.ok) {
       await run.add([
         {
@@ -422,8 +433,8 @@ async function helperSearches(run: Run, candidates: QueryCandidate[]): Promise<v
 
 /** The language model's summary of stored evidence, as supporting evidence citing its sources. */
 async function summarise(run: Run): Promise<void> {
+  if (!run.hasFindings()) return;
   const evidence = await listEvidence(run.env.db, run.submission.id);
-  if (!evidence.some((e) => e.group !== 'failures' && !e.supporting)) return;
   const { clients } = run;
   const summary = await run.call('local_llm', 'summary', null, () => summariseEvidence(evidence, (prompt) => clients.localLlm.generate(prompt)));
   if (summary) {

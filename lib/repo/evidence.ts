@@ -13,7 +13,7 @@ import {
 } from './evidence-pages.js';
 import { rowsOf } from './columns.js';
 import { fromJson, newId, toJson } from './json.js';
-import { mediaUrl } from './submissions.js';
+import { enrichmentRunningStatement, mediaUrl, submissionRowStatement, type SubmissionRow } from './submissions.js';
 import type { Database, Statement } from '../ports.js';
 
 /** Evidence as the API returns it (CONTRACT.md section 3): the record's own type. */
@@ -241,6 +241,20 @@ export const evidenceOf = (result: unknown, pages?: Map<string, EvidencePage[]>)
 export async function listEvidence(db: Database, submissionId: string): Promise<Evidence[]> {
   const [rows, pages] = await db.batch([evidenceOfSubmissionStatement(db, submissionId), pagesOfSubmissionStatement(db, submissionId)]);
   return evidenceOf(rows, pagesByEvidence(pages));
+}
+
+/**
+ * An enrichment's start in one round trip: the submission's enrichment marked running when it is
+ * analysed, its row as it then stands (null when it is gone) and its evidence with the pages.
+ */
+export async function startEnrichment(db: Database, submissionId: string, now: string): Promise<{ row: SubmissionRow | null; evidence: Evidence[] }> {
+  const [, row, rows, pages] = await db.batch([
+    enrichmentRunningStatement(db, submissionId, now),
+    submissionRowStatement(db, submissionId),
+    evidenceOfSubmissionStatement(db, submissionId),
+    pagesOfSubmissionStatement(db, submissionId),
+  ]);
+  return { row: rowsOf<SubmissionRow>(row)[0] ?? null, evidence: evidenceOf(rows, pagesByEvidence(pages)) };
 }
 
 export async function getEvidence(db: Database, id: string): Promise<Evidence | null> {

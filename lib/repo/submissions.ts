@@ -169,8 +169,13 @@ export function toSubmission(row: ShownRow): Submission {
   };
 }
 
+/** A submission's row; its answer is the first of its rows (`rowsOf`), none when it is gone. */
+export function submissionRowStatement(db: Database, id: string) {
+  return db.prepare(`${SELECT} WHERE s.id = ?`).bind(id);
+}
+
 export async function getSubmissionRow(db: Database, id: string): Promise<SubmissionRow | null> {
-  return db.prepare(`${SELECT} WHERE s.id = ?`).bind(id).first<SubmissionRow>();
+  return submissionRowStatement(db, id).first<SubmissionRow>();
 }
 
 export async function getSubmission(db: Database, id: string): Promise<Submission | null> {
@@ -474,6 +479,13 @@ export async function saveDerivedPath(db: Database, id: string, derivedPath: str
 
 export function enrichmentStatusStatement(db: Database, id: string, status: EnrichmentStatus, now: string) {
   return db.prepare('UPDATE submissions SET enrichment_status = ?, updated_at = ? WHERE id = ?').bind(status, now, id);
+}
+
+/** Marks an analysed submission's enrichment running; one not analysed is left as it is (its enrichment is skipped). */
+export function enrichmentRunningStatement(db: Database, id: string, now: string) {
+  return db
+    .prepare(`UPDATE submissions SET enrichment_status = 'running', updated_at = ? WHERE id = ? AND analysis_status = 'done' AND phash IS NOT NULL`)
+    .bind(now, id);
 }
 
 export async function setEnrichmentStatus(db: Database, id: string, status: EnrichmentStatus, now: string) {

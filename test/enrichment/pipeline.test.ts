@@ -195,6 +195,28 @@ describe('failures and limits', () => {
     expect((await env.blobs.list('derived/')).objects).toEqual([]);
   });
 
+  it('reads the submitted file only when something needs its bytes: gone before its enrichment, it fails only a run that would send or verify it', async () => {
+    const enrichWithFileGone = async (overrides: Record<string, string>) => {
+      env = await createTestEnv(overrides);
+      copyFixture('camera.png', env.paths.imagesDir);
+      await env.call('POST', '/api/submissions/reload');
+      await env.jobs.drain('analyse');
+      await env.blobs.delete('submissions/images/camera.png');
+      await env.jobs.drain('enrich');
+      return (await env.call('GET', '/api/submissions/camera/review')).json();
+    };
+    // No provider: nothing leaves and nothing is verified, so the run ends as it would with the file.
+    const alone = await enrichWithFileGone({});
+    expect(alone.submission).toMatchObject({ analysis_status: 'done', enrichment_status: 'skipped' });
+    expect(byGroup(alone, 'failures').map((f) => f.kind)).toEqual(['provider_disabled']);
+    await env.dispose();
+    // Web detection sends a copy derived from the file: the run stops there, saying why, and nothing left.
+    const sent = await enrichWithFileGone(fakes.settings);
+    expect(sent.submission.enrichment_status).toBe('failed');
+    expect(byGroup(sent, 'failures').map((f) => f.error?.message)).toContain('the submitted file images/camera.png is gone');
+    expect(fakes.requests()).toHaveLength(0);
+  });
+
   it('records the language model being down as a failure that changes no score', async () => {
     fakes.vision.detection = {
       pagesWithMatchingImages: [{ url: fakes.web.urlFor('/a'), pageTitle: 'Cameraman', fullMatchingImages: [{ url: fakes.web.urlFor('/copy.jpg') }] }],
