@@ -24,6 +24,7 @@ import {
 import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk, recomputeRiskStatement, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
+import { mapLimit } from '../map-limit.js';
 import type { Env, Settled, Statement } from '../ports.js';
 
 /**
@@ -295,16 +296,24 @@ async function judgePairs(env: Env, row: SubmissionRow, fp: Fingerprints, kept: 
   }
   const judged = new Set(kept.filter((p) => p.threshold === threshold).map((p) => `${p.a}|${p.a_sha256}|${p.b}|${p.b_sha256}`));
   const mine: JudgedSide = { ...row, sha256: row.sha256, fingerprints: fp };
-  const verdicts: PairVerdict[] = [];
-  for (const other of found.values()) {
-    if (!other.sha256) continue;
+  const unjudged = [...found.values()].filter((other): other is CandidateRow & { sha256: string } => {
+    if (!other.sha256) return false;
     const [a, b] = row.id < other.id ? [row, other] : [other, row];
-    if (judged.has(`${a.id}|${a.sha256}|${b.id}|${b.sha256}`)) continue;
-    const verdict = await judgePair(env, mine, { ...other, sha256: other.sha256, fingerprints: rowFingerprints(other) }, threshold);
-    if (verdict) verdicts.push(verdict);
-  }
-  return verdicts;
+    return !judged.has(`${a.id}|${a.sha256}|${b.id}|${b.sha256}`);
+  });
+  const verdicts = await mapLimit(unjudged, CHECKS_AT_ONCE, (other) => judgePair(env, mine, { ...other, fingerprints: rowFingerprints(other) }, threshold));
+  return verdicts.filter((verdict): verdict is PairVerdict => verdict !== null);
 }
+
+/**
+ * How many of a comparison's pairs are judged at once (decision 0053). A geometric check mostly
+ * waits: on the images port's worker threads and libvips, or on another process computing a
+ * picture's keypoints (its claim, decision 0047; consecutive comparisons check the same pictures).
+ * One at a time, a process whose check waited on the other's claim left its core idle while its
+ * next candidates had work; a few at once keep it busy, and a burst's hundred candidates still do
+ * not hold their files and keypoints all at once. Each pair's verdict is its own, whatever the order.
+ */
+const CHECKS_AT_ONCE = 4;
 
 interface JudgedSide extends PairSide {
   sha256: string;

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEnv, type OwnedEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
@@ -78,6 +81,12 @@ describe('comparisons side by side', () => {
     return fresh;
   }
 
+  /** An env on the shared one's database and blobs with its own images port, as an isolate or another process has; only the test env closes them. */
+  async function isolateOn(shared: TestEnv): Promise<OwnedEnv> {
+    const db = { prepare: shared.db.prepare.bind(shared.db), batch: shared.db.batch.bind(shared.db), close: () => undefined, open: false };
+    return createEnv(shared.config, { storage: { db, blobs: shared.blobs }, clock: shared.clock, log: createLogger(shared.config, { silent: true }) });
+  }
+
   it('three envs comparing at once on one database (isolates on one D1) leave every pair and every risk as one env comparing in turn', {
     timeout: 600_000,
   }, async () => {
@@ -87,14 +96,7 @@ describe('comparisons side by side', () => {
     for (const id of ids) await compareSubmission(serial, id);
 
     env = await analysed(names);
-    const shared = env;
-    // Each isolate its own images port; the database and blobs are shared, and only the test env closes them.
-    const db = { prepare: shared.db.prepare.bind(shared.db), batch: shared.db.batch.bind(shared.db), close: () => undefined, open: false };
-    for (let n = 0; n < 3; n++) {
-      isolates.push(
-        await createEnv(shared.config, { storage: { db, blobs: shared.blobs }, clock: shared.clock, log: createLogger(shared.config, { silent: true }) }),
-      );
-    }
+    for (let n = 0; n < 3; n++) isolates.push(await isolateOn(env));
     await Promise.all(
       isolates.map(async (isolate, n) => {
         for (const id of ids.filter((_, i) => i % 3 === n)) await compareSubmission(isolate, id);
@@ -108,5 +110,54 @@ describe('comparisons side by side', () => {
     const risks = await storedRisks(serial.db, contentOf);
     expect(risks.some((risk) => risk.includes('internal_match['))).toBe(true);
     expect(await storedRisks(env.db, contentOf)).toEqual(risks);
+  });
+
+  it("judges a submission's other pairs while another process computes one picture's keypoints, to the same verdicts", { timeout: 600_000 }, async () => {
+    // The original is compared last: its checks with the flip and the turn each need both sides' keypoints (the pixels confirm neither).
+    const compared = 'astronaut-original';
+    const names = new Map(['astronaut-original', 'astronaut-vflip', 'astronaut-turned'].map((content) => [content, content]));
+    const partners = [...names.keys()].filter((id) => id !== compared);
+    /** The set analysed, every other picture compared, and no keypoints kept yet. */
+    const beforeTheComparison = async () => {
+      const fresh = await analysed(names);
+      for (const id of partners) await compareSubmission(fresh, id);
+      rmSync(join(fresh.dataDir, 'keypoints'), { recursive: true, force: true });
+      return fresh;
+    };
+    serial = await beforeTheComparison();
+    await compareSubmission(serial, compared);
+    const expected = await pairVerdicts(serial.db);
+    expect(expected).toHaveLength(3);
+
+    // Another process holds each partner's keypoints in turn (its claim, decision 0047), as long as the test wants.
+    for (const [claimed, other] of [partners, [...partners].reverse()]) {
+      env = await beforeTheComparison();
+      const kept = (id: string) => {
+        const sha = createHash('sha256').update(set[id]).digest('hex');
+        return join(env!.dataDir, 'keypoints', sha.slice(0, 2), `${sha}.kp`);
+      };
+      mkdirSync(join(kept(claimed), '..'), { recursive: true });
+      writeFileSync(`${kept(claimed)}.claim`, '');
+      // A process of its own: nothing of the earlier comparisons in memory.
+      isolates.push(await isolateOn(env));
+      let done = false;
+      const comparison = compareSubmission(isolates[0], compared).finally(() => {
+        done = true;
+      });
+      for (let waited = 0; !existsSync(kept(other)) && waited < 60_000; waited += 50) {
+        const now = new Date();
+        utimesSync(`${kept(claimed)}.claim`, now, now);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(existsSync(kept(other)), `${other} checked while ${claimed} is claimed`).toBe(true);
+      expect(done).toBe(false);
+      // The claim goes without keypoints (its process stopped): the comparison computes them itself.
+      rmSync(`${kept(claimed)}.claim`);
+      await comparison;
+      expect(await pairVerdicts(env.db), `${claimed} claimed`).toEqual(expected);
+      await isolates.pop()?.close();
+      await env.dispose();
+      env = undefined;
+    }
   });
 });
