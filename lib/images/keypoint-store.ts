@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { GeometryFeatures } from './geometry.js';
 import { decodeFeatures, encodeFeatures, FEATURES_VERSION } from './keypoint-file.js';
@@ -45,11 +46,14 @@ const CLAIM_POLL_MS = 20;
  * A process computing a picture's keypoints holds `<SHA-256>.kp.claim` until their file is
  * written, and another process that wants them meanwhile waits for that file instead of computing
  * them too (two comparison processes of one intake want the same pictures at about the same time).
+ * A process computes `computing` pictures at once (one a core, as its geometry workers) and claims
+ * a picture when its turn comes, so a claim always stands for a computation under way.
  * At most `maxBytes` in all: past it the files least recently read or written go first (a read
  * touches its file). The folder's own errors (unreadable, full) leave the check to compute.
  */
-export function folderKeypointStore(dir: string, maxBytes: number): KeypointStore {
+export function folderKeypointStore(dir: string, maxBytes: number, { computing = availableParallelism() } = {}): KeypointStore {
   const at = (key: string) => join(dir, key.slice(0, 2), `${key}.kp`);
+  const turn = turns(computing);
   let counted: number | null = null;
   let writes = 0;
   let pruning: Promise<void> | null = null;
@@ -124,29 +128,59 @@ export function folderKeypointStore(dir: string, maxBytes: number): KeypointStor
     }
   };
 
+  /** Computes the picture's keypoints and, unless the folder cannot take them (`mine` null), keeps them; a claim this process holds goes once they are written. */
+  const computeAndKeep = async (key: string, mirror: boolean, version: Buffer, mine: boolean | null, compute: () => Promise<GeometryFeatures>) => {
+    const release = () => (mine ? rm(`${at(key)}.claim`, { force: true }).catch(() => undefined) : undefined);
+    let features: GeometryFeatures;
+    try {
+      features = await compute();
+    } catch (error) {
+      await release();
+      throw error;
+    }
+    // Not awaited: the check goes on while the file is written; the claim goes once it is there.
+    if (mine !== null) void write(key, features, mirror, version).finally(release);
+    return features;
+  };
+
   return {
     async kept(key, mirror, compute) {
       const version = FEATURES_VERSION;
       if (!version) return compute();
       const found = await read(key, mirror, version);
       if (found) return found;
-      const mine = await claim(key);
-      if (mine === false) {
-        const theirs = await waitForOther(key, mirror, version);
-        if (theirs) return theirs;
-      }
-      const release = () => (mine ? rm(`${at(key)}.claim`, { force: true }).catch(() => undefined) : undefined);
-      let features: GeometryFeatures;
-      try {
-        features = await compute();
-      } catch (error) {
-        await release();
-        throw error;
-      }
-      // Not awaited: the check goes on while the file is written; the claim goes once it is there.
-      if (mine !== null) void write(key, features, mirror, version).finally(release);
-      return features;
+      // Claimed only when this process's turn to compute comes (decision 0053): a claim stands for a
+      // computation under way, never for one queued behind this process's others, which another
+      // process would wait on while it could compute the picture itself.
+      const mine = await turn(async () => {
+        const keptMeanwhile = await read(key, mirror, version);
+        if (keptMeanwhile) return { features: keptMeanwhile };
+        const claimed = await claim(key);
+        return claimed === false ? null : { features: await computeAndKeep(key, mirror, version, claimed, compute) };
+      });
+      if (mine) return mine.features;
+      // Another process's claim: waited for outside this process's turns, which go to its other pictures meanwhile.
+      const theirs = await waitForOther(key, mirror, version);
+      return theirs ?? turn(() => computeAndKeep(key, mirror, version, false, compute));
     },
+  };
+}
+
+/** Runs at most `size` of the works given at once, the others in the order they came. */
+function turns(size: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    if (running < size) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      // The turn passes to the next waiting work, or is given back.
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
   };
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -158,6 +158,33 @@ describe('keypoints kept per picture in the data folder', () => {
     const started = performance.now();
     await expect(keptOnly(other, sha(turned), true)).rejects.toThrow('not kept');
     expect(performance.now() - started).toBeLessThan(5_000);
+  }, 60_000);
+
+  it("a picture queued behind a process's other computations is not claimed: another process computes it meanwhile", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'keypoints-'));
+    const features = await computeGeometryFeatures(photo, MAX_PIXELS);
+    const turnedFeatures = await computeGeometryFeatures(turned, MAX_PIXELS);
+    // A process computing one picture at a time (one core), the photograph first, until the test lets it finish.
+    const one = folderKeypointStore(dir, 64 * 1024 * 1024, { computing: 1 });
+    let finish: () => void = () => undefined;
+    const photoDone = one.kept(sha(photo), true, () => new Promise((resolve) => (finish = () => resolve(features))));
+    let oneComputedTurned = false;
+    const turnedInOne = one.kept(sha(turned), true, async () => {
+      oneComputedTurned = true;
+      return turnedFeatures;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(existsSync(`${kept(dir, photo)}.claim`)).toBe(true);
+    expect(existsSync(`${kept(dir, turned)}.claim`)).toBe(false);
+    // Another process wants the turned picture meanwhile: it computes it, without waiting for the first.
+    const other = folderKeypointStore(dir, 64 * 1024 * 1024);
+    expect(await other.kept(sha(turned), true, async () => turnedFeatures)).toEqual(turnedFeatures);
+    for (let waited = 0; existsSync(`${kept(dir, turned)}.claim`) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    finish();
+    await photoDone;
+    // Its turn come, the first process reads what the other kept.
+    expect(await turnedInOne).toEqual(turnedFeatures);
+    expect(oneComputedTurned).toBe(false);
   }, 60_000);
 
   it('a folder that cannot be written leaves the check to compute, and answer', async () => {
