@@ -149,9 +149,9 @@ async function measure(size: number): Promise<(string | number)[][]> {
     for (const { query, copy, near } of planted) {
       started = performance.now();
       const slotQuery = new SlotQuery(query, THRESHOLD);
-      const rows = await submissionsFound(env.db, slotQuery.matchProbe(), 'none');
+      const rows = await submissionsFound(env.db, [slotQuery.matchProbe()], 'none');
       const matches = slotQuery.matches(rows.map((r) => ({ key: r.id, fingerprints: storedFingerprints(r.phash, r.fingerprints) })));
-      const nearRows = await submissionsFound(env.db, slotQuery.nearProbe(NEAR_FROM), 'none');
+      const nearRows = await submissionsFound(env.db, [slotQuery.nearProbe(NEAR_FROM)], 'none');
       nearCandidates += nearRows.length;
       const nearFound = slotQuery.near(
         nearRows.map((r) => ({ key: r.id, fingerprints: storedFingerprints(r.phash, r.fingerprints) })),

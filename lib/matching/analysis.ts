@@ -4,10 +4,21 @@ import { ImageRejected } from '../images/rejected.js';
 import { RobustIndex, SlotQuery, matchPair, type FingerprintMatch, type Fingerprints } from '../images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
 import type { ConfirmedGeometry, GeometryResult } from '../images/geometry.js';
-import { geometricMatch, matchRegionFields, referenceEvidenceStatements, replaceRightsEvidence, type MatchFields, type NewEvidence } from '../repo/evidence.js';
+import {
+  geometricMatch,
+  matchRegionFields,
+  referenceEvidenceStatements,
+  replaceRightsEvidence,
+  rightsEvidenceChanges,
+  rightsEvidenceStatement,
+  type MatchFields,
+  type NewEvidence,
+  type RightsRow,
+} from '../repo/evidence.js';
 import { submissionKey, thumbnailKey } from '../blobs/keys.js';
+import { rowsOf } from '../repo/columns.js';
 import { fromJson } from '../repo/json.js';
-import { listReferenceEntries } from '../repo/knowledge.js';
+import { listReferenceEntries, referenceEntriesStatement, type ReferenceEntryRow } from '../repo/knowledge.js';
 import type { JobOutcome } from '../jobs/loops.js';
 import { enqueueIndexJobStatement, enqueueJobStatement, type Job } from '../repo/jobs.js';
 import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type CandidateRow, type FingerprintRow } from '../repo/fingerprint-slots.js';
@@ -21,7 +32,7 @@ import {
   writePairsStatements,
   type PairVerdict,
 } from '../repo/pairs.js';
-import { getSubmissionRow, saveAnalysis, saveAnalysisFailure, type SubmissionRow } from '../repo/submissions.js';
+import { getSubmissionRow, saveAnalysisFailure, saveAnalysisStatement, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk, recomputeRiskStatement, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
 import { mapLimit } from '../map-limit.js';
@@ -89,9 +100,15 @@ export async function analyseSubmission(env: Env, row: SubmissionRow): Promise<{
       thumb_path: stored.ok ? thumbPath : null,
       analysis_error: problems.length ? problems.join('; ') : null,
     };
-    const saved = await saveAnalysis(env.db, id, row.sha256, result, now());
-    // Read from the submitted bytes: the derived copy that leaves the service has none of these fields.
-    if (saved) await saveRightsEvidence(env, id, row.submitter, await readRightsMetadata(bytes), now());
+    // The rights evidence as it stands is read in the analysis's batch: on D1, one round trip for both.
+    const [analysis, rights] = await env.db.batch([saveAnalysisStatement(env.db, id, row.sha256, result, now()), rightsEvidenceStatement(env.db, id)]);
+    const saved = rowsOf<SubmissionRow>(analysis)[0] ?? null;
+    if (saved) {
+      // Read from the submitted bytes: the derived copy that leaves the service has none of these fields.
+      const found = rightsEvidence(await readRightsMetadata(bytes), row.submitter);
+      const changes = rightsEvidenceChanges(env.db, id, rowsOf<RightsRow>(rights), found, now());
+      if (changes.length) await env.db.batch(changes);
+    }
     return { stored: saved, failure: null };
   } catch (error) {
     // Only the image itself fails its analysis for good. Anything else (storage, the image service
@@ -105,19 +122,17 @@ export async function analyseSubmission(env: Env, row: SubmissionRow): Promise<{
  * The rights fields the file states about itself, as one piece of local evidence (group `rights`),
  * or none when it states none. Its kind says whether the creator or copyright holder it names is
  * someone other than the submitter (the risk signal). The same finding again keeps its row, so an
- * operator's mark stays; new bytes with other fields replace it.
+ * operator's mark stays; new bytes with other fields replace it (rightsEvidenceChanges).
  */
-async function saveRightsEvidence(env: Env, id: string, submitter: string | null, rights: RightsMetadata, now: string): Promise<void> {
-  const found: NewEvidence | null = hasRights(rights)
-    ? {
-        source: 'file_metadata',
-        kind: rightsMismatch(rights, submitter) ? RIGHTS_MISMATCH_KIND : RIGHTS_KIND,
-        group: 'rights',
-        title: '파일 권리 표기',
-        text: rightsText(rights),
-      }
-    : null;
-  await replaceRightsEvidence(env.db, id, found, now);
+function rightsEvidence(rights: RightsMetadata, submitter: string | null): NewEvidence | null {
+  if (!hasRights(rights)) return null;
+  return {
+    source: 'file_metadata',
+    kind: rightsMismatch(rights, submitter) ? RIGHTS_MISMATCH_KIND : RIGHTS_KIND,
+    group: 'rights',
+    title: '파일 권리 표기',
+    text: rightsText(rights),
+  };
 }
 
 /**
@@ -131,7 +146,7 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
   const bytes = await env.blobs.get(submissionKey(row.file));
   if (!bytes) return;
   const now = env.clock.now().toISOString();
-  await saveRightsEvidence(env, id, row.submitter, await readRightsMetadata(bytes), now);
+  await replaceRightsEvidence(env.db, id, rightsEvidence(await readRightsMetadata(bytes), row.submitter), now);
   await recomputeRisk(env.db, id, now);
 }
 
@@ -143,16 +158,17 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
  * looks, so of two comparisons running at once the later lookup finds the earlier one's submission,
  * and a pair judged by both gets the same verdict; a verdict is stored only while both sides still
  * have the bytes it was judged on. `known` is its row as the caller just read or stored it (read
- * here when not given).
+ * here when not given). The submission's enrichment is queued with the comparison's writes.
  */
 export async function compareSubmission(env: Env, id: string, known?: SubmissionRow | null): Promise<void> {
   const row = known === undefined ? await getSubmissionRow(env.db, id) : known;
   const fp = row?.analysis_status === 'done' && row.phash ? storedFingerprints(row.phash, row.fingerprints) : null;
   // The slots and the reads that go with them are one batch: on D1, one round trip.
   const slots = fingerprintSlotsStatements(env.db, id, fp);
-  const [partners, pairs] = (await env.db.batch([...slots, pairPartnersStatement(env.db, id), pairsOfStatement(env.db, id)])).slice(slots.length);
+  const reads = [pairPartnersStatement(env.db, id), pairsOfStatement(env.db, id), referenceEntriesStatement(env.db)];
+  const [partners, pairs, references] = (await env.db.batch([...slots, ...reads])).slice(slots.length);
   const judged = row && fp ? await judgePairs(env, row, fp, pairsOf(pairs)) : [];
-  const own = row ? await similarityStatements(env, await referenceIndex(env), row) : [];
+  const own = row ? await similarityStatements(env, referenceIndex(rowsOf<ReferenceEntryRow>(references)), row) : [];
   const now = env.clock.now().toISOString();
   // Whose internal evidence the verdicts may change: those it matched before (pairs and evidence, for
   // any bytes) and those it matches now. A pair another comparison writes meanwhile comes with that
@@ -160,13 +176,16 @@ export async function compareSubmission(env: Env, id: string, known?: Submission
   const touched = new Set([...partnersOf(id, partners), ...judged.filter((p) => p.matched).map((p) => (p.a === id ? p.b : p.a))]);
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
   // Every write of the comparison in one batch, one transaction (decision 0051): the verdicts, then
-  // each touched submission's evidence as the pairs stand at commit, and its risk from that evidence.
-  await env.db.batch([
+  // each touched submission's evidence as the pairs stand at commit, and its risk from that evidence;
+  // last the enrichment's job, queued once the comparison commits (decision 0056).
+  const written = await env.db.batch([
     dropStalePairsStatement(env.db, id, threshold),
     ...writePairsStatements(env.db, judged),
     ...own,
     ...[...touched].flatMap((other) => [...internalEvidenceStatements(env.db, other, now), recomputeRiskStatement(env.db, other, now)]),
+    enqueueJobStatement(env.db, 'enrich', id, {}, now),
   ]);
+  if (rowsOf(written[written.length - 1]).length > 0) await env.jobs.notify(1);
 }
 
 const rowFingerprints = (row: FingerprintRow) => storedFingerprints(row.phash, row.fingerprints);
@@ -184,8 +203,6 @@ export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
   // The row is read once and passed along: as the analysis stored it, or again when a reload recorded other bytes meanwhile.
   const current = analysed.stored ?? (await getSubmissionRow(env.db, id));
   await compareSubmission(env, id, current);
-  const queued = await enqueueJobStatement(env.db, 'enrich', id, {}, env.clock.now().toISOString()).all();
-  if (queued.results.length > 0) await env.jobs.notify(1);
   if (current?.analysis_status === 'failed') return { status: 'failed', error: analysed.failure ?? current.analysis_error ?? 'analysis failed' };
   return { status: 'done' };
 }
@@ -290,13 +307,10 @@ async function judgePairs(env: Env, row: SubmissionRow, fp: Fingerprints, kept: 
   if (!row.sha256) return [];
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
   const query = new SlotQuery(fp, threshold);
-  const found = new Map<string, CandidateRow>();
-  for (const probe of [query.matchProbe(), query.nearProbe(threshold - NEAR_THRESHOLD)]) {
-    for (const candidate of await submissionsFound(env.db, probe, row.id)) found.set(candidate.id, candidate);
-  }
+  const found = await submissionsFound(env.db, [query.matchProbe(), query.nearProbe(threshold - NEAR_THRESHOLD)], row.id);
   const judged = new Set(kept.filter((p) => p.threshold === threshold).map((p) => `${p.a}|${p.a_sha256}|${p.b}|${p.b_sha256}`));
   const mine: JudgedSide = { ...row, sha256: row.sha256, fingerprints: fp };
-  const unjudged = [...found.values()].filter((other): other is CandidateRow & { sha256: string } => {
+  const unjudged = found.filter((other): other is CandidateRow & { sha256: string } => {
     if (!other.sha256) return false;
     const [a, b] = row.id < other.id ? [row, other] : [other, row];
     return !judged.has(`${a.id}|${a.sha256}|${b.id}|${b.sha256}`);
@@ -365,10 +379,10 @@ interface References {
 }
 
 /** Attention candidates and watchlist entries (never excluded ones), indexed for this run. */
-async function referenceIndex(env: Env): Promise<References> {
+function referenceIndex(rows: ReferenceEntryRow[]): References {
   const index = new RobustIndex<string>();
   const entries = new Map<string, ReferenceEntry>();
-  for (const row of await listReferenceEntries(env.db)) {
+  for (const row of rows) {
     const entry = { id: row.id, submission_id: row.submission_id, state: row.state, fingerprints: storedFingerprints(row.phash, row.fingerprints) };
     entries.set(row.id, entry);
     index.add(row.id, entry.fingerprints);
@@ -382,7 +396,7 @@ async function referenceIndex(env: Env): Promise<References> {
  * Operator marks on evidence found again are kept. The decision is never touched.
  */
 export async function refreshSimilarity(env: Env, ids: Iterable<string>): Promise<void> {
-  const references = await referenceIndex(env);
+  const references = referenceIndex(await listReferenceEntries(env.db));
   for (const id of new Set(ids)) {
     const row = await getSubmissionRow(env.db, id);
     if (row) await env.db.batch(await similarityStatements(env, references, row));

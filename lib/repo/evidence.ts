@@ -329,12 +329,25 @@ const deleteEvidenceStatement = (db: Database, id: string) => db.prepare('DELETE
  * keeps its row, so an operator's mark stays; any other goes.
  */
 export async function replaceRightsEvidence(db: Database, submissionId: string, found: NewEvidence | null, now: string): Promise<void> {
-  const old = await db
-    .prepare("SELECT id, kind, text FROM evidence WHERE submission_id = ? AND group_key = 'rights'")
-    .bind(submissionId)
-    .all<{ id: string; kind: string; text: string | null }>();
-  const kept = found && old.results.find((r) => r.kind === found.kind && r.text === found.text);
-  const statements = old.results.filter((r) => r !== kept).map((r) => deleteEvidenceStatement(db, r.id));
-  if (found && !kept) statements.push(insertEvidenceStatement(db, submissionId, found, now));
+  const statements = rightsEvidenceChanges(db, submissionId, rowsOf<RightsRow>(await rightsEvidenceStatement(db, submissionId).all()), found, now);
   if (statements.length) await db.batch(statements);
+}
+
+/** A submission's rights evidence as stored, as replaceRightsEvidence compares it. */
+export interface RightsRow {
+  id: string;
+  kind: string;
+  text: string | null;
+}
+
+export function rightsEvidenceStatement(db: Database, submissionId: string): Statement {
+  return db.prepare("SELECT id, kind, text FROM evidence WHERE submission_id = ? AND group_key = 'rights'").bind(submissionId);
+}
+
+/** The writes that make the rights evidence `old` into `found` (none when it already is). */
+export function rightsEvidenceChanges(db: Database, submissionId: string, old: RightsRow[], found: NewEvidence | null, now: string): Statement[] {
+  const kept = found && old.find((r) => r.kind === found.kind && r.text === found.text);
+  const statements = old.filter((r) => r !== kept).map((r) => deleteEvidenceStatement(db, r.id));
+  if (found && !kept) statements.push(insertEvidenceStatement(db, submissionId, found, now));
+  return statements;
 }

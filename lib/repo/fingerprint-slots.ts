@@ -38,33 +38,35 @@ export interface CandidateRow extends FingerprintRow {
 }
 
 /**
- * The analysed submissions (other than `except`) a lookup finds: the rows of its slots whose whole
- * key is within its distance, then those submissions' fingerprints; every analysed submission when
- * the lookup is too wide to probe (null). Only analysed rows: a submission waiting for new analysis
- * may still have its old picture's slots.
+ * The analysed submissions (other than `except`) its lookups find: the rows of each lookup's slots
+ * whose whole key is within its distance, then those submissions' fingerprints; every analysed
+ * submission when a lookup is too wide to probe (null). Only analysed rows: a submission waiting for
+ * new analysis may still have its old picture's slots.
  */
-export async function submissionsFound(db: Database, probe: SlotProbe | null, except: string): Promise<CandidateRow[]> {
-  if (!probe) {
+export async function submissionsFound(db: Database, probes: (SlotProbe | null)[], except: string): Promise<CandidateRow[]> {
+  if (probes.some((probe) => probe === null)) {
     const all = db.prepare(`SELECT id, phash, fingerprints, file, sha256 FROM submissions WHERE analysis_status = 'done' AND phash IS NOT NULL AND id <> ?`);
     return (await all.bind(except).all<CandidateRow>()).results;
   }
-  const pieces: Statement[] = [];
-  for (let at = 0; at < probe.slots.length; at += SLOTS_PER_STATEMENT) {
-    pieces.push(
-      db
+  const pieces: { probe: SlotProbe; statement: Statement }[] = [];
+  for (const probe of probes as SlotProbe[]) {
+    for (let at = 0; at < probe.slots.length; at += SLOTS_PER_STATEMENT) {
+      const statement = db
         .prepare(
           'SELECT f.slot, f.submission_id AS id, f.key FROM json_each(?) probe JOIN fingerprint_slots f ON f.slot = probe.value WHERE f.submission_id <> ?',
         )
-        .bind(JSON.stringify(probe.slots.slice(at, at + SLOTS_PER_STATEMENT)), except),
-    );
+        .bind(JSON.stringify(probe.slots.slice(at, at + SLOTS_PER_STATEMENT)), except);
+      pieces.push({ probe, statement });
+    }
   }
-  // The pieces in one batch: on D1 one round trip where each was one (decision 0054). On SQLite they
-  // run in one go, the near lookup about 20 ms at 100,000 submissions (decision 0024), where the
-  // event loop used to run between pieces.
+  // Every lookup's pieces in one batch: on D1 one round trip where each piece was one (decisions 0054,
+  // 0056). On SQLite they run in one go, the near lookup about 20 ms at 100,000 submissions (decision
+  // 0024), where the event loop used to run between pieces.
   const ids = new Set<string>();
-  for (const hits of await db.batch(pieces)) {
-    for (const hit of rowsOf<{ slot: number; id: string; key: string }>(hits)) if (probe.accepts(hit.slot, hit.key)) ids.add(hit.id);
-  }
+  const answers = await db.batch(pieces.map((piece) => piece.statement));
+  answers.forEach((hits, i) => {
+    for (const hit of rowsOf<{ slot: number; id: string; key: string }>(hits)) if (pieces[i].probe.accepts(hit.slot, hit.key)) ids.add(hit.id);
+  });
   if (ids.size === 0) return [];
   const rows = await db
     // "+" keeps the planner off the analysis-status index, which holds nearly every row.

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { KnowledgeEntryRecord } from '../api/records.js';
 import type { Decision, KnowledgeState } from '../vocabulary.js';
 import { fromJson, newId, toJson } from './json.js';
-import type { Database } from '../ports.js';
+import type { Database, Statement } from '../ports.js';
 
 export type KnowledgeEntry = z.infer<typeof KnowledgeEntryRecord>;
 
@@ -69,15 +69,22 @@ export function setKnowledgeStateStatement(db: Database, id: string, state: Know
   return db.prepare('UPDATE knowledge_entries SET state = ?, updated_at = ? WHERE id = ?').bind(state, now, id);
 }
 
+/** An entry used as a reference in internal similarity, as stored. */
+export interface ReferenceEntryRow {
+  id: string;
+  submission_id: string;
+  phash: string;
+  fingerprints: string | null;
+  state: KnowledgeState;
+}
+
 /** Entries used as references in internal similarity: candidates and the confirmed watchlist, never excluded ones. */
-export async function listReferenceEntries(
-  db: Database,
-): Promise<{ id: string; submission_id: string; phash: string; fingerprints: string | null; state: KnowledgeState }[]> {
-  return (
-    await db
-      .prepare(`SELECT id, submission_id, phash, fingerprints, state FROM knowledge_entries WHERE state IN ('주의 후보', '확정 DB 편입')`)
-      .all<{ id: string; submission_id: string; phash: string; fingerprints: string | null; state: KnowledgeState }>()
-  ).results;
+export function referenceEntriesStatement(db: Database): Statement {
+  return db.prepare(`SELECT id, submission_id, phash, fingerprints, state FROM knowledge_entries WHERE state IN ('주의 후보', '확정 DB 편입')`);
+}
+
+export async function listReferenceEntries(db: Database): Promise<ReferenceEntryRow[]> {
+  return (await referenceEntriesStatement(db).all<ReferenceEntryRow>()).results;
 }
 
 /** Moves an entry's state; a no-op (no new updated_at) when it is already there. */

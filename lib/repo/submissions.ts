@@ -4,7 +4,7 @@ import type { QueuePageRecord, SubmissionRecord } from '../api/records.js';
 import { invalid } from '../http/errors.js';
 import type { Decision, RiskLevel } from '../vocabulary.js';
 import { fromJson, toJson } from './json.js';
-import type { Database, SqlValue } from '../ports.js';
+import type { Database, SqlValue, Statement } from '../ports.js';
 
 /** A submission as every endpoint returns it (CONTRACT.md section 3): the API record's own type. */
 export type Submission = z.infer<typeof SubmissionRecord>;
@@ -437,13 +437,7 @@ export interface AnalysisResult {
  * stored (the comparison that follows reads it). When a reload recorded new bytes in the meantime,
  * nothing is stored (null): the analysis queued for the new bytes will be.
  */
-export async function saveAnalysis(
-  db: Database,
-  id: string,
-  analysedSha256: string | null,
-  result: AnalysisResult,
-  now: string,
-): Promise<SubmissionRow | null> {
+export function saveAnalysisStatement(db: Database, id: string, analysedSha256: string | null, result: AnalysisResult, now: string): Statement {
   return db
     .prepare(
       `UPDATE submissions SET phash = ?, fingerprints = ?, faces = ?, people = ?, has_people = ?, thumb_path = ?,
@@ -460,8 +454,17 @@ export async function saveAnalysis(
       now,
       id,
       analysedSha256,
-    )
-    .first<SubmissionRow>();
+    );
+}
+
+export async function saveAnalysis(
+  db: Database,
+  id: string,
+  analysedSha256: string | null,
+  result: AnalysisResult,
+  now: string,
+): Promise<SubmissionRow | null> {
+  return saveAnalysisStatement(db, id, analysedSha256, result, now).first<SubmissionRow>();
 }
 
 /** Marks the analysis of those bytes failed, answering the row as stored, or null as saveAnalysis does. */
