@@ -20,7 +20,7 @@ import { rowsOf } from '../repo/columns.js';
 import { fromJson } from '../repo/json.js';
 import { listReferenceEntries, referenceEntriesStatement, type ReferenceEntryRow } from '../repo/knowledge.js';
 import type { JobOutcome } from '../jobs/loops.js';
-import { enqueueIndexJobStatement, enqueueJobStatement, type Job } from '../repo/jobs.js';
+import { enqueueIndexJobStatement, enqueueJobStatement, type ClaimedJob } from '../repo/jobs.js';
 import { backfillFingerprintSlots, fingerprintSlotsStatements, submissionsFound, type CandidateRow, type FingerprintRow } from '../repo/fingerprint-slots.js';
 import {
   dropStalePairsStatement,
@@ -194,10 +194,11 @@ const rowFingerprints = (row: FingerprintRow) => storedFingerprints(row.phash, r
  * The `analyse` job queued by a reload: analysis (unless a previous run already stored it, before a
  * crash), comparison, then the submission's enrichment job. Running it twice stores the same thing.
  */
-export async function runAnalyseJob(env: Env, job: Job): Promise<JobOutcome> {
+export async function runAnalyseJob(env: Env, job: ClaimedJob): Promise<JobOutcome> {
   if (!job.submission_id) return { status: 'failed', error: 'the job names no submission' };
   const id = job.submission_id;
-  const row = await getSubmissionRow(env.db, id);
+  // As the claim read it, in its batch; read here for a job claimed otherwise.
+  const row = job.submission !== undefined ? job.submission : await getSubmissionRow(env.db, id);
   if (!row) return { status: 'skipped' };
   const analysed = row.analysis_status === 'pending' ? await analyseSubmission(env, row) : { stored: row, failure: row.analysis_error };
   // The row is read once and passed along: as the analysis stored it, or again when a reload recorded other bytes meanwhile.

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { JobProgressRecord, JobRecord } from '../api/records.js';
 import { rowsOf } from './columns.js';
 import { fromJson, toJson } from './json.js';
+import { claimedSubmissionRowStatement, type SubmissionRow } from './submissions.js';
 import type { Database } from '../ports.js';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'skipped';
@@ -19,6 +20,13 @@ export type JobType = (typeof JOB_TYPES)[number];
 export type Job = z.infer<typeof JobRecord>;
 
 export type JobRow = Omit<Job, 'payload'> & { payload: string; run_token: string | null };
+
+/**
+ * A job as its worker claimed it. An analysis starts from its submission's row, so its claim reads
+ * it in the same batch (decision 0056): `submission` is that row, null when the submission is gone;
+ * absent for the other types.
+ */
+export type ClaimedJob = Job & { submission?: SubmissionRow | null };
 
 export const toJob = ({ run_token: _token, ...row }: JobRow): Job => ({ ...row, payload: fromJson(row.payload, {}) });
 
@@ -60,7 +68,7 @@ export interface JobEnd {
  * the worker ran before, is recorded in the same batch, before the claim: on D1 one round trip for
  * both, where a worker running job after job made two and one more for each type it found empty.
  */
-export async function claimNextJob(db: Database, types: readonly JobType[], token: string, now: string, ended?: JobEnd | null): Promise<Job | null> {
+export async function claimNextJob(db: Database, types: readonly JobType[], token: string, now: string, ended?: JobEnd | null): Promise<ClaimedJob | null> {
   // Each type's candidate in order; the first row of the union ends it (SQLite runs UNION ALL's
   // arms in turn and stops at the LIMIT), so the types after a claimable one are not looked at.
   const candidates = types
@@ -78,9 +86,13 @@ export async function claimNextJob(db: Database, types: readonly JobType[], toke
        RETURNING *`,
     )
     .bind(token, now, ...types);
-  const results = await db.batch(ended ? [finishJobStatement(db, ended), claim] : [claim]);
-  const [row] = rowsOf<JobRow>(results[results.length - 1]);
-  return row ? toJob(row) : null;
+  const first = ended ? [finishJobStatement(db, ended)] : [];
+  const analysis = types.includes('analyse') ? [claimedSubmissionRowStatement(db, 'analyse', token)] : [];
+  const results = await db.batch([...first, claim, ...analysis]);
+  const [row] = rowsOf<JobRow>(results[first.length]);
+  if (!row) return null;
+  const job = toJob(row);
+  return row.type === 'analyse' ? { ...job, submission: rowsOf<SubmissionRow>(results[first.length + 1])[0] ?? null } : job;
 }
 
 export function finishJobStatement(db: Database, end: JobEnd) {

@@ -174,6 +174,13 @@ export function submissionRowStatement(db: Database, id: string) {
   return db.prepare(`${SELECT} WHERE s.id = ?`).bind(id);
 }
 
+/** The row of the submission whose job of `type` the claim `token` holds (read in the claim's batch). */
+export function claimedSubmissionRowStatement(db: Database, type: string, token: string) {
+  return db
+    .prepare(`${SELECT} WHERE s.id = (SELECT j.submission_id FROM jobs j WHERE j.type = ? AND j.status = 'running' AND j.run_token = ?)`)
+    .bind(type, token);
+}
+
 export async function getSubmissionRow(db: Database, id: string): Promise<SubmissionRow | null> {
   return submissionRowStatement(db, id).first<SubmissionRow>();
 }

@@ -300,11 +300,14 @@ describe.each(backends)('repository on $name', (backend) => {
     await db.batch([enqueueJobStatement(db, 'enrich', 's2', {}, NOW), enqueueJobStatement(db, 'analyse', 's1', {}, NOW)]);
     const analysis = await claimNextJob(db, ['analyse', 'enrich'], 'a', NOW);
     expect(analysis).toMatchObject({ type: 'analyse', submission_id: 's1' });
+    // An analysis starts from its submission's row: its claim reads it in the same batch; other types' claims do not.
+    expect(analysis?.submission).toMatchObject({ id: 's1', analysis_status: 'pending' });
     // The enrichment of s1 waits while its analysis runs; its end, recorded before the claim, lets it go.
     await enqueueJobStatement(db, 'enrich', 's1', {}, NOW).run();
     const ended = { id: analysis!.id, token: 'a', status: 'done' as const, error: null, finishedAt: NOW };
     const next = await claimNextJob(db, ['analyse', 'enrich'], 'b', NOW, ended);
     expect(next).toMatchObject({ type: 'enrich', submission_id: 's2' });
+    expect(next?.submission).toBeUndefined();
     expect(await claimNextJob(db, ['analyse', 'enrich'], 'c', NOW)).toMatchObject({ type: 'enrich', submission_id: 's1' });
     expect(await claimNextJob(db, ['analyse', 'enrich', 'index', 'backup'], 'd', NOW)).toBeNull();
     expect((await listJobs(db, 'done')).map((j) => j.id)).toEqual([analysis!.id]);
