@@ -41,6 +41,7 @@ import { progressWriter, type ProgressWriter } from './reload-progress.js';
 import { sortInTurns } from './sort-in-turns.js';
 import { formatLocal, parseLocal } from '../time.js';
 import type { BlobInfo, Env } from '../ports.js';
+import { mapLimit } from '../threads/map-limit.js';
 
 /**
  * `POST /api/submissions/reload`: the registry file and the images folder become submissions.
@@ -206,21 +207,6 @@ async function readStoredIndex(env: Env): Promise<StoredIndex> {
 
 /** Lets waiting requests run between slices of a long pass. */
 const yieldToEvents = () => nextTurn();
-
-/** Runs `fn` over the items with at most `limit` in flight, keeping the results in order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await fn(items[i]);
-      }
-    }),
-  );
-  return results;
-}
 
 /**
  * One reload at a time: a second one waits for the first, so no file is imported twice, within a

@@ -35,7 +35,7 @@ import {
 import { getSubmissionRow, saveAnalysisFailure, saveAnalysisStatement, type SubmissionRow } from '../repo/submissions.js';
 import { recomputeRisk, recomputeRiskStatement, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
-import { mapLimit } from '../map-limit.js';
+import { mapLimit } from '../threads/map-limit.js';
 import type { Env, Settled, Statement } from '../ports.js';
 
 /**
