@@ -144,8 +144,9 @@ export async function run(): Promise<BenchTable[]> {
     for (const processes of [1, 2]) {
       const copy = mkdtempSync(path.join(tmpdir(), 'bench-comparisons-run-'));
       cpSync(dataDir, copy, { recursive: true });
-      // Timed from when every process has started (tsx, the database, the images port) to the last
-      // comparison; each takes the next one when free, as consumers claim jobs.
+      // Timed from when every process has started (tsx, the database, the images port) and warmed
+      // up (test/helpers/compare-process.ts) to the last comparison; each takes the next one when
+      // free, as consumers claim jobs.
       const ready = await Promise.all(Array.from({ length: processes }, (_, i) => startProcess(copy, PINNED ? i : null)));
       const cpuBefore = ready.reduce((sum, child) => sum + child.cpu(), 0);
       const started = performance.now();
@@ -173,7 +174,7 @@ export async function run(): Promise<BenchTable[]> {
       columns: ['processes', 'comparisons', 'wall s', 'comparisons/s', 'x one process', 'CPU s', 'cores busy'],
       rows,
       notes: [
-        `${ids.length} analysed pictures (${CORPUS === 'copies' ? '13 re-encodings of each fixture photo' : 'the order-free matching set, each also re-encoded at 85, 70, 50 and shrunk by a tenth'}), compared in child processes on one SQLite file, timed from when all have started; each process takes the next comparison when free and has its own images port (keypoints shared through the data folder where the build keeps them there).`,
+        `${ids.length} analysed pictures (${CORPUS === 'copies' ? '13 re-encodings of each fixture photo' : 'the order-free matching set, each also re-encoded at 85, 70, 50 and shrunk by a tenth'}), compared in child processes on one SQLite file, timed from when all have started and warmed up (geometric checks of pictures outside the set); each process takes the next comparison when free and has its own images port (keypoints shared through the data folder where the build keeps them there).`,
         `Same pair verdicts with 1 and 2 processes: ${verdicts[0] === verdicts[1] ? 'yes' : 'NO'}.`,
         'Target (issue 31): 2 processes at least 1.7x one, on a quiet 2-core machine.',
       ],
