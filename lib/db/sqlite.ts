@@ -1,4 +1,3 @@
-import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import type { AllResult, Database, RunResult, SqlValue, Statement } from '../ports.js';
 
@@ -73,49 +72,14 @@ class SqliteStatement implements Statement {
   }
 }
 
-/**
- * Pages in the write-ahead log at which a commit checkpoints on its own: behind the checkpoint
- * thread, in case it stops or falls behind (SQLite's own default is 1,000).
- */
-const COMMIT_CHECKPOINT_PAGES = 10_000;
-/** How long closing waits for the checkpoint thread to let go of the file (one checkpoint at most). */
-const CHECKPOINT_CLOSE_MS = 5000;
-
-/**
- * A thread of its own that checkpoints the file (checkpoint-worker.mjs). A checkpoint copies the
- * log's pages into the database and syncs both; run by the commit that crossed SQLite's threshold,
- * it held the event loop for as long and took 45 % of a first pass's write time at 100,000 files.
- * `stop` returns once the thread's connection is closed, so that the file is whole for whoever
- * opens or copies it next.
- */
-function checkpointThread(file: string): { stop(): void } {
-  const closed = new SharedArrayBuffer(4);
-  const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file, closed } });
-  let running = true;
-  const ended = () => {
-    running = false;
-  };
-  worker.on('error', ended).on('exit', ended).unref();
-  return {
-    stop() {
-      if (!running) return;
-      worker.postMessage('close');
-      Atomics.wait(new Int32Array(closed), 0, 0, CHECKPOINT_CLOSE_MS);
-    },
-  };
-}
-
 /** The service's own database, or (`readonly`) a copy to read without changing a byte of it, such as a backup's. */
 export function openSqlite(file: string, { readonly = false } = {}): SqliteDatabase {
   const raw = new BetterSqlite3(file, { readonly, fileMustExist: readonly });
-  let checkpoints: { stop(): void } | null = null;
   if (!readonly) {
     raw.pragma('journal_mode = WAL');
     raw.pragma('foreign_keys = ON');
     raw.pragma('busy_timeout = 5000');
     raw.pragma('synchronous = NORMAL');
-    raw.pragma(`wal_autocheckpoint = ${COMMIT_CHECKPOINT_PAGES}`);
-    checkpoints = checkpointThread(file);
   }
   const transaction = raw.transaction((statements: SqliteStatement[]) => statements.map((s) => s.runSync()));
   const cache = new StatementCache(raw);
@@ -124,10 +88,7 @@ export function openSqlite(file: string, { readonly = false } = {}): SqliteDatab
     async batch(statements) {
       return transaction(statements as SqliteStatement[]);
     },
-    close() {
-      checkpoints?.stop();
-      raw.close();
-    },
+    close: () => raw.close(),
     get open() {
       return raw.open;
     },
