@@ -464,17 +464,7 @@ export function saveAnalysisStatement(db: Database, id: string, analysedSha256: 
     );
 }
 
-export async function saveAnalysis(
-  db: Database,
-  id: string,
-  analysedSha256: string | null,
-  result: AnalysisResult,
-  now: string,
-): Promise<SubmissionRow | null> {
-  return saveAnalysisStatement(db, id, analysedSha256, result, now).first<SubmissionRow>();
-}
-
-/** Marks the analysis of those bytes failed, answering the row as stored, or null as saveAnalysis does. */
+/** Marks the analysis of those bytes failed, answering the row as stored, or null as saveAnalysisStatement does. */
 export async function saveAnalysisFailure(db: Database, id: string, analysedSha256: string | null, reason: string, now: string): Promise<SubmissionRow | null> {
   return db
     .prepare(`UPDATE submissions SET analysis_status = 'failed', analysis_error = ?, updated_at = ? WHERE id = ? AND sha256 IS ? RETURNING *`)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestEnv, useTestEnv } from '../helpers/env.js';
 import { ProviderRecord, SubmissionRecord } from './contract.js';
-import { getSubmission, saveAnalysis, type FaceRecord, type PersonRecord } from '../../lib/repo/submissions.js';
+import { getSubmission, saveAnalysisStatement, type FaceRecord, type PersonRecord } from '../../lib/repo/submissions.js';
 import { attentionMatch, body, PHASH, refusal, seedSubmission, webMatch, webRelated } from './seed.js';
 
 const env = useTestEnv();
@@ -106,13 +106,13 @@ describe('GET /api/review-queue', () => {
   it('filters by who the picture shows (a person box or a face), with exact totals, kept up to date by a new analysis', async () => {
     for (const id of ['nobody', 'face', 'person']) await seedSubmission(env, id);
     const analyse = (id: string, faces: FaceRecord[], people: PersonRecord[]) =>
-      saveAnalysis(
+      saveAnalysisStatement(
         env.db,
         id,
         'ab'.repeat(32),
         { phash: PHASH, fingerprints: { variants: [PHASH] }, faces, people, thumb_path: null },
         env.clock.now().toISOString(),
-      );
+      ).run();
     await analyse('face', [{ box: { x: 1, y: 1, width: 30, height: 30 }, score: 0.9 }], []);
     await analyse('person', [], [{ box: { x: 1, y: 1, width: 30, height: 90 }, score: 0.6, face: null }]);
     const q = async (query: string) => body(env.call('GET', `/api/review-queue?${query}`));
@@ -146,7 +146,7 @@ describe('GET /api/review-queue', () => {
     const now = env.clock.now().toISOString();
     // Cells that a JSON round trip could get wrong: quotes, a backslash, a line break, Korean and an
     // emoji in the title, a thumbnail path that needs escaping in its URL, faces, a note, an error.
-    await saveAnalysis(
+    await saveAnalysisStatement(
       env.db,
       'match',
       'ab'.repeat(32),
@@ -158,7 +158,7 @@ describe('GET /api/review-queue', () => {
         thumb_path: 'thumbs/사진 #1%.jpg',
       },
       now,
-    );
+    ).run();
     await env.db.prepare(`UPDATE submissions SET title = ?, analysis_error = ? WHERE id = 'match'`).bind('"따옴표" \\ 줄\n바꿈 📷', 'decoder: <bad>').run();
     await body(env.call('POST', '/api/submissions/decided/decision', { decision: '반려', note: '출처 "불명"' }));
     // A JSON cell that does not parse reads as empty, in the list as in the detail.

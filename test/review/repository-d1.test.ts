@@ -12,7 +12,7 @@ import type { Actor } from '../../lib/auth/actor.js';
 
 const OPERATOR: Actor = { type: 'account', id: 'acct_1', name: 'kim', role: 'operator', client: '127.0.0.1' };
 import { clearExpiredMediaStatement, listExpiredMedia } from '../../lib/repo/retention.js';
-import { saveAnalysis, saveDecisionStatement, saveDerivedPath, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
+import { saveAnalysisStatement, saveDecisionStatement, saveDerivedPath, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import type { Database } from '../../lib/ports.js';
 
 /**
@@ -70,7 +70,13 @@ describe.each(backends)('review statements on $name', (backend) => {
       },
       T1,
     ).run();
-    await saveAnalysis(db, 's1', 'ab', { phash: '0123456789abcdef', fingerprints: { v: 1 }, faces: [], people: [], thumb_path: 'thumbs/s1.jpg' }, T1);
+    await saveAnalysisStatement(
+      db,
+      's1',
+      'ab',
+      { phash: '0123456789abcdef', fingerprints: { v: 1 }, faces: [], people: [], thumb_path: 'thumbs/s1.jpg' },
+      T1,
+    ).run();
     await saveDerivedPath(db, 's1', 'derived/s1.jpg', T1);
   });
   afterEach(async () => close());

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { addEvidence, type Evidence, type NewEvidence } from '../../lib/repo/evidence.js';
-import { saveAnalysis, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
+import { saveAnalysisStatement, upsertSubmissionStatement } from '../../lib/repo/submissions.js';
 import { recomputeRisk } from '../../lib/review/risk.js';
 import { ErrorBody } from './contract.js';
 import type { TestEnv } from '../helpers/env.js';
@@ -38,13 +38,13 @@ export async function seedSubmission(env: TestEnv, id: string, options: SeedOpti
     now,
   ).run();
   if (options.analysed !== false) {
-    await saveAnalysis(
+    await saveAnalysisStatement(
       env.db,
       id,
       'ab'.repeat(32),
       { phash: options.phash ?? PHASH, fingerprints: { variants: [options.phash ?? PHASH] }, faces: [], people: [], thumb_path: null },
       now,
-    );
+    ).run();
   }
   const evidence = await addEvidence(env.db, id, options.evidence ?? [], now);
   await recomputeRisk(env.db, id, now);
