@@ -218,6 +218,9 @@ export function createJobRunner(env: Env, workers: Record<JobType, JobWorker>): 
             }),
           );
           const failure = settled.find((s) => s.status === 'rejected');
+          // A full disk met at a claim, outside any job, is told as one met inside a job.
+          if (failure && isStorageFull(failure.reason) && !(failure.reason instanceof StorageFull))
+            throw new StorageFull(`${type} jobs wait for storage: ${failure.reason.message}`, null);
           if (failure) throw failure.reason;
           const n = settled.reduce((a, s) => a + (s.status === 'fulfilled' ? s.value : 0), 0);
           count += n;
