@@ -81,7 +81,10 @@ export function jobSlot(env: Env, types: readonly JobType[], handlerOf: (job: Jo
   return {
     async next() {
       const token = randomUUID();
-      const job = await claimNextJob(env.db, types, token, env.clock.now().toISOString(), ended);
+      const job = await claimNextJob(env.db, types, token, env.clock.now().toISOString(), ended).catch((error) => {
+        // The claim writes too (the last job's end): a full disk refusing it stops the worker as one inside a job does.
+        throw isStorageFull(error) ? new StorageFull(`a job claim waits for storage: ${(error as Error).message}`, null) : error;
+      });
       ended = null;
       if (!job) return false;
       ended = await runClaimed(env, job, token, handlerOf(job));
@@ -218,9 +221,6 @@ export function createJobRunner(env: Env, workers: Record<JobType, JobWorker>): 
             }),
           );
           const failure = settled.find((s) => s.status === 'rejected');
-          // A full disk met at a claim, outside any job, is told as one met inside a job.
-          if (failure && isStorageFull(failure.reason) && !(failure.reason instanceof StorageFull))
-            throw new StorageFull(`${type} jobs wait for storage: ${failure.reason.message}`, null);
           if (failure) throw failure.reason;
           const n = settled.reduce((a, s) => a + (s.status === 'fulfilled' ? s.value : 0), 0);
           count += n;
