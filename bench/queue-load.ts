@@ -25,6 +25,8 @@ const DATA_DIR = path.join(ROOT, 'outputs', 'bench', `queue-${SUBMISSIONS}`);
 const CONNECTIONS = 8;
 const SECONDS = 8;
 const TOKEN = 'bench-queue-token-7d41';
+/** Pages asked in turn so that none is kept: far more than the service keeps (64). */
+const IN_TURN = 2000;
 
 /** wrk's latency lines ("50%  1.23ms") in milliseconds. */
 function latency(output: string, percentile: string): number {
@@ -116,16 +118,44 @@ interface Load {
   cpuMs: number;
 }
 
-/** wrk against one URL of one service: latency, rate, the service's CPU per request and its longest stall meanwhile. */
-async function load(service: Service, url: string): Promise<Load> {
+/**
+ * A wrk script that asks the paths in turn, each of its two threads from another half of the list,
+ * so that no page is asked twice within a few hundred requests: pages the service computes, not
+ * pages it kept (lib/review/kept-answers.ts).
+ */
+function inTurnScript(paths: readonly string[]): string {
+  const file = path.join(DATA_DIR, 'in-turn.lua');
+  writeFileSync(
+    file,
+    `local paths = { ${paths.map((p) => JSON.stringify(p)).join(', ')} }
+local threads = 0
+function setup(thread) thread:set("first", threads * math.floor(#paths / 2)); threads = threads + 1 end
+function init(args) i = first end
+function request() i = i + 1; return wrk.format("GET", paths[(i % #paths) + 1]) end
+`,
+  );
+  return file;
+}
+
+/**
+ * wrk against one URL (or a list of them, asked in turn) of one service: latency, rate, the
+ * service's CPU per request and its longest stall meanwhile.
+ */
+async function load(service: Service, target: string | readonly string[]): Promise<Load> {
+  const url = typeof target === 'string' ? target : target[0];
   const check = await get(service.base + url);
   if (check.status !== 200) throw new Error(`${url} answered ${check.status}: ${check.body.slice(0, 300)}`);
+  const script = typeof target === 'string' ? [] : ['-s', inTurnScript(target)];
   const pids = serviceProcesses(service.child.pid!);
   for (const pid of pids) process.kill(pid, 'SIGUSR2');
   const cpuBefore = cpuSeconds(pids);
-  const output = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-H', `authorization: Bearer ${TOKEN}`, service.base + url], {
-    encoding: 'utf8',
-  });
+  const output = execFileSync(
+    'wrk',
+    ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', ...script, '-H', `authorization: Bearer ${TOKEN}`, service.base + url],
+    {
+      encoding: 'utf8',
+    },
+  );
   const cpu = cpuSeconds(pids) - cpuBefore;
   for (const pid of pids) rmSync(`${service.loopFile}.${pid}`, { force: true });
   for (const pid of pids) process.kill(pid, 'SIGWINCH');
@@ -140,6 +170,17 @@ async function load(service: Service, url: string): Promise<Load> {
     stall: Math.max(...(await Promise.all(pids.map(async (pid) => (await loopReport(`${service.loopFile}.${pid}`)).max_ms)))),
     cpuMs: (cpu * 1000) / requests,
   };
+}
+
+/** The paths of the queue's first `count` pages, each reached by the cursor of the page before it. */
+async function cursorPages(service: Service, count: number): Promise<string[]> {
+  const paths = ['/api/review-queue'];
+  while (paths.length < count) {
+    const page = JSON.parse((await get(service.base + paths[paths.length - 1])).body) as { next_cursor: string | null };
+    if (!page.next_cursor) break;
+    paths.push(`/api/review-queue?cursor=${page.next_cursor}`);
+  }
+  return paths;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -176,6 +217,7 @@ export async function run(): Promise<BenchTable[]> {
     const deep = JSON.parse((await get(`${services[0].base}/api/review-queue?offset=${DEEP}&limit=50`)).body) as { next_cursor: string };
     const urls = (
       [
+        [`${IN_TURN.toLocaleString('en')} cursor pages in turn (none kept)`, await cursorPages(services[0], IN_TURN)],
         ['first page', '/api/review-queue'],
         ['undecided', '/api/review-queue?decision=undecided'],
         ['승인 + high', `/api/review-queue?decision=${encodeURIComponent('승인')}&level=high`],

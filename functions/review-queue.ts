@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { answer } from '../lib/api/answer.js';
 import { QueuePageRecord } from '../lib/api/records.js';
-import { readQuery } from '../lib/http/json.js';
+import { jsonText, readQuery } from '../lib/http/json.js';
 import { listQueue } from '../lib/repo/submissions.js';
+import { keptWhileUnchanged } from '../lib/review/kept-answers.js';
 import { limitParam, offsetParam } from '../lib/review/query.js';
 import { DECISIONS, RISK_LEVELS } from '../lib/vocabulary.js';
 import type { Env } from '../lib/ports.js';
@@ -42,11 +43,12 @@ export const ReviewQueue = answer('queue', QueuePageRecord);
 
 /**
  * GET /api/review-queue: undecided first, then risk high to low; `total` counts the whole filter;
- * `next_cursor` reaches the next page at the cost of the first.
+ * `next_cursor` reaches the next page at the cost of the first. The same page is the same for
+ * every caller who may read it, so it is kept until something is committed.
  */
 export async function handleReviewQueue(request: Request, env: Env): Promise<Response> {
   const query = readQuery(request, ReviewQueueQuery);
-  return ReviewQueue.send(await listQueue(env.db, query));
+  return jsonText(await keptWhileUnchanged(env.db, `queue ${JSON.stringify(query)}`, async () => ReviewQueue.text(await listQueue(env.db, query))));
 }
 
 export const reviewQueueRoute = route('get', '/api/review-queue', 'operator', 'The review queue: undecided first, then risk high to low', {

@@ -63,6 +63,11 @@ export interface Database {
   prepare(sql: string): Statement;
   /** The only atomic unit: every statement commits, or none does. */
   batch(statements: Statement[]): Promise<unknown[]>;
+  /**
+   * A mark that differs from the last one read whenever anything was committed since, by this
+   * connection or any other: what lets an answer be kept while nothing changed. D1 has none.
+   */
+  writeMark?(): Promise<string>;
 }
 
 export type SqlValue = string | number | null;

@@ -10,8 +10,10 @@ export interface NamedAnswer<S extends z.ZodType = z.ZodType> {
   name: string;
   schema: S;
   send(body: z.output<S>, status?: number): Response;
+  /** The body as JSON text, to keep and send later with `jsonText`. */
+  text(body: z.output<S>): string;
 }
 
 export function answer<S extends z.ZodType>(name: string, schema: S): NamedAnswer<S> {
-  return { name, schema, send: (body, status) => json(body, status) };
+  return { name, schema, send: (body, status) => json(body, status), text: (body) => JSON.stringify(body) };
 }

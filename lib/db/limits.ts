@@ -47,5 +47,6 @@ export function limitedDatabase(db: Database, limits = { maxBoundValues: D1_MAX_
       count(statements.length);
       return db.batch(statements.map((s) => inner.get(s) ?? s));
     },
+    ...(db.writeMark && { writeMark: db.writeMark }),
   };
 }

@@ -83,11 +83,15 @@ export function openSqlite(file: string, { readonly = false } = {}): SqliteDatab
   }
   const transaction = raw.transaction((statements: SqliteStatement[]) => statements.map((s) => s.runSync()));
   const cache = new StatementCache(raw);
+  // data_version moves with every commit of another connection (another process's included),
+  // total_changes with every row this connection wrote: together, with anything committed.
+  const mark = raw.prepare("SELECT (SELECT data_version FROM pragma_data_version) || '.' || total_changes()").pluck();
   return {
     prepare: (sql) => new SqliteStatement(cache, sql),
     async batch(statements) {
       return transaction(statements as SqliteStatement[]);
     },
+    writeMark: async () => mark.get() as string,
     close: () => raw.close(),
     get open() {
       return raw.open;

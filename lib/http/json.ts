@@ -2,7 +2,12 @@ import type { z } from 'zod';
 import { invalid, ServiceError } from './errors.js';
 
 export function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), {
+  return jsonText(JSON.stringify(body), status);
+}
+
+/** An answer already written as JSON (one kept from an earlier request, as UTF-8 bytes). */
+export function jsonText(text: string | Uint8Array<ArrayBuffer>, status = 200): Response {
+  return new Response(text, {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
   });

@@ -59,5 +59,6 @@ export function countedDatabase(db: Database): Database & { tally: DatabaseTally
         return results;
       });
     },
+    ...(db.writeMark && { writeMark: () => (sent(['write mark']), db.writeMark!()) }),
   };
 }

@@ -145,7 +145,11 @@ function refusingUndefined(db: Database): Database {
     inner.set(wrapped, statement);
     return wrapped;
   };
-  return { prepare: (sql) => wrap(db.prepare(sql), sql), batch: (statements) => db.batch(statements.map((s) => inner.get(s) ?? s)) };
+  return {
+    prepare: (sql) => wrap(db.prepare(sql), sql),
+    batch: (statements) => db.batch(statements.map((s) => inner.get(s) ?? s)),
+    ...(db.writeMark && { writeMark: db.writeMark }),
+  };
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
