@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { workerPool } from '../threads/worker-pool.js';
 import type { BlobDigest } from '../ports.js';
 
@@ -12,7 +13,9 @@ import type { BlobDigest } from '../ports.js';
  * deadline (a file whose read never ends: a hung network share, a pipe named like a picture) is
  * asked again a file at a time (the other batches its worker owed, as they were), and the file
  * that is late alone answers null (the reload reports it as unreadable and tries it again next time)
- * instead of holding the reload for good.
+ * instead of holding the reload for good. A name is read only when it is a regular file: a link is
+ * answered 'link' unread (whether its target stays in its folder is the caller's check), so the
+ * main thread stats nothing for the ordinary file.
  */
 
 // Files sent in one message: enough to make a message's cost small beside the reads.
@@ -24,20 +27,34 @@ const BATCH = 32;
  */
 export const DIGEST_DEADLINE_MS = 60_000;
 
+/** A file's digest; 'link' for a symbolic link (not followed); null when there is no regular file to read. */
+export type FileDigest = BlobDigest | 'link' | null;
+
 interface Asked {
   file: string;
   headBytes: number;
   deadlineMs: number;
-  resolve: (digest: BlobDigest | null) => void;
+  resolve: (digest: FileDigest) => void;
 }
 
-const pool = workerPool<{ files: string[]; headBytes: number }, { digests: (BlobDigest | null)[] }>(new URL('./digest-worker.mjs', import.meta.url));
+const pool = workerPool<{ files: string[]; headBytes: number }, { digests: FileDigest[] }>(new URL('./digest-worker.mjs', import.meta.url));
 let queued: Asked[] = [];
 
-/** The main thread's own read, for a worker that failed. */
-async function readHere(file: string, headBytes: number): Promise<BlobDigest | null> {
-  const bytes = await readFile(file).catch(() => null);
-  return bytes && { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), head: bytes.subarray(0, headBytes) };
+/** The main thread's own read, for a worker that failed: the same rules as the worker's. */
+async function readHere(file: string, headBytes: number): Promise<FileDigest> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ELOOP' ? ('link' as const) : null,
+  );
+  if (handle === null || handle === 'link') return handle;
+  try {
+    if (!(await handle.stat()).isFile()) return null;
+    const bytes = await handle.readFile();
+    return { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), head: bytes.subarray(0, headBytes) };
+  } catch {
+    return null;
+  } finally {
+    await handle.close();
+  }
 }
 
 async function send(batch: Asked[]): Promise<void> {
@@ -58,8 +75,11 @@ function flush(): void {
   for (let from = 0; from < asked.length; from += BATCH) void send(asked.slice(from, from + BATCH));
 }
 
-/** The file's size, SHA-256 and first `headBytes` bytes, read in a worker thread; null when it cannot be read (or not within the deadline). */
-export function digestFile(file: string, headBytes: number, deadlineMs = DIGEST_DEADLINE_MS): Promise<BlobDigest | null> {
+/**
+ * The file's size, SHA-256 and first `headBytes` bytes, read in a worker thread; 'link' for a
+ * symbolic link; null when it is no regular file or cannot be read (or not within the deadline).
+ */
+export function digestFile(file: string, headBytes: number, deadlineMs = DIGEST_DEADLINE_MS): Promise<FileDigest> {
   return new Promise((resolve) => {
     if (queued.length === 0) setImmediate(flush);
     queued.push({ file, headBytes, deadlineMs, resolve });

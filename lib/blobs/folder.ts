@@ -90,8 +90,15 @@ export function folderBlobStore(root: string): BlobStore {
       return found ? describe(key, found) : null;
     },
     async digest(key, headBytes) {
-      const found = inspect(key);
-      return found && !('problem' in found) ? digestFile(found.file, headBytes) : null;
+      // The worker reads a regular file without a stat on the event loop first (a first pass
+      // stats a million of them); a link comes back to be checked here.
+      const file = join(root, checkedKey(key));
+      const read = await digestFile(file, headBytes);
+      if (read !== 'link') return read;
+      const found = inspect(key, file);
+      if (!found || 'problem' in found) return null;
+      const target = await digestFile(found.file, headBytes);
+      return target === 'link' ? null : target;
     },
     async put(key, bytes) {
       const file = join(root, checkedKey(key));
