@@ -148,10 +148,15 @@ export async function revokeApiToken(db: Database, id: string, now: string): Pro
   return db.prepare(`UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING ${TOKEN_COLUMNS}`).bind(now, id).first<ApiToken>();
 }
 
-/** A token that is not revoked; its last use is recorded. */
+// A token's last use is written at most once a minute: a script polling the queue with it would
+// otherwise commit a write with every request (the write lock taken beside the jobs, and the
+// queue's kept pages dropped: lib/review/kept-answers.ts).
+const LAST_USE_STEP_MS = 60_000;
+
+/** A token that is not revoked; its last use is recorded (to the minute). */
 export async function useApiToken(db: Database, tokenHash: string, now: string): Promise<ApiToken | null> {
-  return db
-    .prepare(`UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ? AND revoked_at IS NULL RETURNING ${TOKEN_COLUMNS}`)
-    .bind(now, tokenHash)
-    .first<ApiToken>();
+  const token = await db.prepare(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`).bind(tokenHash).first<ApiToken>();
+  if (!token || (token.last_used_at !== null && Date.parse(now) - Date.parse(token.last_used_at) < LAST_USE_STEP_MS)) return token;
+  await db.prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ?').bind(now, token.id).run();
+  return { ...token, last_used_at: now };
 }

@@ -230,6 +230,22 @@ describe('first run and tokens', () => {
     expect((await env.call('GET', '/api/review-queue', undefined, asToken)).status).toBe(401);
   });
 
+  it("shows a token's last use to the minute, without a write for every request", async () => {
+    const { token, secret } = await tokenFor('operator');
+    const asToken = { authorization: `Bearer ${secret}` };
+    const lastUse = async () => (await (await env.call('GET', '/api/tokens')).json()).tokens.find((t: { id: string }) => t.id === token.id).last_used_at;
+    expect(await lastUse()).toBeNull();
+    const first = env.clock.now().toISOString();
+    expect((await env.call('GET', '/api/review-queue', undefined, asToken)).status).toBe(200);
+    expect(await lastUse()).toBe(first);
+    env.clock.advance(45_000);
+    expect((await env.call('GET', '/api/review-queue', undefined, asToken)).status).toBe(200);
+    expect(await lastUse()).toBe(first);
+    env.clock.advance(20_000);
+    expect((await env.call('GET', '/api/review-queue', undefined, asToken)).status).toBe(200);
+    expect(await lastUse()).toBe(env.clock.now().toISOString());
+  });
+
   it('audits who did what from where, and keeps every secret out of answers and audit events', async () => {
     await makeAccount(OPERATOR);
     const { secret } = await tokenFor('operator');
