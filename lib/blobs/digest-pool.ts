@@ -10,7 +10,7 @@ import type { BlobDigest } from '../ports.js';
  * event loop's. Files asked for in the same turn of the event loop go to a worker together, a batch
  * a message, since a message costs the main thread more than a small file's read. A worker that
  * fails is replaced, and the files it owed are read on the main thread instead. A batch past its
- * deadline (a file whose read never ends: a hung network share, a pipe named like a picture) is
+ * deadline (a file whose read never ends: a hung network share) is
  * asked again a file at a time (the other batches its worker owed, as they were), and the file
  * that is late alone answers null (the reload reports it as unreadable and tries it again next time)
  * instead of holding the reload for good. A name is read only when it is a regular file: a link is
