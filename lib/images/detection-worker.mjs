@@ -1,24 +1,23 @@
-// Detection process: BlazeFace (blazeface.mjs) and the two people models (people-model.mjs,
-// nanodet-people.mjs) on onnxruntime-node, in a child process of its own (faces.ts runs one per core), so that a crash or
+// Detection process: BlazeFace (blazeface.mjs) and the people model (people-model.mjs) on
+// onnxruntime-node, in a child process of its own (faces.ts runs one per core), so that a crash or
 // a kill at the deadline ends only this process. Plain .mjs: it runs on plain node.
 // It only sees already decoded, downscaled RGB pixels (sharp decodes in the main thread), so a
 // malformed file can never reach a model. Protocol, one message per request, answered in turn:
-//   in:  { id, stage: 'coarse', faceRaster, peopleRaster, confidentRaster, faceScore, personScore, confidentScore, personLimit }
+//   in:  { id, stage: 'coarse', faceRaster, peopleRaster, faceScore, personScore, personLimit }
 //        { id, stage: 'fine', regions: [raster], faceScore }
 //        where a raster is { width, height, pixels: Uint8Array (RGB, row-major) }
-//   out: { id, ok: true, faces, people, peopleCapped, confidentPeople } for 'coarse' (boxes in each raster's pixels)
+//   out: { id, ok: true, faces, people, peopleCapped } for 'coarse' (boxes in each raster's pixels)
 //        { id, ok: true, faces: [faces of each region] } for 'fine'
 //        { id, ok: false, error }
 //   { ready: true } once the models are loaded, { running: id } as a request starts (its deadline
 //   counts from there), { fatal } once when a model cannot load: the main thread then drops this process.
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace } from './blazeface.mjs';
-import { detectNanoDetPeople, loadNanoDet } from './nanodet-people.mjs';
 import { detectPeople, loadPeopleModel } from './people-model.mjs';
 
 /** The largest raster either stage accepts on a side (faces.ts sends at most 384). */
 const MAX_SIDE = 384;
 
-const modelsReady = Promise.all([loadBlazeFace(), loadPeopleModel(), loadNanoDet()]);
+const modelsReady = Promise.all([loadBlazeFace(), loadPeopleModel()]);
 modelsReady.then(
   () => process.send({ ready: true }),
   (error) => {
@@ -56,12 +55,11 @@ async function answer(request) {
   }
 }
 
-async function run({ stage, faceRaster, peopleRaster, confidentRaster, regions, faceScore, personScore, confidentScore, personLimit }) {
+async function run({ stage, faceRaster, peopleRaster, regions, faceScore, personScore, personLimit }) {
   if (stage === 'coarse') {
     const [faces] = await detectBlazeFaces([{ ...faceRaster, minScore: faceScore }], INPUT_SIZE);
     const { people, capped } = await detectPeople(peopleRaster, { minScore: personScore, limit: personLimit, maxSide: MAX_SIDE });
-    const confident = await detectNanoDetPeople(confidentRaster, { minScore: confidentScore, limit: personLimit, maxSide: MAX_SIDE });
-    return { faces, people, peopleCapped: capped, confidentPeople: confident.people };
+    return { faces, people, peopleCapped: capped };
   }
   if (stage === 'fine') {
     if (!Array.isArray(regions)) throw new Error('regions must be a list of rasters');

@@ -93,9 +93,6 @@ const WHOLE_PICTURE = {
   // of 224 px over the 384 px raster, with the whole picture at 224, found 63 from 0.4 at
   // precision 0.80 (a person cut by a tile's edge is a box of its own) for more cost.
   peopleSide: 384,
-  // NanoDet's person class (decisions/0059) on the picture at this longer side: 352 px found 64 of
-  // the 82 tuning people alone from 0.4 where 320 found 60 (decisions/0057), for about 3 CPU ms more.
-  confidentSide: 352,
 } as const;
 
 /** Which person candidates are reported as people. */
@@ -131,13 +128,6 @@ const PERSON = {
   // its face.
   closeUpShare: 0.25,
   faceHeights: 1.5,
-  // NanoDet's person boxes from this score are people too (decisions/0059): on the tuning person
-  // set 0.4 found one more person and 4 more false boxes, 0.5 two fewer people.
-  confidentScore: 0.45,
-  // A NanoDet box overlapping a reported person by this IoU is the same person, and its box stands
-  // for it (on the tuning person set 71 of 82 found at precision 0.92 where keeping MoveNet's box
-  // found 68 at 0.86; 0.3 found 69, 0.5 gave 3 more false boxes).
-  sameIou: 0.4,
 } as const;
 
 /** The second pass, on the head region of each person candidate the first pass saw too small. */
@@ -183,7 +173,7 @@ interface Raster {
 }
 
 type WorkerBox = FaceBox & { score: number };
-type CoarseAnswer = { faces: WorkerBox[]; people: WorkerBox[]; confidentPeople: WorkerBox[] };
+type CoarseAnswer = { faces: WorkerBox[]; people: WorkerBox[] };
 type FineAnswer = { faces: WorkerBox[][] };
 type WorkerMessage =
   | ({ id: number; ok: true } & Partial<CoarseAnswer>)
@@ -335,28 +325,6 @@ function closeUpPerson(face: FaceBox, picture: { width: number; height: number }
 }
 
 /**
- * The people reported with NanoDet's confident boxes (PERSON.confidentScore) merged in by IoU, most
- * certain first: where one overlaps a reported person by PERSON.sameIou or more (the most
- * overlapping box not yet taken), it is that person, with NanoDet's box (on the tuning person set it
- * fitted the labelled extent more often) and the higher score; the others are people of their own.
- * NanoDet's boxes are never candidates for head regions: its weak candidates cost more than they
- * find there (decisions/0057).
- */
-export function withConfidentPeople<T extends { box: FaceBox; score: number }>(people: T[], confident: { box: FaceBox; score: number }[]) {
-  const taken = new Set<number>();
-  const merged = people.map((person) => {
-    const same = confident
-      .map((other, index) => ({ index, overlap: taken.has(index) ? 0 : iou(person.box, other.box) }))
-      .reduce((best, next) => (next.overlap > best.overlap ? next : best), { index: -1, overlap: 0 });
-    if (same.overlap < PERSON.sameIou) return { box: person.box, score: person.score };
-    taken.add(same.index);
-    return { box: confident[same.index]!.box, score: Math.max(person.score, confident[same.index]!.score) };
-  });
-  const added = confident.filter((other, index) => !taken.has(index) && merged.every((person) => iou(person.box, other.box) < PERSON.sameIou));
-  return [...merged, ...added].sort((a, b) => b.score - a.score);
-}
-
-/**
  * Each face is given to the most certain person whose box holds its centre and who has none yet,
  * and that box grows to hold the whole face: a person's visible extent has its face in it (at
  * 384 px the people model's box on a person filling the picture can start below the brow).
@@ -409,9 +377,8 @@ function hold(worker: ChildProcess, owed: boolean): void {
  * one dies, or owes an answer past the deadline, it is killed, the requests it held are rejected
  * and its slot starts a fresh one for the next request sent there; the others carry on.
  *
- * A picture takes three steps: BlazeFace on the whole picture at WHOLE_PICTURE.faceSide, the
- * people model at WHOLE_PICTURE.peopleSide and NanoDet at WHOLE_PICTURE.confidentSide (one
- * request), then BlazeFace again on the head region of
+ * A picture takes three steps: BlazeFace on the whole picture at WHOLE_PICTURE.faceSide and the
+ * people model at WHOLE_PICTURE.peopleSide (one request), then BlazeFace again on the head region of
  * every person the first pass could not have seen a face in at that size (a second request), read
  * from the analysis raster or, when that is too coarse for a small person, from a larger decode of
  * the file.
@@ -527,17 +494,13 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const raster = given ?? (await decodeForAnalysis(image, options.maxPixels));
       const picture = { width: raster.originalWidth, height: raster.originalHeight };
       const whole = { left: 0, top: 0, ...picture };
-      const [faceRaster, peopleRaster, confidentRaster] = await Promise.all(
-        [WHOLE_PICTURE.faceSide, WHOLE_PICTURE.peopleSide, WHOLE_PICTURE.confidentSide].map((side) => shrunk(raster, side)),
-      );
+      const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, WHOLE_PICTURE.faceSide), shrunk(raster, WHOLE_PICTURE.peopleSide)]);
       const coarse = await runInWorker<CoarseAnswer>({
         stage: 'coarse',
         faceRaster,
         peopleRaster,
-        confidentRaster,
         faceScore: minScore,
         personScore: PERSON.candidateScore,
-        confidentScore: PERSON.confidentScore,
         personLimit: PERSON.maxCandidates,
       });
       const candidates = dedupeFaces(coarse.people.map((found) => toPicture(found, peopleRaster, whole, picture)).filter((found) => found !== null));
@@ -551,8 +514,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const kept = dedupeFaces(faces.filter((face) => face !== null));
       if (kept.length > limits.faces) notes.push(`only the ${limits.faces} most certain of ${kept.length} faces were kept`);
       const found = kept.slice(0, limits.faces);
-      const confident = coarse.confidentPeople.map((person) => toPicture(person, confidentRaster, whole, picture)).filter((person) => person !== null);
-      const people = withConfidentPeople(withCloseUps(reportedPeople(candidates, found, picture), found, picture), confident);
+      const people = withCloseUps(reportedPeople(candidates, found, picture), found, picture);
       if (people.length > limits.people) notes.unshift(`only the ${limits.people} most certain of ${people.length} people were kept`);
       return { faces: found, people: linkFaces(found, people.slice(0, limits.people)), notes };
     },

@@ -4,10 +4,7 @@
 // arithmetic, pooling, padding, up-sampling, concatenation); a graph is cut at the named outputs,
 // so the decoding that follows them in tfjs (reshapes, top-k, gathers) is never converted, and any
 // other operation on the way fails the load. The ONNX model takes an NCHW float input and gives
-// every output in the tfjs graph's own axis order (NHWC transposed back), so its values read as the
-// tfjs graph's did. Graphs that came to tfjs from PyTorch through ONNX (NanoDet) hold their tensors
-// in NCHW and wrap each convolution in transposes to NHWC and back: those transposes move no data
-// here, where every tensor is NCHW.
+// every output transposed back to NHWC, so its values read as the tfjs graph's did.
 // Plain .mjs: used from worker threads, which vitest and tsx do not transform reliably.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -142,30 +139,11 @@ const ACTIVATIONS = {
   Relu6: (input, output, constant) => [onnxNode('Clip', [input, constant(0), constant(6)], [output])],
 };
 
-// The ONNX graph's input, passed on to the tfjs graph's placeholder (whose name varies).
-const INPUT = 'nchw_input';
-// Operations whose tfjs form reads NHWC tensors only.
-const NHWC_ONLY = new Set([
-  '_FusedConv2D',
-  'Conv2D',
-  'FusedDepthwiseConv2dNative',
-  'DepthwiseConv2dNative',
-  'MaxPool',
-  'ResizeBilinear',
-  'Mean',
-  'DepthToSpace',
-]);
-
-/**
- * A converter for one graph: the ONNX nodes and initialisers it has written so far. `inputSize` is
- * the placeholder's fixed [height, width], or null when the graph takes any size.
- */
-function graphWriter(weights, inputSize) {
+/** A converter for one graph: the ONNX nodes and initialisers it has written so far. */
+function graphWriter(weights) {
   const nodes = [];
   const initializers = [];
   const constants = new Map();
-  // The tfjs tensors held in NCHW order; every other 4-D tensor is NHWC in tfjs and NCHW here.
-  const nchw = new Set();
   const weight = (name) => {
     const found = weights.get(name);
     if (!found) throw new Error(`the weight ${name} is missing`);
@@ -180,22 +158,10 @@ function graphWriter(weights, inputSize) {
     }
     return name;
   };
-  /** Int64 values as an initialiser, written once per list. */
-  const int64s = (values) => {
-    const name = `int64/${values.join(',')}`;
-    if (!constants.has(name)) {
-      constants.set(name, true);
-      initializers.push(tensor(name, [values.length], TENSOR.INT64, BigInt64Array.from(values, BigInt)));
-    }
-    return name;
-  };
   /** An operand of element-wise arithmetic: a per-channel vector becomes [C, 1, 1] to broadcast over NCHW. */
-  const operand = (name, _, inputs) => {
+  const operand = (name) => {
     if (!weights.has(name) || constants.has(name)) return name;
     const { shape, values } = weight(name);
-    // In tfjs a vector broadcasts over the last axis, which is not the channels' in NCHW order.
-    if (shape.length === 1 && shape[0] > 1 && inputs.some((input) => nchw.has(input)))
-      throw new Error(`a vector operand of an NCHW tensor (${name}) is not supported`);
     constants.set(name, true);
     const floats = values instanceof Float32Array ? values : Float32Array.from(values);
     const dims =
@@ -293,22 +259,18 @@ function graphWriter(weights, inputSize) {
         ),
       ),
     Pad: (node) => {
-      // TensorFlow's [[begin, end]] per tfjs axis to ONNX's begins then ends in NCHW order.
+      // TensorFlow's [[begin, end]] per NHWC axis to ONNX's begins then ends in NCHW order.
       const paddings = weight(node.input[1]).values;
-      const order = nchw.has(node.input[0]) ? [0, 1, 2, 3] : NHWC_TO_NCHW;
-      const pads = int64s([...order.map((axis) => paddings[axis * 2]), ...order.map((axis) => paddings[axis * 2 + 1])]);
-      // PadV2's third input is the value padded with (minus infinity before a max pool).
-      const value = node.input[2] ? [constant(weight(node.input[2]).values[0])] : [];
-      nodes.push(onnxNode('Pad', [node.input[0], pads, ...value], [node.name]));
-    },
-    PadV2: (node) => converters.Pad(node),
-    Transpose: (node) => {
-      // Only between NHWC and NCHW, which hold the same data here.
-      const perm = [...weight(node.input[1]).values].join();
-      const fromNchw = nchw.has(node.input[0]);
-      if (perm !== (fromNchw ? '0,2,3,1' : '0,3,1,2')) throw new Error(`transpose [${perm}] in ${node.name} is not supported`);
-      if (!fromNchw) nchw.add(node.name);
-      nodes.push(onnxNode('Identity', [node.input[0]], [node.name]));
+      const name = `${node.input[1]}/nchw`;
+      initializers.push(
+        tensor(
+          name,
+          [8],
+          TENSOR.INT64,
+          BigInt64Array.from([...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2])), ...NHWC_TO_NCHW.map((axis) => BigInt(paddings[axis * 2 + 1]))]),
+        ),
+      );
+      nodes.push(onnxNode('Pad', [node.input[0], name], [node.name]));
     },
     Mean: (node) => {
       // Squeeze-and-excite: the mean over height and width, kept as 1x1.
@@ -318,75 +280,34 @@ function graphWriter(weights, inputSize) {
       );
     },
     ResizeBilinear: (node) => {
-      const fixed = weights.get(node.input[1]);
+      // Every up-sampling in these graphs doubles the feature map; a scale (not the fixed size the
+      // graph was saved with) keeps the model usable at any input size.
+      const scales = `${node.name}/scales`;
+      initializers.push(tensor(scales, [4], TENSOR.FLOAT, Float32Array.of(1, 1, 2, 2)));
       const mode = node.attr?.align_corners?.b ? 'align_corners' : node.attr?.half_pixel_centers?.b ? 'half_pixel' : 'asymmetric';
       nodes.push(
         onnxNode(
           'Resize',
-          [node.input[0], '', ...(fixed ? ['', scaledSizes(node, fixed.values)] : [doubling(node)])],
+          [node.input[0], '', scales],
           [node.name],
           [stringAttribute('mode', 'linear'), stringAttribute('coordinate_transformation_mode', mode)],
         ),
       );
     },
     ConcatV2: (node) => {
-      const axis = (Number(weight(node.input.at(-1)).values[0]) + 4) % 4;
-      nodes.push(onnxNode('Concat', node.input.slice(0, -1), [node.name], [intAttribute('axis', nchw.has(node.input[0]) ? axis : NHWC_TO_NCHW.indexOf(axis))]));
+      const axis = Number(weight(node.input.at(-1)).values[0]);
+      nodes.push(onnxNode('Concat', node.input.slice(0, -1), [node.name], [intAttribute('axis', NHWC_TO_NCHW.indexOf((axis + 4) % 4))]));
     },
     DepthToSpace: (node) =>
       nodes.push(
         onnxNode('DepthToSpace', [node.input[0]], [node.name], [intAttribute('blocksize', Number(node.attr.block_size.i)), stringAttribute('mode', 'DCR')]),
       ),
   };
-  /** Scales of an up-sampling whose size the graph computes from its free input size: every one of these doubles. */
-  const doubling = (node) => {
-    const scales = `${node.name}/scales`;
-    initializers.push(tensor(scales, [4], TENSOR.FLOAT, Float32Array.of(1, 1, 2, 2)));
-    return scales;
-  };
-  /**
-   * Sizes of a resize to a size fixed for the graph's fixed input (NanoDet's feature pyramid, which
-   * also shrinks): the input's height and width divided by the stride that size stands for, so the
-   * model runs at any input size whose sides are multiples of its largest stride.
-   */
-  const scaledSizes = (node, [height, width]) => {
-    const strides = inputSize && [inputSize[0] / height, inputSize[1] / width];
-    if (!strides?.every(Number.isInteger)) throw new Error(`the resize to ${height}x${width} in ${node.name} is not supported`);
-    const name = `${node.name}/sizes`;
-    nodes.push(
-      onnxNode('Shape', [node.input[0]], [`${name}/source`]),
-      onnxNode('Slice', [`${name}/source`, int64s([0]), int64s([2])], [`${name}/batch`]),
-      onnxNode('Shape', [INPUT], [`${name}/input`]),
-      onnxNode('Slice', [`${name}/input`, int64s([2]), int64s([4])], [`${name}/input-sides`]),
-      onnxNode('Div', [`${name}/input-sides`, int64s(strides)], [`${name}/sides`]),
-      onnxNode('Concat', [`${name}/batch`, `${name}/sides`], [name], [intAttribute('axis', 0)]),
-    );
-    return name;
-  };
-  /** Converts one node; its output keeps its first input's axis order unless it is a transpose. */
-  const convert = (node) => {
-    const converter = converters[node.op];
-    if (!converter) throw new Error(`unsupported operation ${node.op} in ${node.name}`);
-    const fromNchw = nchw.has(node.input[0]);
-    if (fromNchw && NHWC_ONLY.has(node.op)) throw new Error(`${node.op} of an NCHW tensor in ${node.name} is not supported`);
-    converter(node);
-    if (fromNchw && node.op !== 'Transpose') nchw.add(node.name);
-  };
-  return { nodes, initializers, nchw, convert };
+  return { nodes, initializers, converters };
 }
 
 // The inputs of these operations that hold constants or sizes, not tensors to convert.
-const TENSOR_INPUTS = {
-  Pad: 1,
-  PadV2: 1,
-  Transpose: 1,
-  Mean: 1,
-  ResizeBilinear: 1,
-  _FusedConv2D: 1,
-  FusedDepthwiseConv2dNative: 1,
-  DepthwiseConv2dNative: 1,
-  Conv2D: 1,
-};
+const TENSOR_INPUTS = { Pad: 1, Mean: 1, ResizeBilinear: 1, _FusedConv2D: 1, FusedDepthwiseConv2dNative: 1, DepthwiseConv2dNative: 1, Conv2D: 1 };
 
 /** The graph's nodes that the named outputs depend on, inputs before the nodes that use them. */
 function reachable(byName, outputs) {
@@ -404,6 +325,9 @@ function reachable(byName, outputs) {
   return order;
 }
 
+// The ONNX graph's input, passed on to the tfjs graph's placeholder (whose name varies).
+const INPUT = 'nchw_input';
+
 /**
  * The part of a tfjs graph that gives `outputs` (node names) as an ONNX model: input INPUT
  * (NCHW, any batch, height and width), outputs "out0", "out1", ... (NHWC) in the order named.
@@ -411,20 +335,14 @@ function reachable(byName, outputs) {
 function toOnnx(modelTopology, weights, outputs) {
   const byName = new Map(modelTopology.node.map((node) => [node.name, node]));
   const placeholder = modelTopology.node.find((node) => node.op === 'Placeholder');
-  // [batch, 3, height, width] is NCHW; MoveNet's and BlazeFace's [batch, height, width, 3] NHWC.
-  const dims = placeholder.attr.shape.shape.dim.map((dim) => Number(dim.size));
-  const inputNchw = dims[1] === 3 && dims[3] !== 3;
-  const sides = inputNchw ? dims.slice(2) : dims.slice(1, 3);
-  const writer = graphWriter(weights, sides.every((side) => side > 0) ? sides : null);
-  if (inputNchw) writer.nchw.add(placeholder.name);
+  const writer = graphWriter(weights);
   for (const node of reachable(byName, outputs)) {
-    if (node.op !== 'Const' && node.op !== 'Placeholder') writer.convert(node);
+    if (node.op === 'Const' || node.op === 'Placeholder') continue;
+    const convert = writer.converters[node.op];
+    if (!convert) throw new Error(`unsupported operation ${node.op} in ${node.name}`);
+    convert(node);
   }
-  outputs.forEach((name, i) =>
-    writer.nodes.push(
-      writer.nchw.has(name) ? onnxNode('Identity', [name], [`out${i}`]) : onnxNode('Transpose', [name], [`out${i}`], [intsAttribute('perm', [0, 2, 3, 1])]),
-    ),
-  );
+  outputs.forEach((name, i) => writer.nodes.push(onnxNode('Transpose', [name], [`out${i}`], [intsAttribute('perm', [0, 2, 3, 1])])));
   writer.nodes.unshift(onnxNode('Identity', [INPUT], [placeholder.name]));
   const graph = [
     ...writer.nodes,

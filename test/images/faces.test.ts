@@ -15,7 +15,6 @@ import {
   regionRaster,
   reportedPeople,
   withCloseUps,
-  withConfidentPeople,
   type Detector,
   type Face,
   type FaceBox,
@@ -459,26 +458,6 @@ describe('head regions and links', () => {
     expect(low).toEqual({ box: { x: 0, y: 10, width: 100, height: 320 }, score: 0.5, face: 0 });
     expect(linked[2].box).toEqual(person(700, 0.9).box);
   });
-
-  it("merges NanoDet's confident people by IoU: an overlapping one is the same person with its box, the others are people of their own", () => {
-    const box = (x: number, y: number, width: number, height: number) => ({ x, y, width, height });
-    // MoveNet's box cut at the knees, and NanoDet's on the same person (IoU 0.8).
-    const cut = { box: box(100, 100, 100, 200), score: 0.5 };
-    const whole = { box: box(100, 100, 100, 250), score: 0.7 };
-    // One NanoDet box on someone MoveNet did not report, one on a person standing close beside the
-    // cut one (IoU 0.25: someone else), and a MoveNet person NanoDet did not see.
-    const missed = { box: box(600, 100, 80, 200), score: 0.6 };
-    const neighbour = { box: box(160, 100, 100, 200), score: 0.8 };
-    const alone = { box: box(400, 100, 100, 200), score: 0.9 };
-    expect(withConfidentPeople([alone, cut], [whole, missed, neighbour])).toEqual([alone, neighbour, whole, missed]);
-    // Of two NanoDet boxes on the same person the most overlapping stands for it; the other is a duplicate.
-    const loose = { box: box(100, 100, 100, 300), score: 0.6 };
-    expect(withConfidentPeople([cut], [loose, whole])).toEqual([whole]);
-    // The higher score of the two stands; a NanoDet box stands for one person only.
-    const twin = { box: box(102, 100, 100, 200), score: 0.9 };
-    expect(withConfidentPeople([twin, cut], [whole])).toEqual([{ box: whole.box, score: 0.9 }, cut]);
-    expect(withConfidentPeople([], [])).toEqual([]);
-  });
 });
 
 describe('face detection worker', () => {
@@ -652,7 +631,7 @@ describe('detection worker protocol', () => {
           // request, and counting those ended the wait one answer early (on a loaded machine, before the last).
           if (message.id === undefined) return;
           answers.set(message.id, message);
-          if (answers.size === 6) resolve();
+          if (answers.size === 5) resolve();
         });
       });
       const [upright, cameraman] = await Promise.all([detectionRaster(astronaut), detectionRaster(camera)]);
@@ -660,10 +639,8 @@ describe('detection worker protocol', () => {
         stage: 'coarse',
         faceRaster: raster,
         peopleRaster: raster,
-        confidentRaster: raster,
         faceScore: 0.65,
         personScore: 0.3,
-        confidentScore: 0.45,
         personLimit: 10,
       });
       worker.send({ id: 1, ...coarse(upright) });
@@ -672,17 +649,14 @@ describe('detection worker protocol', () => {
       worker.send({ id: 4, stage: 'sideways' });
       // The people pass takes at most 384 px a side (faces.ts sends the picture at that size).
       worker.send({ id: 5, ...coarse(upright), peopleRaster: { width: 385, height: 1, pixels: new Uint8Array(385 * 3) } });
-      worker.send({ id: 6, ...coarse(upright), confidentRaster: { width: 1, height: 400, pixels: new Uint8Array(400 * 3) } });
       await allAnswered;
       await loadBlazeFace();
       const [alone] = await detectBlazeFaces([upright]);
-      const person = expect.objectContaining({ score: expect.any(Number) });
-      expect(answers.get(1)).toMatchObject({ id: 1, ok: true, faces: alone, people: [person], confidentPeople: [person] });
+      expect(answers.get(1)).toMatchObject({ id: 1, ok: true, faces: alone, people: [expect.objectContaining({ score: expect.any(Number) })] });
       expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
       expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
       expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
       expect(answers.get(5)).toEqual({ id: 5, ok: false, error: 'invalid raster size 385x1 (at most 384 a side)' });
-      expect(answers.get(6)).toEqual({ id: 6, ok: false, error: 'invalid raster size 1x400 (at most 384 a side)' });
     } finally {
       worker.kill('SIGKILL');
     }
