@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { createServerAdapter } from '@whatwg-node/server';
+import { Response as WhatwgResponse } from '@whatwg-node/fetch';
 import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
 import { createEnv, type EnvOptions, type JobsQueuedMessage, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/http/errors.js';
+import { answerCompleteBodiesWith } from './lib/http/json.js';
 import { startingGate } from './lib/http/startup.js';
 import { watchSubmissionsFolder } from './lib/ingest/folder-watch.js';
 import { countAccounts } from './lib/repo/accounts.js';
@@ -50,6 +52,8 @@ export async function startServer(config: Config, options: EnvOptions = {}): Pro
 
 /** Answers requests on SVC_HOST:SVC_PORT with the router. */
 async function listen(env: Env): Promise<Server> {
+  // @whatwg-node's own Response for complete answers: its adapter writes them in one call (decisions/0060).
+  answerCompleteBodiesWith(WhatwgResponse as typeof Response);
   const router = createRouter();
   const adapter = createServerAdapter((request: Request, ctx: unknown) => router.fetch(request as never, env, ctx));
   const server = createServer(closingCutAnswers(adapter, env.log));

@@ -43,6 +43,21 @@ describe('the Node server', () => {
     await expect(fetch(`${running.url}/health`)).rejects.toThrow();
   });
 
+  it('sends a JSON answer in one piece with its length, not chunked', async () => {
+    running = await startTestServer({ seed: { images: { 'a.png': 'astronaut.png' } } });
+    await running.api('POST', '/api/submissions/reload');
+    const { headers, body } = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      get(`${running!.url}/api/review-queue`, { headers: ADMIN }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    expect(headers['transfer-encoding']).toBeUndefined();
+    expect(Number(headers['content-length'])).toBe(body.length);
+    expect(JSON.parse(body.toString('utf8')).items.map((item: { id: string }) => item.id)).toEqual(['a']);
+  });
+
   it('picks up a job that was running when the process died, and runs it once', async () => {
     const service = await startTestServer();
     running = service;
