@@ -23,6 +23,12 @@ const SUBMISSIONS = Number(process.env.BENCH_QUEUE_SUBMISSIONS ?? 100_000);
 const DEEP = Math.floor(SUBMISSIONS * 0.9);
 const DATA_DIR = path.join(ROOT, 'outputs', 'bench', `queue-${SUBMISSIONS}`);
 const CONNECTIONS = 8;
+/**
+ * `BENCH_QUEUE_WRK_THREADS` (default 1): wrk's threads. One drives the 8 connections at more than
+ * 10,000 requests/s; a second is one more runnable thread on the two cores the service shares with
+ * it, and took the first page's p99 from about 10 to 17-44 ms in the same run (decisions/0060).
+ */
+const WRK_THREADS = Number(process.env.BENCH_QUEUE_WRK_THREADS ?? 1);
 const SECONDS = 8;
 const TOKEN = 'bench-queue-token-7d41';
 /** Pages asked in turn so that none is kept: far more than the service keeps (64). */
@@ -119,7 +125,7 @@ interface Load {
 }
 
 /**
- * A wrk script that asks the paths in turn, each of its two threads from another half of the list,
+ * A wrk script that asks the paths in turn, each of its threads from another part of the list,
  * so that no page is asked twice within a few hundred requests: pages the service computes, not
  * pages it kept (lib/review/kept-answers.ts).
  */
@@ -129,7 +135,7 @@ function inTurnScript(paths: readonly string[]): string {
     file,
     `local paths = { ${paths.map((p) => JSON.stringify(p)).join(', ')} }
 local threads = 0
-function setup(thread) thread:set("first", threads * math.floor(#paths / 2)); threads = threads + 1 end
+function setup(thread) thread:set("first", threads * math.floor(#paths / ${WRK_THREADS})); threads = threads + 1 end
 function init(args) i = first end
 function request() i = i + 1; return wrk.format("GET", paths[(i % #paths) + 1]) end
 `,
@@ -151,7 +157,7 @@ async function load(service: Service, target: string | readonly string[]): Promi
   const cpuBefore = cpuSeconds(pids);
   const output = execFileSync(
     'wrk',
-    ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', ...script, '-H', `authorization: Bearer ${TOKEN}`, service.base + url],
+    [`-t${WRK_THREADS}`, `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', ...script, '-H', `authorization: Bearer ${TOKEN}`, service.base + url],
     {
       encoding: 'utf8',
     },
@@ -273,7 +279,7 @@ export async function run(): Promise<BenchTable[]> {
         rows,
         notes: [
           `${SUBMISSIONS.toLocaleString('en')} submissions and ${(SUBMISSIONS * 5).toLocaleString('en')} evidence rows seeded through the repository (bench/queue-seed.ts${seedS === null ? ', reused from an earlier run' : `, ${seedS.toFixed(0)} s`}); 50 rows per page`,
-          `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s from a second process on the same ${'2'}-core machine, the service as its own process`,
+          `wrk -t${WRK_THREADS} -c${CONNECTIONS} -d${SECONDS}s from a second process on the same ${'2'}-core machine, the service as its own process`,
           'stall: the longest time an event loop of the service was held while wrk ran that request (monitorEventLoopDelay in each process, 1 ms resolution)',
           "CPU per request: the service's processes' user + system time while wrk ran (with its request processes), over the requests answered (10 ms clock ticks over some 8 s)",
           ...(rounds > 1 ? [`medians of ${rounds} rounds${builds.length > 1 ? ', the builds taking turns request by request' : ''}`] : []),
