@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
+import { jsonText } from '../../lib/http/json.js';
 import { createLogger } from '../../lib/log.js';
 import { closingCutAnswers } from '../../server.js';
 import { TEST_ADMIN_TOKEN } from '../helpers/admin-token.js';
@@ -211,6 +212,36 @@ describe('the Node server', () => {
       expect(lines.some((line) => line.includes('failed part-way') && line.includes('"/cut"'))).toBe(true);
       expect(await (await fetch(`${url}/whole`)).text()).toBe('row 1\nrow 2\nrow 3\n');
       expect(lines.filter((line) => line.includes('failed part-way'))).toHaveLength(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('sends a JSON answer larger than the socket holds whole to a client that reads it late', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-server-'));
+    const { config } = buildConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+    const lines: string[] = [];
+    const log = createLogger(config, { sink: (_level, line) => lines.push(line) });
+    const text = JSON.stringify({ rows: 'x'.repeat(16 * 1024 * 1024) });
+    const adapter = createServerAdapter(() => jsonText(text));
+    const server = createServer(closingCutAnswers(adapter, log)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const received = await new Promise<number>((resolve, reject) => {
+        get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) => {
+          // The service meets a full socket and waits for it to drain; the answer is not over yet.
+          response.pause();
+          setTimeout(() => {
+            let bytes = 0;
+            response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+            response.on('end', () => resolve(bytes));
+            response.resume();
+          }, 500);
+        }).on('error', reject);
+      });
+      expect(received).toBe(Buffer.byteLength(text));
+      expect(lines.filter((line) => line.includes('failed part-way'))).toEqual([]);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
