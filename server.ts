@@ -213,7 +213,8 @@ async function startRequestProcess(config: Config): Promise<void> {
  * part-way (an export whose database read failed): the adapter only logs that, and the client,
  * whose status line said 200, would wait for the rest for ever. Closing is the only way left to
  * tell it the answer is incomplete. The adapter has written every answer in full when its promise
- * settles (each body is a WHATWG stream it pumps to the end, or none).
+ * settles (a WHATWG stream it pumps to the end, a JSON answer's bytes once the socket took them
+ * all, or no body).
  */
 export function closingCutAnswers(
   adapter: (req: IncomingMessage, res: ServerResponse) => unknown,
