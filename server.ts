@@ -9,7 +9,7 @@ import type { Config } from './lib/config.js';
 import { loadConfig } from './lib/config-file.js';
 import { createEnv, type EnvOptions, type JobsQueuedMessage, type OwnedEnv } from './lib/env.js';
 import { ERROR_STATUS, errorBody } from './lib/http/errors.js';
-import { answerCompleteBodiesWith } from './lib/http/json.js';
+import { answerCompleteBodiesWith } from './lib/http/json-answer.js';
 import { startingGate } from './lib/http/startup.js';
 import { watchSubmissionsFolder } from './lib/ingest/folder-watch.js';
 import { countAccounts } from './lib/repo/accounts.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { captureEvidencePage } from '../lib/enrichment/capture.js';
-import { errorBody } from '../lib/http/errors.js';
+import { errorResponse, notFound } from '../lib/http/errors.js';
 import { answer } from '../lib/api/answer.js';
 import { EvidenceRecord, PageCaptureRecord } from '../lib/api/records.js';
 import { MEDIA_HEADERS, readMediaBytes } from '../lib/http/media.js';
@@ -15,10 +15,7 @@ const PageCapture = answer('pageCapture', z.object({ capture: PageCaptureRecord.
 export const handleEvidenceCapture = recordHandler('evidence', PageCapture, captureEvidencePage);
 
 function refuse(): Response {
-  return new Response(JSON.stringify(errorBody('not_found', 'no such page capture')), {
-    status: 404,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...MEDIA_HEADERS },
-  });
+  return errorResponse(notFound('no such page capture'), MEDIA_HEADERS);
 }
 
 /**

@@ -1,13 +1,10 @@
-import { errorBody } from '../lib/http/errors.js';
+import { errorResponse, notFound } from '../lib/http/errors.js';
 import { MEDIA_HEADERS, readMedia } from '../lib/http/media.js';
 import type { Env } from '../lib/ports.js';
 import { route } from './route.js';
 
 function refuse(): Response {
-  return new Response(JSON.stringify(errorBody('not_found', 'no such media')), {
-    status: 404,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...MEDIA_HEADERS },
-  });
+  return errorResponse(notFound('no such media'), MEDIA_HEADERS);
 }
 
 /** GET /media/{path}: stored images only, from their real format, always sandboxed. */

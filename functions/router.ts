@@ -53,9 +53,9 @@ function routes() {
     async (request, env, ctx) => {
       const starting = open ? null : await env.startup?.waiting(startupNeedOf(path));
       if (starting) return errorResponse(stillStarting(starting), STARTING_HEADERS);
-      const actor = open ? await authorize(request, env, ctx, access) : await limits.admit(request, env, ctx, access);
-      if (actor instanceof Response) return actor;
-      return handler(request, { ...env, actor }, ctx);
+      const admitted = open ? { actor: await authorize(request, env, ctx, access) } : await limits.admit(request, env, ctx, access);
+      if ('refusal' in admitted) return admitted.refusal;
+      return handler(request, { ...env, actor: admitted.actor }, ctx);
     };
   for (const spec of ROUTES) router[spec.method](spec.path, guarded(spec, spec.path === '/health'));
   router

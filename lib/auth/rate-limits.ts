@@ -15,18 +15,20 @@ export function callerLimits() {
     /**
      * The router's check for a limited route: the caller is identified and authorised, then counted.
      * A caller refused before it is known (a wrong token, no session) counts against its address:
-     * guessing tokens is hammering too. The actor, or the 429 answer.
+     * guessing tokens is hammering too. The actor, or the 429 answer as a refusal (told apart by its
+     * key, not by its class: an answer's class is the entry's choice, decisions/0060).
      */
-    async admit(request: Request, env: Env, ctx: unknown, access: Access): Promise<Actor | Response> {
+    async admit(request: Request, env: Env, ctx: unknown, access: Access): Promise<{ actor: Actor } | { refusal: Response }> {
       let actor: Actor;
       try {
         actor = await authorize(request, env, ctx, access);
       } catch (error) {
         const refusal = await limits.check(request, env, anonymousActor(clientAddress(ctx)));
-        if (refusal) return refusal;
+        if (refusal) return { refusal };
         throw error;
       }
-      return (await limits.check(request, env, actor)) ?? actor;
+      const refusal = await limits.check(request, env, actor);
+      return refusal ? { refusal } : { actor };
     },
     /**
      * Counts the request against its caller: an account (its sessions together), a token, the admin

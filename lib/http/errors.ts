@@ -1,3 +1,5 @@
+import { jsonAnswer } from './json-answer.js';
+
 /** The one error type handlers throw; `errorResponse` turns anything into CONTRACT.md's error shape. */
 
 export const ERROR_STATUS = {
@@ -57,13 +59,10 @@ export function isStorageFull(error: unknown): boolean {
 export const STORAGE_FULL_MESSAGE = 'storage is full: the write was refused and what was stored before is kept; free disk space and try again';
 
 /** Unexpected errors become a 500 whose message carries no stack, path or secret. */
-export function errorResponse(err: unknown, headers?: HeadersInit): Response {
+export function errorResponse(err: unknown, headers?: Readonly<Record<string, string>>): Response {
   if (isStorageFull(err)) err = new ServiceError('insufficient_storage', STORAGE_FULL_MESSAGE);
   const known = err instanceof ServiceError ? err : null;
   const code: ErrorCode = known ? known.code : 'internal';
   const message = known ? known.message : 'internal error';
-  return new Response(JSON.stringify(errorBody(code, message)), {
-    status: ERROR_STATUS[code],
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  });
+  return jsonAnswer(JSON.stringify(errorBody(code, message)), ERROR_STATUS[code], headers);
 }

@@ -1,29 +1,14 @@
 import type { z } from 'zod';
 import { invalid, ServiceError } from './errors.js';
+import { jsonAnswer } from './json-answer.js';
 
 export function json(body: unknown, status = 200): Response {
   return jsonText(JSON.stringify(body), status);
 }
 
-/**
- * The class JSON answers are made with: the platform's Response unless the entry chose another. The
- * Node service chooses @whatwg-node's (server.ts), which its server adapter writes in one call with
- * the body's length; Node's own Response (undici's) hands the adapter a web stream to read a chunk
- * at a time and send chunked, which cost a kept queue page twice the CPU (decisions/0060). Streamed
- * answers (exports, bundles, media) keep the platform's class, whose streams the suite covers.
- */
-let JsonAnswer: typeof Response = Response;
-
-export function answerCompleteBodiesWith(responseClass: typeof Response): void {
-  JsonAnswer = responseClass;
-}
-
 /** An answer already written as JSON (one kept from an earlier request, as UTF-8 bytes). */
 export function jsonText(text: string | Uint8Array<ArrayBuffer>, status = 200): Response {
-  return new JsonAnswer(text, {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-  });
+  return jsonAnswer(text, status, { 'cache-control': 'no-store' });
 }
 
 /** Why a zod schema refused the input, in one line an operator can act on. */

@@ -44,19 +44,28 @@ describe('the Node server', () => {
     await expect(fetch(`${running.url}/health`)).rejects.toThrow();
   });
 
-  it('sends a JSON answer in one piece with its length, not chunked', async () => {
+  it('sends JSON answers and errors in one piece with their length, not chunked', async () => {
     running = await startTestServer({ seed: { images: { 'a.png': 'astronaut.png' } } });
     await running.api('POST', '/api/submissions/reload');
-    const { headers, body } = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
-      get(`${running!.url}/api/review-queue`, { headers: ADMIN }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
-      }).on('error', reject);
-    });
-    expect(headers['transfer-encoding']).toBeUndefined();
-    expect(Number(headers['content-length'])).toBe(body.length);
-    expect(JSON.parse(body.toString('utf8')).items.map((item: { id: string }) => item.id)).toEqual(['a']);
+    const ask = (path: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+        get(`${running!.url}${path}`, { headers }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    const page = await ask('/api/review-queue', ADMIN);
+    const refused = await ask('/api/review-queue', {});
+    const missing = await ask('/media/images/none.png', ADMIN);
+    for (const { headers, body } of [page, refused, missing]) {
+      expect(headers['transfer-encoding']).toBeUndefined();
+      expect(Number(headers['content-length'])).toBe(body.length);
+    }
+    expect(JSON.parse(page.body.toString('utf8')).items.map((item: { id: string }) => item.id)).toEqual(['a']);
+    expect([refused.status, JSON.parse(refused.body.toString('utf8')).error.code]).toEqual([401, 'unauthenticated']);
+    expect([missing.status, JSON.parse(missing.body.toString('utf8')).error.code]).toEqual([404, 'not_found']);
+    expect(missing.headers['content-security-policy']).toContain('sandbox');
   });
 
   it('picks up a job that was running when the process died, and runs it once', async () => {
