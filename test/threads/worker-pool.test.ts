@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -78,14 +78,19 @@ describe('the worker pool', () => {
 describe('file digests', () => {
   let dir = '';
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  it('a pipe named like a picture answers null at once and a link answers "link" (not followed); the files beside them are read', async () => {
+  /** Five small pictures in a fresh folder. */
+  const photos = () => {
     dir = mkdtempSync(join(tmpdir(), 'digest-'));
-    const files = Array.from({ length: 5 }, (_, i) => {
+    return Array.from({ length: 5 }, (_, i) => {
       const file = join(dir, `photo-${i}.jpg`);
       writeFileSync(file, `bytes of photo ${i}`);
       return file;
     });
+  };
+  const sha256Of = (files: string[]) => files.map((_, i) => createHash('sha256').update(`bytes of photo ${i}`).digest('hex'));
+
+  it('a pipe named like a picture answers null at once and a link answers "link" (not followed); the files beside them are read', async () => {
+    const files = photos();
     // Opening a pipe for reading would wait for a writer that never comes: with the default
     // deadline of a minute, a wait would outlast the test.
     const pipe = join(dir, 'pipe.jpg');
@@ -94,9 +99,19 @@ describe('file digests', () => {
     symlinkSync(files[0], link);
     const digests = await Promise.all([...files, pipe, link].map((file) => digestFile(file, 4)));
     expect(digests.slice(-2)).toEqual([null, 'link']);
-    expect(digests.slice(0, -2).map((d) => typeof d === 'object' && d?.sha256)).toEqual(
-      files.map((_, i) => createHash('sha256').update(`bytes of photo ${i}`).digest('hex')),
-    );
+    expect(digests.slice(0, -2).map((d) => typeof d === 'object' && d?.sha256)).toEqual(sha256Of(files));
     expect(await digestFile(files[0], 4)).toMatchObject({ size: 'bytes of photo 0'.length, head: new TextEncoder().encode('byte') });
+  });
+
+  it('a file read past its deadline answers null alone; the files of its batch are asked again and read', async () => {
+    const files = photos();
+    // As a read from a hung share: 512 MB (a hole, nothing on disk) take seconds to read and hash
+    // here, far past 300 ms; its batch is late, each of the batch is asked alone, and it is late again.
+    const slow = join(dir, 'slow.jpg');
+    writeFileSync(slow, '');
+    truncateSync(slow, 512 * 1024 * 1024);
+    const digests = await Promise.all([...files, slow].map((file) => digestFile(file, 4, 300)));
+    expect(digests.at(-1)).toBeNull();
+    expect(digests.slice(0, -1).map((d) => typeof d === 'object' && d?.sha256)).toEqual(sha256Of(files));
   });
 });
