@@ -146,6 +146,11 @@ const cropBox = (width: number, height: number, left: number, top: number, right
   const y = Math.round(height * top);
   return { left: x, top: y, width: Math.round(width * (1 - right)) - x, height: Math.round(height * (1 - bottom)) - y };
 };
+/** The centred part of the picture of that shape (width / height), as a cover crop cuts it. */
+const coverBox = (width: number, height: number, shape: number) => {
+  const [w, h] = shape < width / height ? [Math.round(height * shape), height] : [width, Math.round(width / shape)];
+  return { left: Math.floor((width - w) / 2), top: Math.floor((height - h) / 2), width: w, height: h };
+};
 const watermark = (width: number, height: number) =>
   Buffer.from(
     `<svg width="${width}" height="${height}"><text x="50%" y="90%" text-anchor="middle" font-family="sans-serif" font-size="${Math.round(height / 12)}" fill="white" fill-opacity="0.6">© stock photo</text></svg>`,
@@ -223,6 +228,11 @@ export const TRANSFORMS: Transform[] = [
     },
   },
   { name: 'rotate_3deg', target: null, apply: (o) => jpeg(sharp(o).rotate(3, { background: '#000000' })) },
+  // Between the crop windows' steps and cover crops to another shape (decision 0061), no target in an issue.
+  { name: 'crop_7_5', target: null, apply: (o, w, h) => jpeg(sharp(o).extract(cropBox(w, h, 0.075, 0.075, 0.075, 0.075))) },
+  { name: 'cover_1x1', target: null, apply: (o, w, h) => jpeg(sharp(o).extract(coverBox(w, h, 1))) },
+  { name: 'cover_4x5', target: null, apply: (o, w, h) => jpeg(sharp(o).extract(coverBox(w, h, 4 / 5))) },
+  { name: 'cover_16x9', target: null, apply: (o, w, h) => jpeg(sharp(o).extract(coverBox(w, h, 16 / 9))) },
   // Twice the issue's brightness change: where clipped highlights start to defeat the matching.
   { name: 'brightness_30', target: null, apply: (o) => jpeg(sharp(o).modulate({ brightness: 1.3 })) },
 ];

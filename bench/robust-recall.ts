@@ -43,6 +43,10 @@ const EXPECTED: Record<string, string[] | null> = {
   hflip_crop_5: ['hflip+crop'],
   rot90_border_5: ['rot90+trimmed'],
   rotate_3deg: null,
+  crop_7_5: ['crop'],
+  cover_1x1: ['crop'],
+  cover_4x5: ['crop'],
+  cover_16x9: ['crop'],
   brightness_30: ['identity'],
 };
 

@@ -4,7 +4,8 @@ import { bilinear } from './raster.js';
 
 /**
  * The pixel rules of the geometric check applied to an edit the region hashes already name, without
- * keypoints: a mirror, a crop of up to a quarter, a change of brightness or of size. The hashes say
+ * keypoints: a mirror, a crop of up to 14 % per side or a cover crop to another shape, a change of
+ * brightness or of size. The hashes say
  * how the query relates to the reference (`hflip`, `crop`, `hflip+crop`, `identity`); the two images
  * are decoded to small grey copies, a crop's scale and place are found by a search over them, and
  * the pixels must agree there as the geometric check asks of a fit (lib/images/geometry.ts). A pair
@@ -29,9 +30,13 @@ const FLAT_CELL = 6;
  */
 const MIN_TEXTURED_CELLS = 6;
 const CENTRE_CELL = 4;
-/** The share of the other image's width a crop may keep: the region hashes' windows cut at most 10 % per side. */
-const MIN_CROP = 0.76;
-/** Whole images must have about the same shape; a crop keeps its original's within this. */
+/** The share of the other image's width a crop of the same shape may keep: the crop windows cut at most 12.5 % per side. */
+const MIN_CROP = 0.72;
+/**
+ * Whole images must have about the same shape; a crop keeps its original's within this, or is a
+ * cover crop to another shape (a shape window of the region hashes): it then spans the other
+ * image's whole height (a narrower shape) or width (a wider one), and only its offset is searched.
+ */
 const ASPECT_TOLERANCE = 0.04;
 
 /** A small grey copy of an image, as the check compares it (greyCopy). */
@@ -108,10 +113,11 @@ function correlation(x: number[], y: number[]): { r: number; deviation: number }
 /**
  * Where `small` (a crop) lies inside `big`: the placement (small's pixels to big's) whose grid of
  * samples over all of `small` correlates best with `big` there. A coarse search over the share of
- * `big` it covers and its offset (steps of 4 %, 8x8 samples), then finer ones around the best few
- * (4, 2, 1, then 0.5 %, 12x12 samples), all on blurred copies; the small side's samples are read once per grid.
+ * `big`'s width it covers (`shares`) and its offset (steps of 4 %, 8x8 samples), then finer ones
+ * around the best few (4, 2, 1, then 0.5 %, 12x12 samples), all on blurred copies; the small side's
+ * samples are read once per grid.
  */
-function placeInside(small: Grey, big: Grey): { place: Placement; value: number } {
+function placeInside(small: Grey, big: Grey, shares: number[]): { place: Placement; value: number } {
   const scorer = (side: number) => {
     const [xs, ys, values] = [new Float64Array(side * side), new Float64Array(side * side), new Float64Array(side * side)];
     let mean = 0;
@@ -141,7 +147,7 @@ function placeInside(small: Grey, big: Grey): { place: Placement; value: number 
   };
   const coarse = scorer(8);
   const candidates: { place: Placement; value: number }[] = [];
-  for (let share = MIN_CROP; share <= 1 + 1e-9; share += 0.04) {
+  for (const share of shares) {
     const scale = (share * big.width) / small.width;
     const [spanX, spanY] = [big.width - scale * small.width, big.height - scale * small.height];
     const step = 0.04 * big.width;
@@ -202,11 +208,18 @@ function blurred(grey: Grey): Grey {
   return { width, height, pixels: pass(pass(grey.pixels, 1, 0), 0, 1) };
 }
 
+/** The shares of `big`'s width searched for a crop `small` of it: a range for the same shape, one for a cover crop. */
+function cropShares(small: Grey, big: Grey): number[] {
+  const aspect = small.width / small.height / (big.width / big.height);
+  if (Math.abs(aspect - 1) > ASPECT_TOLERANCE) return [Math.min(1, aspect)];
+  return Array.from({ length: Math.floor((1 - MIN_CROP) / 0.04 + 1e-9) + 1 }, (_, i) => MIN_CROP + i * 0.04);
+}
+
 /** A crop's placement of `a` in `b`: `a` a crop of `b`, or `b` one of `a` (then turned round). */
 function findCrop(sharpA: Grey, sharpB: Grey): Placement {
   const [a, b] = [blurred(sharpA), blurred(sharpB)];
-  const inside = placeInside(a, b);
-  const around = placeInside(b, a);
+  const inside = placeInside(a, b, cropShares(a, b));
+  const around = placeInside(b, a, cropShares(b, a));
   if (inside.value >= around.value) return inside.place;
   const { scale, dx, dy } = around.place;
   return { scale: 1 / scale, dx: -dx / scale, dy: -dy / scale };
@@ -260,7 +273,7 @@ export function confirmEdit(query: Grey, b: Grey, edit: string): ConfirmedGeomet
   if (!parsed) return null;
   const a = parsed.mirrored ? mirror(query) : query;
   const aspect = a.width / a.height / (b.width / b.height);
-  if (Math.abs(aspect - 1) > ASPECT_TOLERANCE) return null;
+  if (!parsed.crop && Math.abs(aspect - 1) > ASPECT_TOLERANCE) return null;
   const place = parsed.crop ? findCrop(a, b) : { scale: b.width / a.width, dx: 0, dy: 0 };
   const weakest = pixelsAgree(a, b, place);
   if (weakest === null) return null;

@@ -4,7 +4,7 @@ import { jpegLuma, lumaSample } from './luma.js';
 import { SAMPLE_SIZE, lowDct32, hashFromDct, sampleGrayscale32 } from './phash.js';
 import { resample } from './raster.js';
 import { WHOLE, contentRegion, edgeFill, regionHash, regionHashToHex, type Region } from './robust-hash.js';
-import { WINDOWS, isFramed, within, type Fingerprints, type RegionName } from './robust.js';
+import { SHAPES, WINDOWS, isFramed, shapeWindow, within, type Fingerprints, type RegionName } from './robust.js';
 import { findTurn, uprightSample } from './turned.js';
 
 /**
@@ -58,14 +58,16 @@ export async function computeFingerprints(
   const content = contentRegion(sample);
   if (content) put('trimmed', content);
   const framed = content !== null && isFramed(content, edgeFill(sample, content));
-  if (content && framed) {
-    // A frame is shared by every photo given the same one, and in a low-texture photo it
-    // dominates any region that includes it: the whole image is left out and the crop windows
-    // are taken inside the frame, where they show what they would show of the unframed photo.
-    for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, within(content, window));
-  } else {
-    put('whole', WHOLE);
-    for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, window);
+  // A frame is shared by every photo given the same one, and in a low-texture photo it dominates
+  // any region that includes it: the whole image is left out and the crop and shape windows are
+  // taken inside the frame, where they show what they would show of the unframed photo.
+  const shown = content && framed ? content : WHOLE;
+  if (!framed) put('whole', WHOLE);
+  for (const [name, window] of Object.entries(WINDOWS)) put(name as RegionName, within(shown, window));
+  const aspect = (raster.width * (shown.right - shown.left)) / (raster.height * (shown.bottom - shown.top));
+  for (const [name, shape] of Object.entries(SHAPES)) {
+    const window = shapeWindow(aspect, shape);
+    if (window) put(name as RegionName, within(shown, window));
   }
   // A picture turned by a few degrees on a larger canvas is also hashed turned back upright. A frame
   // is no such canvas (the picture does not reach its edges), but a turn a degree off it can fit its

@@ -75,6 +75,32 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     }
   }, 60_000);
 
+  it('a cover crop to a 4:5 portrait or a 16:9 banner is placed across the whole height or width, from the pixels', async () => {
+    const shown: string[] = [];
+    for (const name of FIXTURE_NAMES) {
+      const { width, height } = await sharp(originals[name]).metadata();
+      for (const aspect of [4 / 5, 16 / 9]) {
+        const [w, h] = aspect < width! / height! ? [Math.round(height! * aspect), height!] : [width!, Math.round(width! / aspect)];
+        const [left, top] = [Math.floor((width! - w) / 2), Math.floor((height! - h) / 2)];
+        const copy = await sharp(originals[name]).extract({ left, top, width: w, height: h }).jpeg({ quality: 85 }).toBuffer();
+        const result = await images.matchGeometry(copy, originals[name], 'crop');
+        expect(result.confirmed, `${name} ${aspect}: ${JSON.stringify(result)}`).toBe(true);
+        const { regionB, inliers } = result as Extract<GeometryResult, { confirmed: true }>;
+        const [[l, t], , [r, b]] = regionB;
+        for (const [value, expected] of [
+          [l, left / width!],
+          [t, top / height!],
+          [r, (left + w) / width!],
+          [b, (top + h) / height!],
+        ])
+          expect(Math.abs(value - expected), `${name} ${aspect}`).toBeLessThan(0.02);
+        if (inliers === 0) shown.push(`${name} ${aspect.toFixed(2)}`);
+      }
+    }
+    // Every one without keypoints but where a plain area leaves the search unsure (then the keypoints confirm it).
+    expect(shown.length, shown.join(', ')).toBeGreaterThanOrEqual(2 * FIXTURE_NAMES.length - 2);
+  }, 60_000);
+
   it('different photographs are not confirmed under any of the edits: the keypoints decide them', async () => {
     for (const [i, x] of FIXTURE_NAMES.entries()) {
       for (const y of FIXTURE_NAMES.slice(i + 1)) {

@@ -10,7 +10,8 @@ import { turnedOn } from '../helpers/small-turns.js';
  * Issue 29 item 3 and the flat-picture regression, as an operator sees them: copies stored as
  * submissions are linked to their original by the comparison a reload queues (the similarity index
  * in the database, the pair rules, the geometric veto). Small turns on black, white and blurred
- * corners, both flips, a 10 % crop and a 20 % black pad of a line drawing on white; and two
+ * corners, both flips, crops between the crop windows' steps and to other shapes, a 10 % crop and a
+ * 20 % black pad of a line drawing on white; and two
  * different pale photographs turned by the same angle on black stay apart. Runs on the SQLite file
  * and on D1 (vitest.d1-r2.config.ts).
  */
@@ -37,6 +38,10 @@ async function copies(): Promise<Record<string, Buffer>> {
     'chelsea-turn6blurred': await turnedOn(photo, 6, 'blurred'),
     'chelsea-hflip': await jpeg(sharp(photo).flop()),
     'chelsea-vflip': await jpeg(sharp(photo).flip()),
+    // Between the crop windows' steps, and cover crops to a square and to 16:9 (decision 0061).
+    'chelsea-crop7': await jpeg(sharp(photo).extract({ left: 34, top: 22, width: 383, height: 256 })),
+    'chelsea-square': await jpeg(sharp(photo).extract({ left: 75, top: 0, width: 300, height: 300 })),
+    'chelsea-banner': await jpeg(sharp(photo).extract({ left: 0, top: 23, width: 451, height: 254 })),
     'drawing-original': await sharp(drawing).png().toBuffer(),
     'drawing-crop10': await jpeg(sharp(drawing).extract({ left: 64, top: 48, width: 512, height: 384 })),
     'drawing-pad20': await jpeg(sharp(drawing).extend({ left: 128, right: 128, top: 96, bottom: 96, background: '#000000' })),
@@ -70,6 +75,9 @@ describe('copies found among the stored submissions', () => {
     ['chelsea-turn6blurred', 'turned 6° on a blurred copy of itself'],
     ['chelsea-hflip', 'mirrored'],
     ['chelsea-vflip', 'flipped upside down'],
+    ['chelsea-crop7', 'cut by 7.5 % on every side'],
+    ['chelsea-square', 'cut to a square'],
+    ['chelsea-banner', 'cut to a 16:9 banner'],
     ['drawing-crop10', 'a line drawing cut by 10 % on every side'],
     ['drawing-pad20', 'a line drawing on a 20 % black pad'],
   ])('links %s (%s) to its original, on both sides', (copy) => {
@@ -82,6 +90,7 @@ describe('copies found among the stored submissions', () => {
     expect(linked('chelsea-turn4black', 'chelsea-original')[0]).toMatch(/tilt|geometric/);
     expect(linked('chelsea-hflip', 'chelsea-original')).toEqual(['hflip']);
     expect(linked('chelsea-vflip', 'chelsea-original')).toEqual(['vflip']);
+    for (const crop of ['chelsea-crop7', 'chelsea-square', 'chelsea-banner']) expect(linked(crop, 'chelsea-original'), crop).toEqual(['crop']);
   });
 
   it('links nothing across different pictures, the two pale photographs on the same turned canvas included', () => {
