@@ -77,45 +77,67 @@ export interface Raster {
   window: Window;
 }
 
-/** Area-average weights along one axis: output cell o mixes source cells first[o] + k with weights[o][k]. */
-function areaWeights(from: number, to: number, size: number, outputs: number): { first: Int32Array; weights: Float64Array[] } {
-  const first = new Int32Array(outputs);
-  const weights: Float64Array[] = [];
-  const step = (to - from) / outputs;
-  for (let o = 0; o < outputs; o++) {
-    const start = from + o * step;
-    const end = start + step;
-    first[o] = Math.max(0, Math.floor(start));
-    const list: number[] = [];
-    for (let i = first[o]; i < Math.ceil(end) && i < size; i++) list.push((Math.min(end, i + 1) - Math.max(start, i)) / step);
-    weights.push(Float64Array.from(list));
-  }
-  return { first, weights };
-}
-
-/** The window of the raster resampled to side x side by area averaging (separable: columns, then rows). */
-export function resample(raster: Raster, window: Window, side: number): Float64Array {
+/**
+ * Summed-area table of a raster, (width + 1) x (height + 1): entry (x, y) is the sum of the cells
+ * left of x and above y. Kept per raster, since a picture's 256 px luma sample is resampled about
+ * twenty times (its pHash and every region hash).
+ */
+const tables = new WeakMap<object, Float64Array>();
+function summedArea(raster: Raster): Float64Array {
+  const known = tables.get(raster.data as object);
+  if (known) return known;
   const { width, height, data } = raster;
-  const x = areaWeights(window.left, window.right, width, side);
-  const y = areaWeights(window.top, window.bottom, height, side);
-  const rowFrom = y.first[0];
-  const rowTo = Math.min(height, y.first[side - 1] + y.weights[side - 1].length);
-  const columns = new Float64Array(height * side);
-  for (let row = rowFrom; row < rowTo; row++) {
-    for (let o = 0; o < side; o++) {
-      const weights = x.weights[o];
-      const from = row * width + x.first[o];
-      let sum = 0;
-      for (let k = 0; k < weights.length; k++) sum += weights[k] * data[from + k];
-      columns[row * side + o] = sum;
+  const stride = width + 1;
+  const table = new Float64Array(stride * (height + 1));
+  for (let y = 0; y < height; y++) {
+    let row = 0;
+    for (let x = 0; x < width; x++) {
+      row += data[y * width + x];
+      table[(y + 1) * stride + x + 1] = table[y * stride + x + 1] + row;
     }
   }
+  tables.set(raster.data as object, table);
+  return table;
+}
+
+/**
+ * The window of the raster resampled to side x side by area averaging: each output cell is the
+ * mean of the source over its share of the window, a source cell counting for the part of it the
+ * output cell covers (the part outside the raster counts as 0). The integral of a raster of
+ * constant cells is bilinear within each cell, so it is read exactly from the summed-area table at
+ * the output cells' corners.
+ */
+export function resample(raster: Raster, window: Window, side: number): Float64Array {
+  const { width, height } = raster;
+  const table = summedArea(raster);
+  const stride = width + 1;
+  const integral = (x: number, y: number) => {
+    const cx = Math.min(width, Math.max(0, x));
+    const cy = Math.min(height, Math.max(0, y));
+    const x0 = Math.min(width - 1, Math.floor(cx));
+    const y0 = Math.min(height - 1, Math.floor(cy));
+    const fx = cx - x0;
+    const fy = cy - y0;
+    const at = y0 * stride + x0;
+    const a = table[at];
+    const b = table[at + 1];
+    const c = table[at + stride];
+    const d = table[at + stride + 1];
+    return a + fx * (b - a) + fy * (c - a) + fx * fy * (d - b - c + a);
+  };
+  const stepX = (window.right - window.left) / side;
+  const stepY = (window.bottom - window.top) / side;
+  const corners = new Float64Array((side + 1) * (side + 1));
+  for (let j = 0; j <= side; j++) {
+    for (let i = 0; i <= side; i++) corners[j * (side + 1) + i] = integral(window.left + i * stepX, window.top + j * stepY);
+  }
   const out = new Float64Array(side * side);
-  for (let o = 0; o < side; o++) {
-    const weights = y.weights[o];
-    for (let k = 0; k < weights.length; k++) {
-      const from = (y.first[o] + k) * side;
-      for (let col = 0; col < side; col++) out[o * side + col] += weights[k] * columns[from + col];
+  const area = stepX * stepY;
+  for (let j = 0; j < side; j++) {
+    for (let i = 0; i < side; i++) {
+      const top = j * (side + 1) + i;
+      const bottom = top + side + 1;
+      out[j * side + i] = (corners[bottom + 1] - corners[bottom] - corners[top + 1] + corners[top]) / area;
     }
   }
   return out;

@@ -4,6 +4,8 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { lowDct32, hammingDistance, hashFromDct, similarity } from '../../lib/images/phash.js';
+import { resample } from '../../lib/images/raster.js';
+import { seededRandom } from '../helpers/random.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/images/${name}`, import.meta.url));
 const PHOTOS = ['astronaut.png', 'camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'];
@@ -142,5 +144,44 @@ describe('hammingDistance and similarity', () => {
   it('refuses strings that are not 64-bit hashes', () => {
     expect(() => hammingDistance('abc', '0000000000000000')).toThrow(TypeError);
     expect(() => similarity('0000000000000000', '000000000000000G')).toThrow(TypeError);
+  });
+});
+
+describe('resample (area averaging, read from a summed-area table)', () => {
+  /** The definition: each source cell counts for the area it shares with the output cell; outside the raster counts 0. */
+  const byDefinition = (
+    width: number,
+    height: number,
+    data: Uint8Array,
+    window: { left: number; top: number; right: number; bottom: number },
+    side: number,
+  ) => {
+    const out = new Float64Array(side * side);
+    const [stepX, stepY] = [(window.right - window.left) / side, (window.bottom - window.top) / side];
+    const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
+    for (let j = 0; j < side; j++)
+      for (let i = 0; i < side; i++) {
+        const [x0, y0] = [window.left + i * stepX, window.top + j * stepY];
+        let sum = 0;
+        for (let y = 0; y < height; y++)
+          for (let x = 0; x < width; x++) sum += data[y * width + x] * overlap(x0, x0 + stepX, x, x + 1) * overlap(y0, y0 + stepY, y, y + 1);
+        out[j * side + i] = sum / (stepX * stepY);
+      }
+    return out;
+  };
+
+  it('gives every output cell the mean of its share of the window, fractional edges and parts outside the raster included', () => {
+    const random = seededRandom(61);
+    for (let trial = 0; trial < 40; trial++) {
+      const [width, height] = [5 + Math.floor(random() * 40), 5 + Math.floor(random() * 40)];
+      const data = Uint8Array.from({ length: width * height }, () => Math.floor(random() * 256));
+      const left = random() * width * 0.4 - (trial % 5 === 0 ? 2 : 0);
+      const top = random() * height * 0.4;
+      const window = { left, top, right: left + (width - left) * (0.3 + random() * 0.8), bottom: top + (height - top) * (0.3 + random() * 0.7) };
+      const side = 1 + Math.floor(random() * 12);
+      const got = resample({ width, height, data, window: { left: 0, top: 0, right: width, bottom: height } }, window, side);
+      const expected = byDefinition(width, height, data, window, side);
+      for (let k = 0; k < got.length; k++) expect(got[k]).toBeCloseTo(expected[k], 6);
+    }
   });
 });
