@@ -5,12 +5,12 @@ import { bilinear } from './raster.js';
 /**
  * The pixel rules of the geometric check applied to an edit the region hashes already name, without
  * keypoints: a mirror, a crop of up to 14 % per side or a cover crop to another shape, a change of
- * brightness or of size. The hashes say
- * how the query relates to the reference (`hflip`, `crop`, `hflip+crop`, `identity`); the two images
- * are decoded to small grey copies, a crop's scale and place are found by a search over them, and
- * the pixels must agree there as the geometric check asks of a fit (lib/images/geometry.ts). A pair
- * that passes needs no keypoints (about 100 ms an image) nor a fit; one that does not goes to the
- * geometric check, so this can only confirm what the check would have looked at, never refuse.
+ * brightness or of size. The hashes say how the query relates to the reference (`hflip`, `crop`,
+ * `hflip+crop`, `identity`); the two images are decoded to small grey copies, a crop's scale and
+ * place are found by a search over them, and the pixels must agree there as the geometric check
+ * asks of a fit (lib/images/geometry.ts). A pair that passes needs no keypoints (about 100 ms an
+ * image) nor a fit; one that does not goes to the geometric check, so this can only confirm what
+ * the check would have looked at, never refuse.
  */
 
 /** Longer side of the grey copies compared: the geometric check's pixel copies are as large. */
