@@ -11,6 +11,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp, { type Sharp } from 'sharp';
+import { coverBox } from '../test/helpers/geometry-transforms.js';
 
 export interface EvalPhoto {
   id: string;
@@ -145,11 +146,6 @@ const cropBox = (width: number, height: number, left: number, top: number, right
   const x = Math.round(width * left);
   const y = Math.round(height * top);
   return { left: x, top: y, width: Math.round(width * (1 - right)) - x, height: Math.round(height * (1 - bottom)) - y };
-};
-/** The centred part of the picture of that shape (width / height), as a cover crop cuts it. */
-const coverBox = (width: number, height: number, shape: number) => {
-  const [w, h] = shape < width / height ? [Math.round(height * shape), height] : [width, Math.round(width / shape)];
-  return { left: Math.floor((width - w) / 2), top: Math.floor((height - h) / 2), width: w, height: h };
 };
 const watermark = (width: number, height: number) =>
   Buffer.from(

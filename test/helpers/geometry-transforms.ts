@@ -22,6 +22,12 @@ const text = (width: number, height: number, lines: string[], fill = '#222') =>
       .join('')}</svg>`,
   );
 
+/** The centred part of a width x height picture of that shape (width / height), as a cover crop cuts it. */
+export function coverBox(width: number, height: number, shape: number): { left: number; top: number; width: number; height: number } {
+  const [w, h] = shape < width / height ? [Math.round(height * shape), height] : [width, Math.round(width / shape)];
+  return { left: Math.floor((width - w) / 2), top: Math.floor((height - h) / 2), width: w, height: h };
+}
+
 export async function randomCrop(photo: Buffer, random: Random): Promise<Buffer> {
   const { width, height } = await size(photo);
   const [left, top, right, bottom] = [0, 1, 2, 3].map(() => between(random, 0, 0.3));

@@ -7,7 +7,7 @@ import { createTestEnv } from '../helpers/env.js';
 import { localImageService } from '../../lib/images/local-service.js';
 import type { GeometryResult } from '../../lib/images/geometry.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
-import { turnedPale } from '../helpers/geometry-transforms.js';
+import { coverBox, turnedPale } from '../helpers/geometry-transforms.js';
 
 const images = localImageService(40_000_000);
 afterAll(() => images.close());
@@ -80,9 +80,9 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     for (const name of FIXTURE_NAMES) {
       const { width, height } = await sharp(originals[name]).metadata();
       for (const aspect of [4 / 5, 16 / 9]) {
-        const [w, h] = aspect < width! / height! ? [Math.round(height! * aspect), height!] : [width!, Math.round(width! / aspect)];
-        const [left, top] = [Math.floor((width! - w) / 2), Math.floor((height! - h) / 2)];
-        const copy = await sharp(originals[name]).extract({ left, top, width: w, height: h }).jpeg({ quality: 85 }).toBuffer();
+        const box = coverBox(width!, height!, aspect);
+        const { left, top, width: w, height: h } = box;
+        const copy = await sharp(originals[name]).extract(box).jpeg({ quality: 85 }).toBuffer();
         const result = await images.matchGeometry(copy, originals[name], 'crop');
         expect(result.confirmed, `${name} ${aspect}: ${JSON.stringify(result)}`).toBe(true);
         const { regionB, inliers } = result as Extract<GeometryResult, { confirmed: true }>;

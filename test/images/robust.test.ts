@@ -4,6 +4,7 @@ import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { textPage } from '../helpers/text-page.js';
+import { coverBox } from '../helpers/geometry-transforms.js';
 import { similarity } from '../../lib/images/phash.js';
 import { type Fingerprints, RobustIndex, SlotQuery, indexEntries, matchFingerprints, matchPair, type SlotProbe } from '../../lib/images/robust.js';
 import {
@@ -25,11 +26,6 @@ const cut = (width: number, height: number, share: number) => {
   const [x, y] = [Math.round(width * share), Math.round(height * share)];
   return { left: x, top: y, width: width - 2 * x, height: height - 2 * y };
 };
-/** The centred part of the picture of that shape (width / height): a cover crop. */
-const shape = (width: number, height: number, aspect: number) => {
-  const [w, h] = aspect < width / height ? [Math.round(height * aspect), height] : [width, Math.round(width / aspect)];
-  return { left: Math.floor((width - w) / 2), top: Math.floor((height - h) / 2), width: w, height: h };
-};
 const frame = (width: number, height: number, share: number, background: string) => {
   const [x, y] = [Math.round(width * share), Math.round(height * share)];
   return { left: x, right: x, top: y, bottom: y, background };
@@ -48,8 +44,8 @@ const COPIES: { change: string; transform: string; make: (original: Buffer, widt
   { change: 'framed by a 5 % white border', transform: 'trimmed', make: (o, w, h) => jpeg(sharp(o).extend(frame(w, h, 0.05, '#ffffff'))) },
   // Between the steps of the windows' ladder: 7.5 % was missed when the windows cut 5 % and 10 %.
   { change: 'cropped 7.5 % per side', transform: 'crop', make: (o, w, h) => jpeg(sharp(o).extract(cut(w, h, 0.075))) },
-  { change: 'cut to a 4:5 portrait', transform: 'crop', make: (o, w, h) => jpeg(sharp(o).extract(shape(w, h, 4 / 5))) },
-  { change: 'cut to a 16:9 banner', transform: 'crop', make: (o, w, h) => jpeg(sharp(o).extract(shape(w, h, 16 / 9))) },
+  { change: 'cut to a 4:5 portrait', transform: 'crop', make: (o, w, h) => jpeg(sharp(o).extract(coverBox(w, h, 4 / 5))) },
+  { change: 'cut to a 16:9 banner', transform: 'crop', make: (o, w, h) => jpeg(sharp(o).extract(coverBox(w, h, 16 / 9))) },
 ];
 
 /** +50 % brightness turns 40 % of camera.png and 16 % of coffee.png pure white. */
