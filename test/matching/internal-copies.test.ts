@@ -2,7 +2,7 @@ import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { fixturePath } from '../helpers/fixtures.js';
-import { turnedPale } from '../helpers/geometry-transforms.js';
+import { coverBox, turnedPale } from '../helpers/geometry-transforms.js';
 import { internalLinks } from '../helpers/matching-set.js';
 import { turnedOn } from '../helpers/small-turns.js';
 
@@ -30,6 +30,7 @@ const jpeg = (image: Sharp) => image.jpeg({ quality: 90 }).toBuffer();
 
 async function copies(): Promise<Record<string, Buffer>> {
   const photo = await sharp(fixturePath('chelsea.png')).png().toBuffer();
+  const { width, height } = await sharp(photo).metadata();
   const drawing = await sharp(DRAWING).png().toBuffer();
   return {
     'chelsea-original': await jpeg(sharp(photo)),
@@ -40,8 +41,8 @@ async function copies(): Promise<Record<string, Buffer>> {
     'chelsea-vflip': await jpeg(sharp(photo).flip()),
     // Between the crop windows' steps, and cover crops to a square and to 16:9 (decision 0061).
     'chelsea-crop7': await jpeg(sharp(photo).extract({ left: 34, top: 22, width: 383, height: 256 })),
-    'chelsea-square': await jpeg(sharp(photo).extract({ left: 75, top: 0, width: 300, height: 300 })),
-    'chelsea-banner': await jpeg(sharp(photo).extract({ left: 0, top: 23, width: 451, height: 254 })),
+    'chelsea-square': await jpeg(sharp(photo).extract(coverBox(width!, height!, 1))),
+    'chelsea-banner': await jpeg(sharp(photo).extract(coverBox(width!, height!, 16 / 9))),
     'drawing-original': await sharp(drawing).png().toBuffer(),
     'drawing-crop10': await jpeg(sharp(drawing).extract({ left: 64, top: 48, width: 512, height: 384 })),
     'drawing-pad20': await jpeg(sharp(drawing).extend({ left: 128, right: 128, top: 96, bottom: 96, background: '#000000' })),
