@@ -231,6 +231,29 @@ describe('geometric verification of blog collages (issue 29)', () => {
     ]);
   }, 30_000);
 
+  it('cuts a 1+2 collage between a sharp photograph and a motion-blurred one, where the pixels jump at a third of the columns only, and finds the blurred one', async () => {
+    // Blurred along the rows: above the seam camera.png's detail, below it the blurred cup's, a
+    // third as strong or less; the greys on the two sides agree at most columns.
+    const [astronaut, camera, coffee] = [0, 1, 3];
+    const blurred = await sharp(photos[coffee])
+      .convolve({ width: 31, height: 3, kernel: [...Array(31).fill(0), ...Array(31).fill(1), ...Array(31).fill(0)], scale: 31 })
+      .png()
+      .toBuffer();
+    const grid = await gridCollage(blurred, [photos[astronaut], photos[camera]], seededRandom(1), { layout: '1+2', fit: 'cover', gutter: 0, at: 2 });
+    const features = await computeGeometryFeatures(grid, undefined, { mirror: false });
+    expect(features.cells.map(({ box }) => box.map((share) => Math.round(share * 6) / 6))).toEqual([
+      [0, 0, 2 / 3, 1],
+      [2 / 3, 0, 1 / 3, 1 / 2],
+      [2 / 3, 1 / 2, 1 / 3, 1 / 2],
+    ]);
+    const result = await verifyGeometry(features, await computeGeometryFeatures(blurred));
+    expect(result, JSON.stringify(result)).toMatchObject({ confirmed: true });
+    if (!result.confirmed) return;
+    const found = bounds(result.regionA);
+    expect(found.left).toBeGreaterThan(2 / 3 - 0.01);
+    expect(found.top).toBeGreaterThan(1 / 2 - 0.01);
+  }, 30_000);
+
   it('cuts a fitted strip of 3 whose photographs of one shape end their white bands at the same rows, and finds each in its cell', async () => {
     // chelsea.png, coffee.png and rocket.jpg are all 3:2: fitted into 4:3 cells, each has a white band
     // above and below, the three ending at the same rows. The steps out of those bands made the two
