@@ -120,11 +120,15 @@ function jumpShare({ data, stride }: View, b: number, from: number, to: number):
   return jumps / (to - from);
 }
 
+/** The grey-level steps along line i, from one pixel to the next between `from` and `to`. */
+function lineSteps({ data, stride }: View, i: number, from: number, to: number): number[] {
+  return Array.from({ length: to - from - 1 }, (_, k) => data[i * stride + from + k + 1] - data[i * stride + from + k]);
+}
+
 /** The mean step along line i, from `from` to `to`. */
-function stepStrength({ data, stride }: View, i: number, from: number, to: number): number {
-  let sum = 0;
-  for (let j = from + 1; j < to; j++) sum += Math.abs(data[i * stride + j] - data[i * stride + j - 1]);
-  return sum / (to - from - 1);
+function stepStrength(view: View, i: number, from: number, to: number): number {
+  const steps = lineSteps(view, i, from, to);
+  return steps.reduce((sum, step) => sum + Math.abs(step), 0) / steps.length;
 }
 
 /**
@@ -143,9 +147,8 @@ function detailContrast(view: View, b: number, from: number, to: number): number
 }
 
 /** Correlation of the along-seam steps two pixels before and after the boundary before line b. */
-function detailCorrelation({ data, stride }: View, b: number, from: number, to: number): number {
-  const steps = (i: number) => Array.from({ length: to - from - 1 }, (_, k) => data[i * stride + from + k + 1] - data[i * stride + from + k]);
-  return correlation(steps(b - 2), steps(b + 1));
+function detailCorrelation(view: View, b: number, from: number, to: number): number {
+  return correlation(lineSteps(view, b - 2, from, to), lineSteps(view, b + 1, from, to));
 }
 
 /** Whether line b is at a half, a third or a quarter of the span [start, end), within SEAM.divisionSlack lines. */
@@ -185,8 +188,9 @@ function seams(view: View, start: number, end: number, from: number, to: number)
   const shares = new Map<number, number>();
   for (let b = start + MIN_CELL; b <= end - MIN_CELL; b++) shares.set(b, jumpShare(view, b, from, to));
   for (const [b, share] of shares) {
-    const weak = share >= SEAM.weakJumpShare && atEqualDivision(b, start, end) && detailContrast(view, b, from, to) >= SEAM.contrast;
-    if (share < SEAM.jumpShare && !weak) continue;
+    const jumps =
+      share >= SEAM.jumpShare || (share >= SEAM.weakJumpShare && atEqualDivision(b, start, end) && detailContrast(view, b, from, to) >= SEAM.contrast);
+    if (!jumps) continue;
     // The strongest boundary of its neighbourhood: resizing spreads one seam over two or three lines.
     let strongest = true;
     for (let d = -3; d <= 3; d++) if (d !== 0 && (shares.get(b + d) ?? 0) > share) strongest = false;
