@@ -168,6 +168,8 @@ describe('keypoints kept per picture in the data folder', () => {
     const one = folderKeypointStore(dir, 64 * 1024 * 1024, { computing: 1 });
     let finish: () => void = () => undefined;
     const photoDone = one.kept(sha(photo), true, () => new Promise((resolve) => (finish = () => resolve(features))));
+    // The turned picture is asked for once the photograph holds the one turn: asked at once, its first read could end first and take it.
+    for (let waited = 0; !existsSync(`${kept(dir, photo)}.claim`) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     let oneComputedTurned = false;
     const turnedInOne = one.kept(sha(turned), true, async () => {
       oneComputedTurned = true;
