@@ -20,11 +20,12 @@ import { gridCollage } from '../helpers/geometry-transforms.js';
 const MAX_PIXELS = 40_000_000;
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const kept = (dir: string, bytes: Buffer) => join(dir, sha(bytes).slice(0, 2), `${sha(bytes)}.kp`);
-/** Files are written after the check is answered; a picture's claim goes once its file is there. */
-async function settled(): Promise<void> {
-  const claims = () => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.claim'));
-  for (let waited = 0; claims().length > 0 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+/** Waits until `done` holds, at most 10 s (a loaded machine's file work takes a while, never that long). */
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done() && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
 }
+/** Files are written after the check is answered; a picture's claim goes once its file is there. */
+const settled = () => until(() => !readdirSync(dir, { recursive: true, encoding: 'utf8' }).some((name) => name.endsWith('.claim')));
 /** What the store keeps for the picture, or a rejection when it would have to compute it. */
 const keptOnly = (store: KeypointStore, key: string, mirror: boolean) => store.kept(key, mirror, () => Promise.reject(new Error('not kept')));
 /** Has the store keep these features for the picture. */
@@ -146,7 +147,7 @@ describe('keypoints kept per picture in the data folder', () => {
     const features = await computeGeometryFeatures(photo, MAX_PIXELS);
     const [one, other] = [folderKeypointStore(dir, 64 * 1024 * 1024), folderKeypointStore(dir, 64 * 1024 * 1024)];
     const slow = one.kept(sha(photo), true, () => new Promise((resolve) => setTimeout(() => resolve(features), 500)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => existsSync(`${kept(dir, photo)}.claim`));
     const [first, second] = await Promise.all([slow, keptOnly(other, sha(photo), true)]);
     expect(second).toEqual(first);
 
@@ -169,7 +170,7 @@ describe('keypoints kept per picture in the data folder', () => {
     let finish: () => void = () => undefined;
     const photoDone = one.kept(sha(photo), true, () => new Promise((resolve) => (finish = () => resolve(features))));
     // The turned picture is asked for once the photograph holds the one turn: asked at once, its first read could end first and take it.
-    for (let waited = 0; !existsSync(`${kept(dir, photo)}.claim`) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => existsSync(`${kept(dir, photo)}.claim`));
     let oneComputedTurned = false;
     const turnedInOne = one.kept(sha(turned), true, async () => {
       oneComputedTurned = true;
@@ -181,7 +182,7 @@ describe('keypoints kept per picture in the data folder', () => {
     // Another process wants the turned picture meanwhile: it computes it, without waiting for the first.
     const other = folderKeypointStore(dir, 64 * 1024 * 1024);
     expect(await other.kept(sha(turned), true, async () => turnedFeatures)).toEqual(turnedFeatures);
-    for (let waited = 0; existsSync(`${kept(dir, turned)}.claim`) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => !existsSync(`${kept(dir, turned)}.claim`));
     finish();
     await photoDone;
     // Its turn come, the first process reads what the other kept.
