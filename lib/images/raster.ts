@@ -156,7 +156,8 @@ export function bilinear(pixels: ArrayLike<number>, width: number, height: numbe
   const y1 = Math.min(y0 + 1, height - 1);
   const fx = x - x0;
   const fy = y - y0;
-  const [row0, row1] = [y0 * width, y1 * width];
+  const row0 = y0 * width;
+  const row1 = y1 * width;
   const top = pixels[(row0 + x0) * channels + channel] * (1 - fx) + pixels[(row0 + x1) * channels + channel] * fx;
   const bottom = pixels[(row1 + x0) * channels + channel] * (1 - fx) + pixels[(row1 + x1) * channels + channel] * fx;
   return top * (1 - fy) + bottom * fy;

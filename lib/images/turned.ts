@@ -80,7 +80,10 @@ function read(sample: Raster, x: number, y: number): number | null {
 
 /** The grey-level change over two sample pixels across and along, at (x, y); null outside the sample. */
 function gradient(sample: Raster, x: number, y: number): number | null {
-  const [l, r, t, b] = [read(sample, x - 1, y), read(sample, x + 1, y), read(sample, x, y - 1), read(sample, x, y + 1)];
+  const l = read(sample, x - 1, y);
+  const r = read(sample, x + 1, y);
+  const t = read(sample, x, y - 1);
+  const b = read(sample, x, y + 1);
   return l === null || r === null || t === null || b === null ? null : Math.abs(r - l) + Math.abs(b - t);
 }
 
@@ -92,11 +95,24 @@ function pictureOf(aspect: number, degrees: number): Turn | null {
   return width > 0.2 && height > 0.2 ? { degrees, width, height, aspect } : null;
 }
 
-/** Where a point of the upright picture (u, v from its centre, canvas-height units) lies in the sample (pixel centres at whole numbers). */
-function toSample(turn: Turn, u: number, v: number): [number, number] {
+/**
+ * The sample as seen from the upright picture under a turn: where a point of the picture (u, v from
+ * its centre, canvas-height units) lies in the sample (pixel centres at whole numbers), and the grey
+ * level and gradient there. The edge searches read thousands of points an image: the turn's cosine
+ * and sine are taken once, and a point's place is two numbers, never a pair to allocate.
+ */
+function turnedView(sample: Raster, turn: Turn) {
   const t = (turn.degrees * Math.PI) / 180;
-  const [x, y] = [turn.aspect / 2 + u * Math.cos(t) - v * Math.sin(t), 0.5 + u * Math.sin(t) + v * Math.cos(t)];
-  return [(x / turn.aspect) * SAMPLE_SIDE - 0.5, y * SAMPLE_SIDE - 0.5];
+  const cos = Math.cos(t);
+  const sin = Math.sin(t);
+  const x = (u: number, v: number) => ((turn.aspect / 2 + u * cos - v * sin) / turn.aspect) * SAMPLE_SIDE - 0.5;
+  const y = (u: number, v: number) => (0.5 + u * sin + v * cos) * SAMPLE_SIDE - 0.5;
+  return {
+    x,
+    y,
+    read: (u: number, v: number) => read(sample, x(u, v), y(u, v)),
+    gradient: (u: number, v: number) => gradient(sample, x(u, v), y(u, v)),
+  };
 }
 
 /**
@@ -107,6 +123,7 @@ function toSample(turn: Turn, u: number, v: number): [number, number] {
  */
 function edgeSteps(sample: Raster, turn: Turn, atLeast = 0, offset: number = SEARCH.edge.offset): { share: number; mean: number } {
   const [w, h] = [turn.width / 2, turn.height / 2];
+  const view = turnedView(sample, turn);
   // One sample pixel in canvas-height units (the sample squeezes the width by the aspect).
   const d = offset / SAMPLE_SIDE;
   const allowedMisses = 4 * SEARCH.edge.points * (1 - atLeast);
@@ -116,18 +133,17 @@ function edgeSteps(sample: Raster, turn: Turn, atLeast = 0, offset: number = SEA
     const [nu, nv] = [dv / length, -du / length];
     for (let k = 0; k < SEARCH.edge.points; k++) {
       const t = 0.05 + (0.9 * (k + 0.5)) / SEARCH.edge.points;
-      const [u, v] = [u0 + du * t, v0 + dv * t];
+      const u = u0 + du * t;
+      const v = v0 + dv * t;
       // Texture in the canvas just outside the picture, the step across its edge, texture just inside.
-      const beyond = gradient(sample, ...toSample(turn, u + 3 * nu * d, v + 3 * nv * d));
-      const [inside, outside] = [read(sample, ...toSample(turn, u - nu * d, v - nv * d)), read(sample, ...toSample(turn, u + nu * d, v + nv * d))];
+      const beyond = view.gradient(u + 3 * nu * d, v + 3 * nv * d);
+      const inside = view.read(u - nu * d, v - nv * d);
+      const outside = view.read(u + nu * d, v + nv * d);
       if (beyond === null || inside === null || outside === null) continue;
       points++;
       const step = Math.abs(inside - outside);
       total += Math.min(step, SEARCH.edge.stepCap);
-      if (
-        beyond < SEARCH.edge.plainCanvas &&
-        (step > SEARCH.edge.step || (gradient(sample, ...toSample(turn, u - 3 * nu * d, v - 3 * nv * d)) ?? 0) > beyond + SEARCH.edge.texture)
-      )
+      if (beyond < SEARCH.edge.plainCanvas && (step > SEARCH.edge.step || (view.gradient(u - 3 * nu * d, v - 3 * nv * d) ?? 0) > beyond + SEARCH.edge.texture))
         steps++;
       else if (points - steps > allowedMisses) return { share: 0, mean: 0 };
     }
@@ -144,6 +160,7 @@ function edgeSteps(sample: Raster, turn: Turn, atLeast = 0, offset: number = SEA
  */
 function textureRatio(sample: Raster, turn: Turn): number {
   const [w, h] = [turn.width / 2, turn.height / 2];
+  const view = turnedView(sample, turn);
   const d = (3 * SEARCH.edge.offset) / SAMPLE_SIDE;
   let [within, beyond, points] = [0, 0, 0];
   for (const [u0, v0, du, dv] of edgesOf(w, h)) {
@@ -151,9 +168,10 @@ function textureRatio(sample: Raster, turn: Turn): number {
     const [nu, nv] = [dv / length, -du / length];
     for (let k = 0; k < SEARCH.edge.points; k += 2) {
       const t = 0.05 + (0.9 * (k + 0.5)) / SEARCH.edge.points;
-      const [u, v] = [u0 + du * t, v0 + dv * t];
-      const outside = gradient(sample, ...toSample(turn, u + nu * d, v + nv * d));
-      const inside = gradient(sample, ...toSample(turn, u - nu * d, v - nv * d));
+      const u = u0 + du * t;
+      const v = v0 + dv * t;
+      const outside = view.gradient(u + nu * d, v + nv * d);
+      const inside = view.gradient(u - nu * d, v - nv * d);
       if (outside === null || inside === null) continue;
       points++;
       within += Math.min(inside, SEARCH.blurred.textureCap);
@@ -208,11 +226,14 @@ export function findTurn(sample: Raster, aspect: number): Turn | null {
 /** The picture turned back upright, as a square sample like the luma sample of an upright image. */
 export function uprightSample(sample: Raster, turn: Turn): Raster {
   const S = SAMPLE_SIDE;
+  const view = turnedView(sample, turn);
   const data = new Float64Array(S * S);
   for (let y = 0; y < S; y++) {
     for (let x = 0; x < S; x++) {
-      const [u, v] = [((x + 0.5) / S - 0.5) * turn.width, ((y + 0.5) / S - 0.5) * turn.height];
-      const [sx, sy] = toSample(turn, u, v);
+      const u = ((x + 0.5) / S - 0.5) * turn.width;
+      const v = ((y + 0.5) / S - 0.5) * turn.height;
+      const sx = view.x(u, v);
+      const sy = view.y(u, v);
       data[y * S + x] = read(sample, Math.min(S - 1, Math.max(0, sx)), Math.min(S - 1, Math.max(0, sy))) ?? 0;
     }
   }
