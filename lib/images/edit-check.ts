@@ -64,12 +64,25 @@ function tap(grey: Grey, x: number, y: number): number {
   return bilinear(grey.pixels, grey.width, grey.height, x - 0.5, y - 0.5);
 }
 
+/**
+ * What is made of a grey copy once for every check it takes part in (its mirror, its blurred copy):
+ * the images port keeps a copy while its picture is checked again and again (local-service.ts).
+ */
+function madeOnce(make: (grey: Grey) => Grey): (grey: Grey) => Grey {
+  const made = new WeakMap<Grey, Grey>();
+  return (grey) => {
+    let found = made.get(grey);
+    if (!found) made.set(grey, (found = make(grey)));
+    return found;
+  };
+}
+
 /** The image mirrored left to right: a mirror image is compared as the picture it shows. */
-function mirror(grey: Grey): Grey {
+const mirror = madeOnce((grey) => {
   const pixels = new Uint8Array(grey.pixels.length);
   for (let y = 0; y < grey.height; y++) for (let x = 0; x < grey.width; x++) pixels[y * grey.width + x] = grey.pixels[y * grey.width + grey.width - 1 - x];
   return { ...grey, pixels };
-}
+});
 
 /**
  * Pairs of grey levels sampled on a side x side grid over the part of `a` that the placement puts
@@ -84,7 +97,8 @@ function samples(a: Grey, b: Grey, place: Placement, side: number): { fromA: num
     for (let col = 0; col < side; col++) {
       const x = left + ((col + 0.5) / side) * (right - left);
       const y = top + ((row + 0.5) / side) * (bottom - top);
-      const [va, vb] = [tap(a, x, y), tap(b, place.scale * x + place.dx, place.scale * y + place.dy)];
+      const va = tap(a, x, y);
+      const vb = tap(b, place.scale * x + place.dx, place.scale * y + place.dy);
       if (Number.isNaN(va) || Number.isNaN(vb)) continue;
       fromA.push(va);
       fromB.push(vb);
@@ -97,12 +111,20 @@ function samples(a: Grey, b: Grey, place: Placement, side: number): { fromA: num
 function correlation(x: number[], y: number[]): { r: number; deviation: number } {
   const n = x.length;
   if (n < 2) return { r: 0, deviation: 0 };
-  let [mx, my] = [0, 0];
-  for (let i = 0; i < n; i++) [mx, my] = [mx + x[i], my + y[i]];
-  [mx, my] = [mx / n, my / n];
-  let [sxy, sxx, syy] = [0, 0, 0];
+  let mx = 0;
+  let my = 0;
   for (let i = 0; i < n; i++) {
-    const [dx, dy] = [x[i] - mx, y[i] - my];
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= n;
+  my /= n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = x[i] - mx;
+    const dy = y[i] - my;
     sxy += dx * dy;
     sxx += dx * dx;
     syy += dy * dy;
@@ -133,7 +155,9 @@ function placeInside(small: Grey, big: Grey, shares: number[]): { place: Placeme
       spread += values[i] * values[i];
     }
     return (place: Placement) => {
-      let [sum, sumSquares, cross] = [0, 0, 0];
+      let sum = 0;
+      let sumSquares = 0;
+      let cross = 0;
       for (let i = 0; i < values.length; i++) {
         const v = tap(big, place.scale * xs[i] + place.dx, place.scale * ys[i] + place.dy);
         if (Number.isNaN(v)) return -1;
@@ -184,28 +208,40 @@ function placeInside(small: Grey, big: Grey, shares: number[]): { place: Placeme
 const REFINED = 6;
 
 /**
- * The image under a 5x5 box blur: the search's sparse samples then read the picture's shapes rather
- * than its grain, and a placement a little off still scores near the right one.
+ * The image under a 5x5 box blur, cut at its edges: the search's sparse samples then read the
+ * picture's shapes rather than its grain, and a placement a little off still scores near the right one.
  */
-function blurred(grey: Grey): Grey {
-  const { width, height } = grey;
-  const pass = (source: Uint8Array, dx: number, dy: number) => {
-    const out = new Uint8Array(source.length);
-    for (let y = 0; y < height; y++) {
-      for (let x = 0; x < width; x++) {
-        let [sum, count] = [0, 0];
-        for (let k = -2; k <= 2; k++) {
-          const [u, v] = [x + k * dx, y + k * dy];
-          if (u < 0 || v < 0 || u >= width || v >= height) continue;
-          sum += source[v * width + u];
-          count++;
-        }
-        out[y * width + x] = Math.round(sum / count);
+const blurred = madeOnce(({ width, height, pixels }) => ({
+  width,
+  height,
+  pixels: boxPass(boxPass(pixels, height, width, 1, width), width, height, width, 1),
+}));
+
+/**
+ * Each of `lines` lines (`stride` apart, `length` values `step` apart) averaged over the 5 values
+ * around each of its values, as many as the line holds there, rounded: a running sum, one value in
+ * and one out per step.
+ */
+function boxPass(source: Uint8Array, lines: number, length: number, step: number, stride: number): Uint8Array {
+  const out = new Uint8Array(source.length);
+  for (let line = 0; line < lines; line++) {
+    const start = line * stride;
+    let sum = 0;
+    let count = 0;
+    for (let i = 0; i < Math.min(2, length); i++, count++) sum += source[start + i * step];
+    for (let i = 0; i < length; i++) {
+      if (i + 2 < length) {
+        sum += source[start + (i + 2) * step];
+        count++;
       }
+      if (i >= 3) {
+        sum -= source[start + (i - 3) * step];
+        count--;
+      }
+      out[start + i * step] = Math.round(sum / count);
     }
-    return out;
-  };
-  return { width, height, pixels: pass(pass(grey.pixels, 1, 0), 0, 1) };
+  }
+  return out;
 }
 
 /** The shares of `big`'s width searched for a crop `small` of it: a range for the same shape, one for a cover crop. */
@@ -231,7 +267,8 @@ function pixelsAgree(a: Grey, b: Grey, place: Placement): number | null {
   const group = (per: number) => {
     const groups = Array.from({ length: per * per }, () => ({ a: [] as number[], b: [] as number[] }));
     at.forEach((index, i) => {
-      const [row, col] = [Math.floor(index / SAMPLES), index % SAMPLES];
+      const row = Math.floor(index / SAMPLES);
+      const col = index % SAMPLES;
       const g = groups[Math.floor((row * per) / SAMPLES) * per + Math.floor((col * per) / SAMPLES)];
       g.a.push(fromA[i]);
       g.b.push(fromB[i]);
