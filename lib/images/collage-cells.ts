@@ -91,7 +91,11 @@ function plain({ data, stride }: View, i: number, from: number, to: number): boo
 }
 
 function correlation(p: number[], q: number[]): number {
-  let [sp, sq, spp, sqq, spq] = [0, 0, 0, 0, 0];
+  let sp = 0;
+  let sq = 0;
+  let spp = 0;
+  let sqq = 0;
+  let spq = 0;
   for (let i = 0; i < p.length; i++) {
     sp += p[i];
     sq += q[i];

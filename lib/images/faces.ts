@@ -583,9 +583,11 @@ function averaged(source: Raster, columns: ReturnType<typeof spans>, rows: Retur
   const { pixels, width } = source;
   let at = 0;
   for (let y = 0; y < rows.from.length; y++) {
-    const [y0, y1] = [rows.from[y]!, rows.to[y]!];
+    const y0 = rows.from[y]!;
+    const y1 = rows.to[y]!;
     for (let x = 0; x < columns.from.length; x++) {
-      const [x0, x1] = [columns.from[x]!, columns.to[x]!];
+      const x0 = columns.from[x]!;
+      const x1 = columns.to[x]!;
       let r = 0;
       let g = 0;
       let b = 0;
@@ -628,7 +630,10 @@ function interpolated(source: Raster, columns: ReturnType<typeof neighbours>, ro
     const fy = rows.weight[y]!;
     for (let x = 0; x < columns.near.length; x++) {
       const fx = columns.weight[x]!;
-      const [a, b, c, d] = [(row0 + columns.near[x]!) * 3, (row0 + columns.far[x]!) * 3, (row1 + columns.near[x]!) * 3, (row1 + columns.far[x]!) * 3];
+      const a = (row0 + columns.near[x]!) * 3;
+      const b = (row0 + columns.far[x]!) * 3;
+      const c = (row1 + columns.near[x]!) * 3;
+      const d = (row1 + columns.far[x]!) * 3;
       for (let channel = 0; channel < 3; channel++) {
         const top = pixels[a + channel]! * (1 - fx) + pixels[b + channel]! * fx;
         const bottom = pixels[c + channel]! * (1 - fx) + pixels[d + channel]! * fx;

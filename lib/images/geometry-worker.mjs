@@ -146,7 +146,8 @@ function darkCells(pixels, width, height, points, sparse) {
 function combine(plain, stretched, strongest, quota, count) {
   const fresh = [];
   for (let k = 0; k < stretched.points.length / 2; k++) {
-    const [x, y] = [stretched.points[k * 2], stretched.points[k * 2 + 1]];
+    const x = stretched.points[k * 2];
+    const y = stretched.points[k * 2 + 1];
     let near = false;
     for (let i = 0; i < plain.points.length && !near; i += 2)
       near = Math.abs(plain.points[i] - x) <= SAME_PLACE && Math.abs(plain.points[i + 1] - y) <= SAME_PLACE;
@@ -264,7 +265,8 @@ function nearestTwo(from, to) {
         seen[t] = q;
         // Half the words first: already at the runner-up's distance, it cannot be nearer (most
         // candidates; written out, as a loop with the early exit measured slower, not faster).
-        const [x, y] = [q * WORDS, t * WORDS];
+        const x = q * WORDS;
+        const y = t * WORDS;
         let distance = popcount(a[x] ^ b[y]) + popcount(a[x + 1] ^ b[y + 1]) + popcount(a[x + 2] ^ b[y + 2]) + popcount(a[x + 3] ^ b[y + 3]);
         if (distance >= second) continue;
         distance += popcount(a[x + 4] ^ b[y + 4]) + popcount(a[x + 5] ^ b[y + 5]) + popcount(a[x + 6] ^ b[y + 6]) + popcount(a[x + 7] ^ b[y + 7]);

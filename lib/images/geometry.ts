@@ -340,7 +340,8 @@ function clip(polygon: [number, number][], right: number, bottom: number, left =
     for (let i = 0; i < input.length; i++) {
       const current = input[i];
       const previous = input[(i + input.length - 1) % input.length];
-      const [ci, pi] = [inside(current), inside(previous)];
+      const ci = inside(current);
+      const pi = inside(previous);
       const cross = (): [number, number] => {
         const t = pi / (pi - ci);
         return [previous[0] + t * (current[0] - previous[0]), previous[1] + t * (current[1] - previous[1])];
@@ -399,6 +400,13 @@ const FLAT_CELL = 6;
 const MIN_TEXTURED_CELLS = 3;
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+/** The corners of a sample's footprint, in footprint steps from its centre. */
+const FOOTPRINT_CORNERS: readonly [number, number][] = [
+  [-1, -1],
+  [1, -1],
+  [1, 1],
+  [-1, 1],
+];
 
 /**
  * How the pixels of `a` and `b`, sampled at the same points through the transform (30x30 over the
@@ -425,35 +433,29 @@ function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], 
       const x = left + ((col + 0.5) / SAMPLES_PER_CELL_SIDE) * cellWidth;
       const y = top + ((row + 0.5) / SAMPLES_PER_CELL_SIDE) * cellHeight;
       // The whole footprint inside the region: a sample on its edge would average in the background.
-      if (
-        ![
-          [-1, -1],
-          [1, -1],
-          [1, 1],
-          [-1, 1],
-        ].every(([dx, dy]) => insidePolygon(regionA, x + dx * 1.5 * stepA, y + dy * 1.5 * stepA))
-      )
-        continue;
+      if (!FOOTPRINT_CORNERS.every(([dx, dy]) => insidePolygon(regionA, x + dx * 1.5 * stepA, y + dy * 1.5 * stepA))) continue;
       const [u, v] = project(toB, x, y);
-      const [fromA, fromB] = [sample(a, x, y, stepA), sample(b, u, v, stepB)];
+      const fromA = sample(a, x, y, stepA);
+      const fromB = sample(b, u, v, stepB);
       if (Number.isNaN(fromA) || Number.isNaN(fromB)) continue;
-      for (const [groups, per] of [
-        [cells, CELLS],
-        [patches, PATCHES],
-      ] as const) {
-        const group = groups[Math.floor((row * per) / side) * per + Math.floor((col * per) / side)];
-        group.a.push(fromA);
-        group.b.push(fromB);
-      }
+      const cell = cells[Math.floor((row * CELLS) / side) * CELLS + Math.floor((col * CELLS) / side)];
+      const patch = patches[Math.floor((row * PATCHES) / side) * PATCHES + Math.floor((col * PATCHES) / side)];
+      cell.a.push(fromA);
+      cell.b.push(fromB);
+      patch.a.push(fromA);
+      patch.b.push(fromB);
     }
   }
   const correlations: number[] = [];
   // A cell the region only grazes says little.
   for (const cell of cells.filter(({ a: values }) => values.length >= 30)) {
     const [meanA, meanB] = [mean(cell.a), mean(cell.b)];
-    let [covariance, varianceA, varianceB] = [0, 0, 0];
+    let covariance = 0;
+    let varianceA = 0;
+    let varianceB = 0;
     for (let i = 0; i < cell.a.length; i++) {
-      const [da, db] = [cell.a[i] - meanA, cell.b[i] - meanB];
+      const da = cell.a[i] - meanA;
+      const db = cell.b[i] - meanB;
       covariance += da * db;
       varianceA += da * da;
       varianceB += db * db;
