@@ -8,6 +8,7 @@ import { startLocalWorker } from '../../scripts/local-worker.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
 import { adminClient, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 import { ACCOUNTS, launchBrowser, openConsole } from './harness.js';
 
 /**
@@ -91,12 +92,12 @@ describe('the console on the Worker', () => {
   }, 180_000);
 
   it('shows the web copy the enrichment found, records a decision and promotes it on the watchlist', async () => {
-    for (const deadline = Date.now() + 90_000; ; ) {
-      const camera = (await service.api('GET', '/api/submissions/camera/review')).submission;
-      if (camera.enrichment_status === 'done') break;
-      if (Date.now() > deadline) throw new Error(`camera's enrichment did not finish: ${camera.enrichment_status}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await until(
+      "camera's enrichment",
+      async () => (await service.api('GET', '/api/submissions/camera/review')).submission.enrichment_status,
+      (status) => status === 'done',
+      { timeoutMs: 90_000, everyMs: 250 },
+    );
     const { page, errors } = await openConsole(browser, service, '#/review/camera');
     const match = page.locator('.group-web_match .evidence').first();
     await match.waitFor();

@@ -10,6 +10,7 @@ import { localImageService } from '../../lib/images/local-service.js';
 import type { ImageService } from '../../lib/ports.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
 import { gridCollage } from '../helpers/geometry-transforms.js';
+import { until } from '../helpers/until.js';
 
 /**
  * The keypoints kept per picture in a folder that every process on the data folder shares
@@ -20,12 +21,10 @@ import { gridCollage } from '../helpers/geometry-transforms.js';
 const MAX_PIXELS = 40_000_000;
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const kept = (dir: string, bytes: Buffer) => join(dir, sha(bytes).slice(0, 2), `${sha(bytes)}.kp`);
-/** Waits until `done` holds, at most 10 s (a loaded machine's file work takes a while, never that long). */
-async function until(done: () => boolean): Promise<void> {
-  for (let waited = 0; !done() && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-}
+/** Until `done` holds, read every 20 ms for at most 10 s (a loaded machine's file work takes a while, never that long). */
+const whenFiles = (what: string, done: () => boolean) => until(what, done, (held) => held, { timeoutMs: 10_000, everyMs: 20 });
 /** Files are written after the check is answered; a picture's claim goes once its file is there. */
-const settled = () => until(() => !readdirSync(dir, { recursive: true, encoding: 'utf8' }).some((name) => name.endsWith('.claim')));
+const settled = () => whenFiles('every claim to go', () => !readdirSync(dir, { recursive: true, encoding: 'utf8' }).some((name) => name.endsWith('.claim')));
 /** What the store keeps for the picture, or a rejection when it would have to compute it. */
 const keptOnly = (store: KeypointStore, key: string, mirror: boolean) => store.kept(key, mirror, () => Promise.reject(new Error('not kept')));
 /** Has the store keep these features for the picture. */
@@ -147,7 +146,7 @@ describe('keypoints kept per picture in the data folder', () => {
     const features = await computeGeometryFeatures(photo, MAX_PIXELS);
     const [one, other] = [folderKeypointStore(dir, 64 * 1024 * 1024), folderKeypointStore(dir, 64 * 1024 * 1024)];
     const slow = one.kept(sha(photo), true, () => new Promise((resolve) => setTimeout(() => resolve(features), 500)));
-    await until(() => existsSync(`${kept(dir, photo)}.claim`));
+    await whenFiles("the photograph's claim", () => existsSync(`${kept(dir, photo)}.claim`));
     const [first, second] = await Promise.all([slow, keptOnly(other, sha(photo), true)]);
     expect(second).toEqual(first);
 
@@ -170,7 +169,7 @@ describe('keypoints kept per picture in the data folder', () => {
     let finish: () => void = () => undefined;
     const photoDone = one.kept(sha(photo), true, () => new Promise((resolve) => (finish = () => resolve(features))));
     // The turned picture is asked for once the photograph holds the one turn: asked at once, its first read could end first and take it.
-    await until(() => existsSync(`${kept(dir, photo)}.claim`));
+    await whenFiles("the photograph's claim", () => existsSync(`${kept(dir, photo)}.claim`));
     let oneComputedTurned = false;
     const turnedInOne = one.kept(sha(turned), true, async () => {
       oneComputedTurned = true;
@@ -182,7 +181,7 @@ describe('keypoints kept per picture in the data folder', () => {
     // Another process wants the turned picture meanwhile: it computes it, without waiting for the first.
     const other = folderKeypointStore(dir, 64 * 1024 * 1024);
     expect(await other.kept(sha(turned), true, async () => turnedFeatures)).toEqual(turnedFeatures);
-    await until(() => !existsSync(`${kept(dir, turned)}.claim`));
+    await whenFiles("the turned picture's claim to go", () => !existsSync(`${kept(dir, turned)}.claim`));
     finish();
     await photoDone;
     // Its turn come, the first process reads what the other kept.

@@ -4,6 +4,7 @@ import { migrate } from '../../lib/db/migrate.js';
 import { saveReloadReport } from '../../lib/repo/reload-reports.js';
 import { useTestEnv } from '../helpers/env.js';
 import { wholeList as wholeListOf } from '../helpers/reload-report.js';
+import { until } from '../helpers/until.js';
 import { body, refusal } from '../review/seed.js';
 
 /**
@@ -131,10 +132,7 @@ describe('the reload report', () => {
     env.blobs.get = async (key) => (await held(key), get.call(env.blobs, key));
     if (digest) env.blobs.digest = async (key, headBytes) => (await held(key), digest.call(env.blobs, key, headBytes));
     const running = reload();
-    let seen = await progress();
-    for (const deadline = Date.now() + 10_000; seen?.phase !== 'reading' && Date.now() < deadline; seen = await progress()) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const seen = await until('the reload to read its files', progress, (shown) => shown?.phase === 'reading', { timeoutMs: 10_000, everyMs: 20 });
     expect(seen).toMatchObject({ phase: 'reading', listed: 3, to_read: 3, read: 0 });
     release();
     expect((await running).counts.imported).toBe(3);

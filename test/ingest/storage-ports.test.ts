@@ -8,6 +8,7 @@ import { OWED_PAGE } from '../../lib/repo/jobs.js';
 import { saveDerivedPath } from '../../lib/repo/submissions.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
+import { until } from '../helpers/until.js';
 import { body, seedSubmission, webMatch } from '../review/seed.js';
 
 /**
@@ -36,14 +37,8 @@ async function jobs(): Promise<Job[]> {
 }
 
 /** Waits for the running job loops to finish every analysis (a generous bound: they take well under a second each). */
-async function analysesFinished(): Promise<Job[]> {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-    const all = await jobs();
-    if (all.every((j) => j.type !== 'analyse' || j.status === 'done' || j.status === 'failed')) return all;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the job loops did not finish the analyses within 60 s');
-}
+const analysesFinished = (): Promise<Job[]> =>
+  until('the job loops to finish every analysis', jobs, (all) => all.every((j) => j.type !== 'analyse' || j.status === 'done' || j.status === 'failed'));
 
 async function internalMatches(id: string): Promise<string[]> {
   const review = await body(env.call('GET', `/api/submissions/${id}/review`));

@@ -7,6 +7,7 @@ import { buildConfig } from '../../lib/config.js';
 import { startLocalWorker } from '../../scripts/local-worker.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { fixturePath, reencoded } from '../helpers/fixtures.js';
+import { until } from '../helpers/until.js';
 
 /**
  * The Worker entry end to end under miniflare: the bundle wrangler would deploy, with local D1, R2
@@ -61,15 +62,8 @@ const json = async (method: string, path: string, body?: unknown) => {
   return response.json() as Promise<any>;
 };
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** The Worker's jobs run under miniflare beside the test: its state is read every 250 ms. */
+const untilWorker = <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean) => until(what, read, done, { everyMs: 250 });
 
 describe('the Worker under miniflare (D1, R2, Queues, the image service)', () => {
   it('takes a submission from R2 through queued analysis and enrichment to a decision and the watchlist', async () => {
@@ -85,7 +79,7 @@ describe('the Worker under miniflare (D1, R2, Queues, the image service)', () =>
     expect(report).toMatchObject({ imported: ['camera', 'rocket'], rejected: [], queued_jobs: 2 });
     expect((await json('POST', '/api/submissions/reload')).unchanged).toBe(2);
 
-    const progress = await until(
+    const progress = await untilWorker(
       'the queued jobs',
       () => json('GET', '/api/jobs/progress'),
       (p) => p.types.every((t: { queued: number; running: number }) => t.queued === 0 && t.running === 0) && p.types[1].done + p.types[1].failed === 2,
@@ -144,7 +138,7 @@ describe('the Worker under miniflare (D1, R2, Queues, the image service)', () =>
     await worker.scheduled({ cron: '*/5 * * * *' });
     const stale = () =>
       db.prepare(`SELECT status, attempts FROM jobs WHERE run_token IS NULL AND created_at = ?`).bind(long).first<{ status: string; attempts: number }>();
-    expect(await until('the stale job to run again', stale, (job) => job?.status === 'done')).toMatchObject({ status: 'done', attempts: 2 });
+    expect(await untilWorker('the stale job to run again', stale, (job) => job?.status === 'done')).toMatchObject({ status: 'done', attempts: 2 });
     expect((await json('GET', '/api/submissions/rocket/review')).submission.enrichment_status).toBe('done');
 
     await worker.scheduled({ cron: '0 3 * * *' });
