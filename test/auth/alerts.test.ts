@@ -3,6 +3,7 @@ import { ALERT_SIGNATURE_HEADER, signAlert } from '../../lib/providers/alerts.js
 import { fakeBraveSettings, startFakeServer, type FakeServer } from '../fakes/index.js';
 import { createTestEnv, type TestEnv } from '../helpers/env.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
+import { until } from '../helpers/until.js';
 
 /** A webhook receiver on 127.0.0.1 that checks the signature of what it receives. */
 const WEBHOOK_SECRET = 'whsec-test-8d1e77';
@@ -40,13 +41,8 @@ async function alerts() {
   }[];
 }
 
-async function until(check: () => Promise<boolean>) {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('never happened');
-}
+/** Until the webhook and the alerts' deliveries show `what`: read every 50 ms for at most 20 s. */
+const when = (what: string, check: () => Promise<boolean>) => until(what, check, (held) => held, { timeoutMs: 20_000, everyMs: 50 });
 
 describe('quota alerts', () => {
   it('alerts at 80 % and at the limit, once each per day, signed, to the webhook and in the console', async () => {
@@ -59,15 +55,15 @@ describe('quota alerts', () => {
     expect(await searchTimes(3)).toEqual([200, 200, 200]);
     expect(await alerts()).toEqual([]);
     expect(await searchTimes(1)).toEqual([200]);
-    await until(async () => webhook.requests.length === 1);
+    await when('the first alert at the webhook', async () => webhook.requests.length === 1);
     expect(await searchTimes(3)).toEqual([200, 429, 429]);
-    await until(async () => webhook.requests.length === 2);
+    await when('the second alert at the webhook', async () => webhook.requests.length === 2);
     const bodies = webhook.requests.map((r) => JSON.parse(r.body.toString('utf8')));
     expect(bodies).toEqual([
       { type: 'quota', provider: 'regional', threshold_percent: 80, used: 4, daily_limit: 5, day: '2026-11-21', at: expect.any(String) },
       { type: 'quota', provider: 'regional', threshold_percent: 100, used: 5, daily_limit: 5, day: '2026-11-21', at: expect.any(String) },
     ]);
-    await until(async () => (await alerts()).every((a) => a.delivered_at !== null));
+    await when('every alert delivered', async () => (await alerts()).every((a) => a.delivered_at !== null));
     expect((await alerts()).map((a) => [a.threshold, a.attempts, a.last_error])).toEqual([
       [80, 1, null],
       [100, 1, null],
@@ -94,7 +90,7 @@ describe('quota alerts', () => {
     expect(await searchTimes(1)).toEqual([200]);
     expect(Date.now() - started).toBeLessThan(1000);
     expect((await alerts())[0]).toMatchObject({ threshold: 80, delivered_at: null });
-    await until(async () => (await alerts()).every((a) => a.delivered_at !== null));
+    await when('every alert delivered', async () => (await alerts()).every((a) => a.delivered_at !== null));
     expect((await alerts())[0]).toMatchObject({ threshold: 80, attempts: 2, last_error: null });
     // The refused first attempt, then the retry about a second later.
     expect(webhook.requests).toHaveLength(2);

@@ -12,6 +12,7 @@ import { createLogger } from '../../lib/log.js';
 import { closingCutAnswers } from '../../server.js';
 import { TEST_ADMIN_TOKEN } from '../helpers/admin-token.js';
 import { copyFixture } from '../helpers/fixtures.js';
+import { until } from '../helpers/until.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -132,16 +133,10 @@ describe('the Node server', () => {
       child.stderr.on('data', (d) => (service.output += d));
       return service;
     };
-    const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
-      for (let i = 0; i < 300; i++) {
-        if (await condition()) return;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`never: ${what}`);
-    };
+    const when = (condition: () => boolean | Promise<boolean>, what: string) => until(what, condition, (held) => held);
     try {
       const service = start();
-      await until(() => service.output.includes('"listening"'), 'listening');
+      await when(() => service.output.includes('"listening"'), 'listening');
       expect(service.output).toContain('"request_processes":2');
       expect(requestProcesses(service.child.pid!)).toHaveLength(2);
       // The reload is answered by a request process; the analyses it queued run in the primary.
@@ -154,15 +149,15 @@ describe('the Node server', () => {
         const analyse = progress.types.find((t) => t.type === 'analyse')!;
         return analyse.done === 2 && analyse.queued === 0 && analyse.running === 0;
       };
-      await until(analysed, 'both analysed');
+      await when(analysed, 'both analysed');
       // A request process killed: once the primary has seen it go (a connection handed to it in the
       // moment before is lost, as node:cluster does), the other answers, and another takes its place.
       const [victim] = requestProcesses(service.child.pid!);
       process.kill(victim, 'SIGKILL');
-      await until(() => service.output.includes('a request process exited; starting another'), 'the death noticed');
+      await when(() => service.output.includes('a request process exited; starting another'), 'the death noticed');
       // (Each on a new connection: the killed process's connections are gone with it.)
       for (let i = 0; i < 10; i++) expect(await statusOnNewConnection(`${url}/health`)).toBe(200);
-      await until(() => requestProcesses(service.child.pid!).length === 2 && !requestProcesses(service.child.pid!).includes(victim), 'a replacement');
+      await when(() => requestProcesses(service.child.pid!).length === 2 && !requestProcesses(service.child.pid!).includes(victim), 'a replacement');
       const queue = (await (await fetch(`${url}/api/review-queue`, { headers: ADMIN })).json()) as { total: number };
       expect(queue.total).toBe(2);
       // SIGTERM: every process ends, cleanly.
@@ -172,12 +167,12 @@ describe('the Node server', () => {
       expect(workers.filter(alive)).toEqual([]);
       // kill -9 of the primary: its request processes end too (test/ingest/crash.test.ts starts again on the port).
       const again = start();
-      await until(() => again.output.includes('"listening"'), 'listening again');
+      await when(() => again.output.includes('"listening"'), 'listening again');
       const orphans = requestProcesses(again.child.pid!);
       expect(orphans).toHaveLength(2);
       again.child.kill('SIGKILL');
       await again.exited;
-      await until(() => orphans.filter(alive).length === 0, 'request processes gone with the primary');
+      await when(() => orphans.filter(alive).length === 0, 'request processes gone with the primary');
     } finally {
       // A failed step leaves no service behind.
       for (const pid of started)

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN_TOKEN } from '../helpers/admin-token.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
+import { until } from '../helpers/until.js';
 
 /**
  * kill -9 at several moments of a reload and of the work it queues, then a restart and a reload:
@@ -75,13 +76,9 @@ async function progress(service: Service) {
   return { active: body.active, analyse: body.types.find((t) => t.type === 'analyse')!, enrich: body.types.find((t) => t.type === 'enrich')! };
 }
 
-async function until(service: Service, condition: (p: Awaited<ReturnType<typeof progress>>) => boolean): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (condition(await progress(service))) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('the condition was never met');
-}
+/** Until the service's job progress shows `what`: read every 25 ms for at most a minute. */
+const progressed = (what: string, service: Service, condition: (p: Awaited<ReturnType<typeof progress>>) => boolean) =>
+  until(what, () => progress(service), condition, { timeoutMs: 60_000, everyMs: 25 });
 
 async function kill(service: Service): Promise<void> {
   service.child.kill('SIGKILL');
@@ -106,14 +103,14 @@ const KILL_POINTS: [string, (service: Service) => Promise<void>][] = [
     'after the first analysis finished',
     async (service) => {
       await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
-      await until(service, (p) => p.analyse.done >= 1);
+      await progressed('an analysis done', service, (p) => p.analyse.done >= 1);
     },
   ],
   [
     'while enrichment runs',
     async (service) => {
       await fetch(`${service.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN });
-      await until(service, (p) => p.enrich.running >= 1);
+      await progressed('an enrichment running', service, (p) => p.enrich.running >= 1);
     },
   ],
 ];
@@ -133,7 +130,7 @@ describe('a crash at any moment of a reload', () => {
       const second = await start(dataDir);
       const report = (await (await fetch(`${second.url}/api/submissions/reload`, { method: 'POST', headers: ADMIN })).json()) as { rejected: unknown[] };
       expect(report.rejected).toEqual([]);
-      await until(second, (p) => !p.active);
+      await progressed('every job ended', second, (p) => !p.active);
       const queue = (await (await fetch(`${second.url}/api/review-queue?limit=200`, { headers: ADMIN })).json()) as {
         items: { id: string; analysis_status: string; enrichment_status: string }[];
         total: number;
