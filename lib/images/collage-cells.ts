@@ -141,13 +141,14 @@ function stepStrength(view: View, i: number, from: number, to: number): number {
  * sides are not told apart by their JPEG noise.
  */
 function detailContrast(view: View, b: number, from: number, to: number): number {
-  let [before, after] = [0, 0];
+  let before = 0;
+  let after = 0;
   for (let k = 0; k < SEAM.contrastLines; k++) {
     before += stepStrength(view, b - 2 - k, from, to);
     after += stepStrength(view, b + 1 + k, from, to);
   }
-  const [weaker, stronger] = [Math.min(before, after), Math.max(before, after)].map((sum) => Math.max(0.5, sum / SEAM.contrastLines));
-  return stronger / weaker;
+  const strength = (sum: number) => Math.max(0.5, sum / SEAM.contrastLines);
+  return strength(Math.max(before, after)) / strength(Math.min(before, after));
 }
 
 /** Correlation of the along-seam steps two pixels before and after the boundary before line b. */
