@@ -14,8 +14,10 @@
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace } from './blazeface.mjs';
 import { detectPeople, loadPeopleModel } from './people-model.mjs';
 
-/** The largest raster either stage accepts on a side (faces.ts sends at most 384). */
+/** The largest raster a face stage accepts on a side (faces.ts sends at most 384). */
 const MAX_SIDE = 384;
+/** The largest raster the people model accepts on a side (faces.ts sends a wide picture at up to 1024). */
+const PEOPLE_MAX_SIDE = 1024;
 
 const modelsReady = Promise.all([loadBlazeFace(), loadPeopleModel()]);
 modelsReady.then(
@@ -58,7 +60,7 @@ async function answer(request) {
 async function run({ stage, faceRaster, peopleRaster, regions, faceScore, personScore, personLimit }) {
   if (stage === 'coarse') {
     const [faces] = await detectBlazeFaces([{ ...faceRaster, minScore: faceScore }], INPUT_SIZE);
-    const { people, capped } = await detectPeople(peopleRaster, { minScore: personScore, limit: personLimit, maxSide: MAX_SIDE });
+    const { people, capped } = await detectPeople(peopleRaster, { minScore: personScore, limit: personLimit, maxSide: PEOPLE_MAX_SIDE });
     return { faces, people, peopleCapped: capped };
   }
   if (stage === 'fine') {

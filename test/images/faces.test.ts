@@ -12,6 +12,7 @@ import {
   headRegion,
   iou,
   linkFaces,
+  peopleSide,
   regionRaster,
   reportedPeople,
   withCloseUps,
@@ -287,6 +288,22 @@ describe('people and the faces inside them', () => {
     expect(Math.abs(y - 260)).toBeLessThan(20);
   });
 
+  it('finds each of twelve people in a row across a 4:1 panorama, with their faces', async () => {
+    // Astronauts 120 px tall in a 3200x800 picture: at 384 px on the longer side the people pass
+    // saw them 14 px tall (candidates of 0.11-0.23) and 10 were found through their faces; a wide
+    // picture is now seen with 192 px on its shorter side (0.38-0.55, all 12).
+    const person = await sharp(astronaut).resize(120, 120).toBuffer();
+    const lefts = Array.from({ length: 12 }, (_, i) => 20 + i * 270);
+    const picture = await sharp({ create: { width: 3200, height: 800, channels: 3, background: '#d8d0c0' } })
+      .composite(lefts.map((left, i) => ({ input: person, left, top: 310 + ((i * 37) % 60) })))
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    const { faces, people } = await detector.detect(picture);
+    expect(faces).toHaveLength(12);
+    expect(people.map((p) => Math.floor(centre(p.box).x / 270)).sort((a, b) => a - b)).toEqual(lefts.map((_, i) => i));
+    expect(people.every((p) => p.face !== null)).toBe(true);
+  });
+
   it('caps the head regions searched and the faces and people kept, and says so', async () => {
     const grid = await astronautGrid();
     const free = await detector.detect(grid);
@@ -355,6 +372,17 @@ describe('people and the faces inside them', () => {
     } finally {
       await fresh.close();
     }
+  });
+});
+
+describe('the people pass', () => {
+  it('sees a picture up to 2:1 at 384 px on its longer side, a wider one with 192 px on its shorter, 1024 at most', () => {
+    expect(peopleSide({ width: 384, height: 256 })).toBe(384);
+    expect(peopleSide({ width: 256, height: 512 })).toBe(384);
+    expect(peopleSide({ width: 1024, height: 256 })).toBe(768);
+    expect(peopleSide({ width: 256, height: 1024 })).toBe(768);
+    expect(peopleSide({ width: 2560, height: 256 })).toBe(1024);
+    expect(peopleSide({ width: 10_000, height: 1 })).toBe(1024);
   });
 });
 
@@ -647,8 +675,8 @@ describe('detection worker protocol', () => {
       worker.send({ id: 2, ...coarse({ ...upright, pixels: upright.pixels.subarray(3) }) });
       worker.send({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65 });
       worker.send({ id: 4, stage: 'sideways' });
-      // The people pass takes at most 384 px a side (faces.ts sends the picture at that size).
-      worker.send({ id: 5, ...coarse(upright), peopleRaster: { width: 385, height: 1, pixels: new Uint8Array(385 * 3) } });
+      // The people pass takes at most 1024 px a side (faces.ts sends a wide picture at that size at most).
+      worker.send({ id: 5, ...coarse(upright), peopleRaster: { width: 1025, height: 1, pixels: new Uint8Array(1025 * 3) } });
       await allAnswered;
       await loadBlazeFace();
       const [alone] = await detectBlazeFaces([upright]);
@@ -656,7 +684,7 @@ describe('detection worker protocol', () => {
       expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
       expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
       expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
-      expect(answers.get(5)).toEqual({ id: 5, ok: false, error: 'invalid raster size 385x1 (at most 384 a side)' });
+      expect(answers.get(5)).toEqual({ id: 5, ok: false, error: 'invalid raster size 1025x1 (at most 1024 a side)' });
     } finally {
       worker.kill('SIGKILL');
     }
