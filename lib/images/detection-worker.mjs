@@ -11,10 +11,10 @@
 //        { id, ok: false, error }
 //   { ready: true } once the models are loaded, { running: id } as a request starts (its deadline
 //   counts from there), { fatal } once when a model cannot load: the main thread then drops this process.
-import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace } from './blazeface.mjs';
+import { detectBlazeFaces, loadBlazeFace } from './blazeface.mjs';
 import { detectPeople, loadPeopleModel } from './people-model.mjs';
 
-/** The largest raster a face stage accepts on a side (faces.ts sends at most 384). */
+/** The largest raster a face stage accepts on a side (faces.ts sends a wide picture's whole at up to 384, regions at 128). */
 const MAX_SIDE = 384;
 /** The largest raster the people model accepts on a side (faces.ts sends a wide picture at up to 1024). */
 const PEOPLE_MAX_SIDE = 1024;
@@ -59,7 +59,7 @@ async function answer(request) {
 
 async function run({ stage, faceRaster, peopleRaster, regions, faceScore, personScore, personLimit }) {
   if (stage === 'coarse') {
-    const [faces] = await detectBlazeFaces([{ ...faceRaster, minScore: faceScore }], INPUT_SIZE);
+    const [faces] = await detectBlazeFaces([{ ...faceRaster, minScore: faceScore }], MAX_SIDE);
     const { people, capped } = await detectPeople(peopleRaster, { minScore: personScore, limit: personLimit, maxSide: PEOPLE_MAX_SIDE });
     return { faces, people, peopleCapped: capped };
   }

@@ -75,12 +75,18 @@ const DEFAULT_LIMITS: Limits = { people: 100, regions: 48, faces: 300 };
 
 /** The first pass, on the whole picture (one request: faces and person candidates). */
 const WHOLE_PICTURE = {
-  // BlazeFace sees at most this many pixels on the longer side (INPUT_SIZE in blazeface.mjs): it
+  // BlazeFace sees the picture at 192 px on its longer side (INPUT_SIZE in blazeface.mjs): it
   // finds faces from about a tenth of the picture up. At 192 px the weakest labelled face of
   // test/fixtures/faces/labels.json BlazeFace finds above 0.65 scores 0.73 and the next one down
   // 0.50; the best boxes on no labelled face score 0.68 and 0.65, the cup in coffee.png 0.60, the
-  // cat in chelsea.png 0.59 (bench/faces.ts, tuning sets).
-  faceSide: 192,
+  // cat in chelsea.png 0.59 (bench/faces.ts, tuning sets). A picture wider than 3:2 is seen with
+  // 128 px on its shorter side, at most 384 on the longer: on wide bands of the tuning pictures
+  // (bench/faces.ts, 3.5:1, 92 faces) a shorter side of 64 / 96 / 128 px found 68 / 70 / 72 faces
+  // where 192 px on the longer side found 68, at precision 0.99, and no other tuning set changed;
+  // 192 px on the shorter side of every picture (at most 768) found 73 at 0.97, and 109 of the
+  // other tuning sets' 185 faces against 106, for 2.25 times the pass's pixels on a 3:2 picture
+  // (decisions/0064).
+  faceSize: { side: 192, shortSide: 128, maxSide: 384 },
   minScore: 0.65,
   // MoveNet MultiPose's person detector on the picture at this longer side (never enlarged: the
   // analysis raster is 384x256 for a 3:2 photograph). At 224 px a person under about an eighth of
@@ -92,15 +98,14 @@ const WHOLE_PICTURE = {
   // exhaust. The model's cost grows with its input's pixels: 384x256 is 2.7 times 224x160. Tiles
   // of 224 px over the 384 px raster, with the whole picture at 224, found 63 from 0.4 at
   // precision 0.80 (a person cut by a tile's edge is a box of its own) for more cost.
-  peopleSide: 384,
-  // A picture wider than 2:1 is seen larger, until its shorter side is this many pixels, at most
-  // `peopleMaxSide` on the longer: at 384 px a 4:1 panorama is 96 px tall, its people less. On wide bands of the tuning person pictures (bench/faces.ts; 2.5, 3.5 and 4.5:1,
-  // 135 people) a shorter side of 160 / 192 / 224 / 256 px found 97 / 98 / 97 / 96 where 384 px on
-  // the longer side found 91; the tuning person set is the same at 192 (63 of 82). The run's cost
-  // grows with the input's pixels: 768x192 for a 4:1 panorama is 1.5 times a 3:2 picture's
-  // 384x256, 1024x192 twice (decisions/0064).
-  peopleShortSide: 192,
-  peopleMaxSide: 1024,
+  //
+  // A picture wider than 2:1 is seen larger, with 192 px on its shorter side, at most 1024 on the
+  // longer: at 384 px a 4:1 panorama is 96 px tall, its people less. On wide bands of the tuning
+  // person pictures (bench/faces.ts; 2.5, 3.5 and 4.5:1, 135 people) a shorter side of 160 / 192 /
+  // 224 / 256 px found 97 / 98 / 97 / 96 where 384 px on the longer side found 91; the tuning
+  // person set is the same at 192 (63 of 82). The run's cost grows with the input's pixels: 768x192
+  // for a 4:1 panorama is 1.5 times a 3:2 picture's 384x256, 1024x192 twice (decisions/0064).
+  peopleSize: { side: 384, shortSide: 192, maxSide: 1024 },
 } as const;
 
 /** Which person candidates are reported as people. */
@@ -217,11 +222,20 @@ function orientedSize(metadata: Metadata): { width: number; height: number } {
   };
 }
 
-/** The longer side the people pass sees a raster at (WHOLE_PICTURE: 384, or more for a wide picture). */
-export function peopleSide(raster: { width: number; height: number }): number {
-  const { peopleSide: side, peopleShortSide: shortSide, peopleMaxSide: maxSide } = WHOLE_PICTURE;
-  const longer = Math.max(raster.width, raster.height);
-  return Math.max(side, Math.min(maxSide, Math.round((longer * shortSide) / Math.min(raster.width, raster.height))));
+/** How large a pass sees a picture: `side` px on its longer side, or `shortSide` on its shorter where that is more, at most `maxSide`. */
+interface PassSize {
+  side: number;
+  shortSide: number;
+  maxSide: number;
+}
+
+const passSide = (longer: number, shorter: number, { side, shortSide, maxSide }: PassSize) =>
+  Math.max(side, Math.min(maxSide, Math.round((longer * shortSide) / shorter)));
+
+/** The longer sides at which the whole-picture passes see a raster of this size (WHOLE_PICTURE). */
+export function wholePictureSides({ width, height }: { width: number; height: number }): { faces: number; people: number } {
+  const [longer, shorter] = [Math.max(width, height), Math.min(width, height)];
+  return { faces: passSide(longer, shorter, WHOLE_PICTURE.faceSize), people: passSide(longer, shorter, WHOLE_PICTURE.peopleSize) };
 }
 
 /**
@@ -393,8 +407,8 @@ function hold(worker: ChildProcess, owed: boolean): void {
  * one dies, or owes an answer past the deadline, it is killed, the requests it held are rejected
  * and its slot starts a fresh one for the next request sent there; the others carry on.
  *
- * A picture takes three steps: BlazeFace on the whole picture at WHOLE_PICTURE.faceSide and the
- * people model at WHOLE_PICTURE.peopleSide (one request), then BlazeFace again on the head region of
+ * A picture takes three steps: BlazeFace on the whole picture at WHOLE_PICTURE.faceSize and the
+ * people model at WHOLE_PICTURE.peopleSize (one request), then BlazeFace again on the head region of
  * every person the first pass could not have seen a face in at that size (a second request), read
  * from the analysis raster or, when that is too coarse for a small person, from a larger decode of
  * the file.
@@ -477,10 +491,9 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     });
   }
 
-  /** Head regions of the people the whole-picture face pass saw too small, with their rasters. */
-  async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], notes: string[]) {
+  /** Head regions of the people the whole-picture face pass (at `faceScale` of the picture) saw too small, with their rasters. */
+  async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], faceScale: number, notes: string[]) {
     const picture = { width: raster.originalWidth, height: raster.originalHeight };
-    const faceScale = WHOLE_PICTURE.faceSide / Math.max(picture.width, picture.height);
     const analysisScale = raster.width / picture.width;
     const wanted = people
       .map((person) => ({ person, region: headRegion(person.box, picture) }))
@@ -510,7 +523,8 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const raster = given ?? (await decodeForAnalysis(image, options.maxPixels));
       const picture = { width: raster.originalWidth, height: raster.originalHeight };
       const whole = { left: 0, top: 0, ...picture };
-      const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, WHOLE_PICTURE.faceSide), shrunk(raster, peopleSide(raster))]);
+      const sides = wholePictureSides(raster);
+      const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, sides.faces), shrunk(raster, sides.people)]);
       const coarse = await runInWorker<CoarseAnswer>({
         stage: 'coarse',
         faceRaster,
@@ -522,7 +536,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const candidates = dedupeFaces(coarse.people.map((found) => toPicture(found, peopleRaster, whole, picture)).filter((found) => found !== null));
       const notes: string[] = [];
       const faces = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture));
-      const { regions, rasters } = await regionRasters(image, raster, candidates, notes);
+      const { regions, rasters } = await regionRasters(image, raster, candidates, faceRaster.width / picture.width, notes);
       if (rasters.length > 0) {
         const fine = await runInWorker<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore });
         fine.faces.forEach((found, i) => faces.push(...found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture))));

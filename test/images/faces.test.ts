@@ -12,9 +12,9 @@ import {
   headRegion,
   iou,
   linkFaces,
-  peopleSide,
   regionRaster,
   reportedPeople,
+  wholePictureSides,
   withCloseUps,
   type Detector,
   type Face,
@@ -375,14 +375,15 @@ describe('people and the faces inside them', () => {
   });
 });
 
-describe('the people pass', () => {
-  it('sees a picture up to 2:1 at 384 px on its longer side, a wider one with 192 px on its shorter, 1024 at most', () => {
-    expect(peopleSide({ width: 384, height: 256 })).toBe(384);
-    expect(peopleSide({ width: 256, height: 512 })).toBe(384);
-    expect(peopleSide({ width: 1024, height: 256 })).toBe(768);
-    expect(peopleSide({ width: 256, height: 1024 })).toBe(768);
-    expect(peopleSide({ width: 2560, height: 256 })).toBe(1024);
-    expect(peopleSide({ width: 10_000, height: 1 })).toBe(1024);
+describe('how large the whole-picture passes see a picture', () => {
+  it('faces at 192 px on the longer side up to 3:2, then 128 on the shorter (384 at most); people at 384 up to 2:1, then 192 on the shorter (1024 at most)', () => {
+    expect(wholePictureSides({ width: 384, height: 256 })).toEqual({ faces: 192, people: 384 });
+    expect(wholePictureSides({ width: 256, height: 512 })).toEqual({ faces: 256, people: 384 });
+    expect(wholePictureSides({ width: 455, height: 256 })).toEqual({ faces: 228, people: 384 });
+    expect(wholePictureSides({ width: 1024, height: 256 })).toEqual({ faces: 384, people: 768 });
+    expect(wholePictureSides({ width: 256, height: 1024 })).toEqual({ faces: 384, people: 768 });
+    expect(wholePictureSides({ width: 2560, height: 256 })).toEqual({ faces: 384, people: 1024 });
+    expect(wholePictureSides({ width: 10_000, height: 1 })).toEqual({ faces: 384, people: 1024 });
   });
 });
 
