@@ -150,7 +150,11 @@ const HEAD_REGION = {
   // input (faces pasted at known sizes: 24 px 11 of 12, 16 px 5 of 12). On the tuning sets 128 px
   // found 101 faces of 185, 96 px 90, 160 px 102 with more false ones. With the people pass at
   // 384 px, candidates from 0.05 find 113 against 106 (all 7 in the pasted set, none among the
-  // Debian photographs) for 10-13 % more detection cost (the bench's medians per size band).
+  // Debian photographs) for 10-13 % more detection cost (the bench's medians per size band). A
+  // group photograph's seated or close people have boxes wide for their heads, so some faces come
+  // out under 24 px at 128 (aug18.jpg's 70 px faces at 16-17): at 160 px the tuning sets gave 106
+  // faces at precision 0.92 (0.99 at 128), at 192 px 113 at 0.96 and 62 of 82 people (64), about
+  // 10 CPU ms more a 1-2 MP picture; at 192 px from 0.7, 106 at 0.97.
   side: 128,
   // A region's faces count from this score, a little below the whole picture's (a person detector
   // already said someone may be there): at 0.5 a re-encoded rocket.jpg had a face at 0.54 in the
