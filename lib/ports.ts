@@ -2,7 +2,8 @@ import type { Actor } from './auth/actor.js';
 import type { Config } from './config.js';
 import type { ImageProbe } from './images/decode.js';
 import type { DerivedImage } from './images/derived.js';
-import type { Detections, Face, FaceCrop } from './images/faces.js';
+import type { FaceCrop } from './images/face-crops.js';
+import type { Detections, Face } from './images/faces.js';
 import type { GeometryResult } from './images/geometry.js';
 import type { Fingerprints } from './images/robust.js';
 

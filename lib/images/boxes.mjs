@@ -1,5 +1,11 @@
 // Boxes and rasters as the detection models see them, shared by blazeface.mjs and people-model.mjs
-// (worker side) and faces.ts (main thread). Plain .mjs: loaded by worker threads.
+// (worker side) and faces.ts, region-raster.ts and face-crops.ts (main thread). Plain .mjs: loaded
+// by the detection process.
+
+/** `value` held within [min, max]. */
+export function clamp(value, min, max) {
+  return Math.min(max, Math.max(min, value));
+}
 
 /** Intersection over union of two {x, y, width, height} boxes; 0 when they only touch. */
 export function iou(a, b) {

@@ -1,10 +1,8 @@
 import os from 'node:os';
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import sharp, { type Metadata } from 'sharp';
 import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster, type Area, type DetailRaster } from './analysis-raster.js';
-import { iou, suppress } from './boxes.mjs';
-import { decodeFailure, decodeOptions } from './decode.js';
+import { clamp, iou, suppress } from './boxes.mjs';
+import { createDetectionProcesses } from './detection-processes.js';
+import { regionRaster, type Raster } from './region-raster.js';
 
 export { iou };
 
@@ -45,8 +43,6 @@ export interface Detector {
   detect(image: Buffer, raster?: AnalysisRaster): Promise<Detections>;
   close(): Promise<void>;
 }
-
-export type FaceCrop = { face: Face; ok: true; bytes: Buffer } | { face: Face; ok: false; error: string };
 
 export interface DetectorOptions {
   /** Faces scoring below this in the whole-picture pass are not reported (default 0.65). */
@@ -167,14 +163,7 @@ const HEAD_REGION = {
 } as const;
 
 const DEFAULT_DEADLINE_MS = 10_000;
-// A fresh detection process converts and loads its models before its first request (about 1 s of
-// CPU); on a loaded machine that took longer than the 10 s a request may run, and the first
-// pictures of a reload failed their detection. Loading has its own bound, and a request's
-// deadline counts from when the process starts it, not while it waits its turn.
-const LOAD_DEADLINE_MS = 60_000;
 const DEFAULT_IOU_THRESHOLD = 0.5;
-// Share of the box size added on each side of a crop, so the crop shows the whole head.
-const CROP_MARGIN = 0.2;
 
 /** Greedy non-maximum suppression: the highest-scoring box of each overlapping group survives. */
 export function dedupeFaces<T extends { box: FaceBox; score: number }>(faces: T[], iouThreshold = DEFAULT_IOU_THRESHOLD): T[] {
@@ -184,29 +173,9 @@ export function dedupeFaces<T extends { box: FaceBox; score: number }>(faces: T[
   ).map(({ face }) => face);
 }
 
-interface Raster {
-  pixels: Buffer;
-  width: number;
-  height: number;
-}
-
 type WorkerBox = FaceBox & { score: number };
 type CoarseAnswer = { faces: WorkerBox[]; people: WorkerBox[] };
 type FineAnswer = { faces: WorkerBox[][] };
-type WorkerMessage =
-  | ({ id: number; ok: true } & Partial<CoarseAnswer>)
-  | { id: number; ok: false; error: string }
-  | { fatal: string }
-  | { ready: true }
-  | { running: number };
-
-interface PendingDetection {
-  resolve(answer: unknown): void;
-  reject(error: Error): void;
-  /** Set once the process starts this request. */
-  timer: NodeJS.Timeout | null;
-}
-
 /** A region of the picture, in whole pixels of the upright original. */
 type Region = Area;
 
@@ -217,13 +186,6 @@ function union(regions: Region[]): Region {
   const right = Math.max(...regions.map((r) => r.left + r.width));
   const bottom = Math.max(...regions.map((r) => r.top + r.height));
   return { left, top, width: right - left, height: bottom - top };
-}
-
-function orientedSize(metadata: Metadata): { width: number; height: number } {
-  return {
-    width: metadata.autoOrient?.width ?? metadata.width,
-    height: metadata.autoOrient?.height ?? metadata.height,
-  };
 }
 
 /** How large a pass sees a picture: `side` px on its longer side, or `shortSide` on its shorter where that is more, at most `maxSide`. */
@@ -254,10 +216,6 @@ async function shrunk(image: AnalysisRaster, side: number): Promise<Raster> {
     .raw()
     .toBuffer({ resolveWithObject: true });
   return { pixels: data, width: info.width, height: info.height };
-}
-
-function clamp(value: number, min: number, max: number): number {
-  return Math.min(max, Math.max(min, value));
 }
 
 /**
@@ -382,34 +340,10 @@ function enclosing(a: FaceBox, b: FaceBox): FaceBox {
   return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x, height: Math.max(a.y + a.height, b.y + b.height) - y };
 }
 
-interface Slot {
-  worker: ChildProcess | null;
-  pending: Map<number, PendingDetection>;
-  /** Runs until the process says its models are loaded. */
-  loading: NodeJS.Timeout | null;
-}
-
-const WORKER_SCRIPT = fileURLToPath(new URL('./detection-worker.mjs', import.meta.url));
-
-/** Whether a detection process keeps this process alive: only while it owes an answer. */
-function hold(worker: ChildProcess, owed: boolean): void {
-  if (owed) {
-    worker.ref();
-    worker.channel?.ref();
-  } else {
-    worker.unref();
-    worker.channel?.unref();
-  }
-}
-
 /**
- * Detection runs in child processes, one per core by default, each started on first use and
- * reused, so the event loop stays free and every core can run the models. Processes, not worker
- * threads: onnxruntime's native code aborts the whole process when the thread it runs on is
- * stopped mid-run (a worker thread ended at its deadline took the service down with it), and a
- * crash in it ends only its own process. A request goes to the process with the fewest pending. If
- * one dies, or owes an answer past the deadline, it is killed, the requests it held are rejected
- * and its slot starts a fresh one for the next request sent there; the others carry on.
+ * Detection runs in child processes, one per core by default (detection-processes.ts), so the
+ * event loop stays free, every core can run the models and a crash in their native code ends only
+ * its own process.
  *
  * A picture takes three steps: BlazeFace on the whole picture at WHOLE_PICTURE.faceSize and the
  * people model at WHOLE_PICTURE.peopleSize (one request), then BlazeFace again on the head region of
@@ -424,76 +358,8 @@ export function createDetector(options: DetectorOptions = {}): Detector {
   if (!(Number.isInteger(workerCount) && workerCount >= 1)) throw new RangeError(`workers must be a whole number from 1, got ${workerCount}`);
   const deadline = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const slots: Slot[] = Array.from({ length: workerCount }, () => ({ worker: null, pending: new Map(), loading: null }));
-  let nextId = 1;
+  const processes = createDetectionProcesses(workerCount, deadline);
   let closed = false;
-
-  function discard(slot: Slot, stopped: ChildProcess, error: Error): void {
-    if (slot.worker !== stopped) return;
-    slot.worker = null;
-    stopped.kill('SIGKILL');
-    clearTimeout(slot.loading ?? undefined);
-    slot.loading = null;
-    for (const detection of slot.pending.values()) {
-      clearTimeout(detection.timer ?? undefined);
-      detection.reject(error);
-    }
-    slot.pending.clear();
-  }
-
-  function startWorker(slot: Slot): ChildProcess {
-    // Plain node on the .mjs file (no loader flags of this process's), pixels sent as typed arrays.
-    const started = fork(WORKER_SCRIPT, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    started.on('message', (message: WorkerMessage) => {
-      if ('fatal' in message) {
-        discard(slot, started, new Error(message.fatal));
-        return;
-      }
-      if ('ready' in message) {
-        clearTimeout(slot.loading ?? undefined);
-        slot.loading = null;
-        return;
-      }
-      if ('running' in message) {
-        const running = slot.pending.get(message.running);
-        if (running) running.timer = stopAtDeadline(slot, started);
-        return;
-      }
-      const detection = slot.pending.get(message.id);
-      if (!detection) return;
-      slot.pending.delete(message.id);
-      clearTimeout(detection.timer ?? undefined);
-      // An idle detection process must not keep this one alive.
-      if (slot.pending.size === 0) hold(started, false);
-      if (message.ok) detection.resolve(message);
-      else detection.reject(new Error(`detection failed: ${message.error}`));
-    });
-    started.on('error', (error) => discard(slot, started, new Error(`the detection process failed: ${error.message}`)));
-    started.on('exit', (code, signal) => discard(slot, started, new Error(`the detection process stopped (${signal ?? `exit code ${code}`})`)));
-    // Not referenced, as the deadlines below: a timer never keeps the process alive on its own.
-    slot.loading = setTimeout(
-      () => discard(slot, started, new Error(`the detection models took longer than ${LOAD_DEADLINE_MS} ms to load`)),
-      LOAD_DEADLINE_MS,
-    ).unref();
-    slot.worker = started;
-    return started;
-  }
-
-  function stopAtDeadline(slot: Slot, target: ChildProcess): NodeJS.Timeout {
-    return setTimeout(() => discard(slot, target, new Error(`detection took longer than ${deadline} ms; its process was stopped`)), deadline).unref();
-  }
-
-  function runInWorker<T>(request: Record<string, unknown>): Promise<T> {
-    if (closed) return Promise.reject(new Error('the detector is closed'));
-    const slot = slots.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
-    const target = slot.worker ?? startWorker(slot);
-    const id = nextId++;
-    return new Promise<T>((resolve, reject) => {
-      slot.pending.set(id, { resolve: resolve as (answer: unknown) => void, reject, timer: null });
-      hold(target, true);
-      target.send({ id, ...request });
-    });
-  }
 
   /** Head regions of the people the whole-picture face pass (at `faceScale` of the picture) saw too small, with their rasters. */
   async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], faceScale: number, notes: string[]) {
@@ -518,7 +384,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     const detail = detailed.length ? await decodeDetail(bytes, Math.min(1, HEAD_REGION.side / smallest), part, options.maxPixels) : null;
     const source: DetailRaster = detail ?? { ...raster, area: { left: 0, top: 0, ...picture } };
     const regions = chosen.map(({ region }) => region).filter((region) => detail || !coarse(region));
-    return { regions, rasters: regions.map((region) => regionRaster(source, region)) };
+    return { regions, rasters: regions.map((region) => regionRaster(source, region, HEAD_REGION.side)) };
   }
 
   return {
@@ -529,7 +395,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const whole = { left: 0, top: 0, ...picture };
       const sides = wholePictureSides(raster);
       const [faceRaster, peopleRaster] = await Promise.all([shrunk(raster, sides.faces), shrunk(raster, sides.people)]);
-      const coarse = await runInWorker<CoarseAnswer>({
+      const coarse = await processes.run<CoarseAnswer>({
         stage: 'coarse',
         faceRaster,
         peopleRaster,
@@ -542,7 +408,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const faces = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture));
       const { regions, rasters } = await regionRasters(image, raster, candidates, faceRaster.width / picture.width, notes);
       if (rasters.length > 0) {
-        const fine = await runInWorker<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore });
+        const fine = await processes.run<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore });
         fine.faces.forEach((found, i) => faces.push(...found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture))));
       }
       const kept = dedupeFaces(faces.filter((face) => face !== null));
@@ -554,175 +420,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     },
     async close() {
       closed = true;
-      await Promise.all(
-        slots.map(async (slot) => {
-          const current = slot.worker;
-          if (!current) return;
-          const exited = current.exitCode !== null || current.signalCode !== null ? null : new Promise((resolve) => current.once('exit', resolve));
-          // Waited for, so held until it is gone.
-          hold(current, true);
-          discard(slot, current, new Error('the detector was closed'));
-          await exited;
-        }),
-      );
+      await processes.close();
     },
   };
-}
-
-/**
- * A region of the picture resampled to HEAD_REGION.side on its longer side from a raster of a part of it
- * (`source.area`, which holds the region), here rather than by sharp: a sharp pipeline copies the
- * whole source raster in (5 MB for a 1.6 MP picture) for every region, where the region itself is a
- * few thousand pixels. Each output pixel averages the source pixels under it when the region
- * shrinks, and is interpolated between its four nearest when it grows. Where each output column and
- * row reads from is worked out once, not for every pixel (a third of the time: regions took about
- * 10 CPU ms of a 1-2 MP picture's 60).
- */
-export function regionRaster(source: DetailRaster, region: Region): Raster {
-  const scale = source.width / source.area.width;
-  const fit = HEAD_REGION.side / Math.max(region.width, region.height);
-  const width = Math.max(1, Math.round(region.width * fit));
-  const height = Math.max(1, Math.round(region.height * fit));
-  // Source pixels per output pixel, and where the region starts, in source pixels.
-  const columns = { start: (region.left - source.area.left) * scale, step: (region.width * scale) / width, count: width, size: source.width };
-  const rows = { start: (region.top - source.area.top) * scale, step: (region.height * scale) / height, count: height, size: source.height };
-  const pixels = Buffer.alloc(width * height * 3);
-  if (columns.step >= 1 && rows.step >= 1) averaged(source, spans(columns), spans(rows), pixels);
-  else interpolated(source, neighbours(columns), neighbours(rows), pixels);
-  return { pixels, width, height };
-}
-
-/** Output pixels along one axis: `count` of them, `step` source pixels each from `start`, in a source `size` long. */
-interface Axis {
-  start: number;
-  step: number;
-  count: number;
-  size: number;
-}
-
-/** The source pixels [from, to) under each output pixel, at least one. */
-function spans({ start, step, count, size }: Axis): { from: Int32Array; to: Int32Array } {
-  const from = new Int32Array(count);
-  const to = new Int32Array(count);
-  for (let i = 0; i < count; i++) {
-    const at = start + i * step;
-    from[i] = clamp(Math.floor(at), 0, size - 1);
-    to[i] = clamp(Math.ceil(at + step), from[i]! + 1, size);
-  }
-  return { from, to };
-}
-
-/** The mean of the source pixels under each output pixel. */
-function averaged(source: Raster, columns: ReturnType<typeof spans>, rows: ReturnType<typeof spans>, out: Buffer): void {
-  const { pixels, width } = source;
-  let at = 0;
-  for (let y = 0; y < rows.from.length; y++) {
-    const y0 = rows.from[y]!;
-    const y1 = rows.to[y]!;
-    for (let x = 0; x < columns.from.length; x++) {
-      const x0 = columns.from[x]!;
-      const x1 = columns.to[x]!;
-      let r = 0;
-      let g = 0;
-      let b = 0;
-      for (let row = y0; row < y1; row++) {
-        for (let from = (row * width + x0) * 3, end = (row * width + x1) * 3; from < end; from += 3) {
-          r += pixels[from]!;
-          g += pixels[from + 1]!;
-          b += pixels[from + 2]!;
-        }
-      }
-      const count = (x1 - x0) * (y1 - y0);
-      out[at++] = r / count;
-      out[at++] = g / count;
-      out[at++] = b / count;
-    }
-  }
-}
-
-/** The two source pixels nearest each output pixel's centre, and the weight of the second. */
-function neighbours({ start, step, count, size }: Axis): { near: Int32Array; far: Int32Array; weight: Float64Array } {
-  const near = new Int32Array(count);
-  const far = new Int32Array(count);
-  const weight = new Float64Array(count);
-  for (let i = 0; i < count; i++) {
-    const centre = clamp(start + i * step + step / 2 - 0.5, 0, size - 1);
-    near[i] = Math.floor(centre);
-    far[i] = Math.min(near[i]! + 1, size - 1);
-    weight[i] = centre - near[i]!;
-  }
-  return { near, far, weight };
-}
-
-/** Each output pixel bilinearly interpolated at its centre (as raster.ts's bilinear, for all three channels at once). */
-function interpolated(source: Raster, columns: ReturnType<typeof neighbours>, rows: ReturnType<typeof neighbours>, out: Buffer): void {
-  const { pixels, width } = source;
-  let at = 0;
-  for (let y = 0; y < rows.near.length; y++) {
-    const row0 = rows.near[y]! * width;
-    const row1 = rows.far[y]! * width;
-    const fy = rows.weight[y]!;
-    for (let x = 0; x < columns.near.length; x++) {
-      const fx = columns.weight[x]!;
-      const a = (row0 + columns.near[x]!) * 3;
-      const b = (row0 + columns.far[x]!) * 3;
-      const c = (row1 + columns.near[x]!) * 3;
-      const d = (row1 + columns.far[x]!) * 3;
-      for (let channel = 0; channel < 3; channel++) {
-        const top = pixels[a + channel]! * (1 - fx) + pixels[b + channel]! * fx;
-        const bottom = pixels[c + channel]! * (1 - fx) + pixels[d + channel]! * fx;
-        out[at++] = top * (1 - fy) + bottom * fy;
-      }
-    }
-  }
-}
-
-/** The crop rectangle: the box plus margin, clamped to the image; refuses boxes that leave nothing. */
-function cropRegion(box: FaceBox, image: { width: number; height: number }) {
-  const values = [box.x, box.y, box.width, box.height];
-  if (!values.every(Number.isFinite) || box.width <= 0 || box.height <= 0) {
-    throw new Error(`face box ${JSON.stringify(box)} is degenerate`);
-  }
-  const marginX = box.width * CROP_MARGIN;
-  const marginY = box.height * CROP_MARGIN;
-  const left = clamp(Math.floor(box.x - marginX), 0, image.width);
-  const top = clamp(Math.floor(box.y - marginY), 0, image.height);
-  const right = clamp(Math.ceil(box.x + box.width + marginX), 0, image.width);
-  const bottom = clamp(Math.ceil(box.y + box.height + marginY), 0, image.height);
-  if (right - left < 1 || bottom - top < 1) {
-    throw new Error(`face box ${JSON.stringify(box)} lies outside the ${image.width}x${image.height} image`);
-  }
-  return { left, top, width: right - left, height: bottom - top };
-}
-
-async function cropFace(image: Buffer, face: Face, size: { width: number; height: number }, maxPixels?: number): Promise<Buffer> {
-  const region = cropRegion(face.box, size);
-  try {
-    // JPEG output without keepMetadata/withMetadata: sharp writes no EXIF, GPS or XMP.
-    return await sharp(image, decodeOptions(maxPixels)).extract(region).flatten({ background: '#ffffff' }).jpeg({ quality: 90 }).toBuffer();
-  } catch (error) {
-    throw decodeFailure(error);
-  }
-}
-
-/**
- * One metadata-free JPEG per face (box plus margin). Every crop stands alone: a box that cannot be
- * cropped gets its own error and the others still get their bytes.
- */
-export async function cropFaces(image: Buffer, faces: Face[], maxPixels?: number): Promise<FaceCrop[]> {
-  let size: { width: number; height: number };
-  try {
-    size = orientedSize(await sharp(image, decodeOptions(maxPixels)).metadata());
-  } catch (error) {
-    const { reason } = decodeFailure(error);
-    return faces.map((face) => ({ face, ok: false, error: reason }));
-  }
-  return Promise.all(
-    faces.map((face) =>
-      cropFace(image, face, size, maxPixels).then(
-        (bytes): FaceCrop => ({ face, ok: true, bytes }),
-        (error: unknown): FaceCrop => ({ face, ok: false, error: error instanceof Error ? error.message : String(error) }),
-      ),
-    ),
-  );
 }

@@ -1,4 +1,5 @@
-import type { Face, FaceCrop } from './faces.js';
+import type { FaceCrop } from './face-crops.js';
+import type { Face } from './faces.js';
 import type { GeometryResult } from './geometry.js';
 import { ImageRejected } from './rejected.js';
 import type { ImageService } from '../ports.js';

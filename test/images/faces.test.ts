@@ -4,15 +4,15 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
+import { regionRaster } from '../../lib/images/region-raster.js';
 import { ImageRejected } from '../../lib/images/rejected.js';
+import { cropFaces } from '../../lib/images/face-crops.js';
 import {
-  cropFaces,
   createDetector,
   dedupeFaces,
   headRegion,
   iou,
   linkFaces,
-  regionRaster,
   reportedPeople,
   wholePictureSides,
   withCloseUps,
@@ -401,11 +401,11 @@ describe('head regions and links', () => {
     const pixels = Buffer.alloc(400 * 200 * 3);
     for (let row = 0; row < 200; row++) pixels.fill(255, (row * 400 + 200) * 3, (row + 1) * 400 * 3);
     const source = { pixels, width: 400, height: 200, area: { left: 0, top: 0, width: 1600, height: 800 } };
-    const shrunk = regionRaster(source, { left: 0, top: 0, width: 1600, height: 800 });
+    const shrunk = regionRaster(source, { left: 0, top: 0, width: 1600, height: 800 }, 128);
     expect([shrunk.width, shrunk.height]).toEqual([128, 64]);
     expect([shrunk.pixels[0], shrunk.pixels[(63 * 128 + 127) * 3]]).toEqual([0, 255]);
     // A 40x40 region astride the edge (picture x 780-820, raster x 195-205) grows 3.2x: a ramp.
-    const grown = regionRaster(source, { left: 780, top: 400, width: 40, height: 40 });
+    const grown = regionRaster(source, { left: 780, top: 400, width: 40, height: 40 }, 128);
     expect([grown.width, grown.height]).toEqual([128, 128]);
     const row = Array.from({ length: 128 }, (_, x) => grown.pixels[(64 * 128 + x) * 3]);
     expect(row[0]).toBe(0);
@@ -419,6 +419,7 @@ describe('head regions and links', () => {
     const fromPart = regionRaster(
       { pixels: part, width: 200, height: 200, area: { left: 700, top: 300, width: 200, height: 200 } },
       { left: 780, top: 400, width: 40, height: 40 },
+      128,
     );
     const partRow = Array.from({ length: 128 }, (_, x) => fromPart.pixels[(64 * 128 + x) * 3]);
     expect(partRow.slice(0, 60).every((value) => value === 0)).toBe(true);
