@@ -20,7 +20,7 @@ import sharp from 'sharp';
 import { buildConfig } from '../lib/config.js';
 import { createEnv } from '../lib/env.js';
 import { createLogger } from '../lib/log.js';
-import { quickTitle } from '../lib/ingest/reload.js';
+import { quickTitle } from '../lib/ingest/candidate.js';
 import { keepRefusalsStatements, type Refusal } from '../lib/repo/ingest.js';
 import { upsertSubmissionStatement } from '../lib/repo/submissions.js';
 import { formatLocal } from '../lib/time.js';

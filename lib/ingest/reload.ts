@@ -1,19 +1,13 @@
-import { createHash } from 'node:crypto';
-import { basename, extname, isAbsolute } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ReloadReportRecord } from '../api/records.js';
 import { listPages } from '../blobs/types.js';
-import { refreshRightsEvidence } from '../matching/analysis.js';
 import { describeIssues } from '../http/json.js';
-import { probeHeader } from '../images/header.js';
-import { ImageRejected } from '../images/rejected.js';
 import { auditStatement } from '../repo/audit.js';
 import { withLease } from '../repo/leases.js';
 import { enqueueJobStatement, queuedCount, queueOwedWork } from '../repo/jobs.js';
-import { retitleSubmissionsStatement, updateSubmissionMetaStatement, upsertSubmissionStatement, type SubmissionInput } from '../repo/submissions.js';
+import { retitleSubmissionsStatement, upsertSubmissionStatement, type SubmissionInput } from '../repo/submissions.js';
 import {
-  getSubmissionMeta,
   keepRefusalsStatements,
   refusalsPage,
   listSubmissionMeta,
@@ -23,9 +17,8 @@ import {
   submissionIndexPage,
   type IndexedSubmission,
   type Refusal,
-  type SubmissionMeta,
 } from '../repo/ingest.js';
-import { IMAGES_PREFIX, REGISTRY_KEY } from '../blobs/keys.js';
+import { IMAGES_PREFIX } from '../blobs/keys.js';
 import { markFolderClean, readFolderJournal, type FolderJournal } from '../repo/folder-journal.js';
 import {
   getReloadReport,
@@ -38,8 +31,11 @@ import {
 } from '../repo/reload-reports.js';
 import { serialized } from '../db/serial.js';
 import { progressWriter, type ProgressWriter } from './reload-progress.js';
+import { asStored, localMinutes, quickCandidate, quickId, quickTitle, sameSignature, signatureOf, type Candidate, type FileSignature } from './candidate.js';
+import { importCandidate, type ImportOutcome } from './import-file.js';
+import { readRegistry, REGISTRY_NAME, RegistryEntry, resolveRegistryFile } from './registry.js';
 import { sortInTurns } from './sort-in-turns.js';
-import { formatLocal, parseLocal } from '../time.js';
+import { parseLocal } from '../time.js';
 import type { BlobInfo, Env } from '../ports.js';
 import { mapLimit } from '../threads/map-limit.js';
 
@@ -62,95 +58,8 @@ type Rejection = ReloadReport['rejected'][number] & { registry?: true };
  */
 type PassReport = Omit<ReloadReport, 'rejected'> & { rejected: Rejection[]; ended?: Record<'removed' | 'rejected', string[]> };
 
-const REGISTRY_NAME = 'submissions.json';
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-export const RegistryEntry = z
-  .object({
-    id: z.string().regex(ID_PATTERN, 'letters, digits, dot, dash or underscore, at most 128, not starting with a dot or dash'),
-    title: z.string().trim().min(1).max(500),
-    /** Who submits and claims the rights: compared with the creator and copyright the file names. */
-    submitter: z.string().trim().min(1).max(200).optional(),
-    file: z.string().min(1).max(1024),
-    width: z.number().int().positive(),
-    height: z.number().int().positive(),
-    submitted_at: z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/, 'expected YYYY-MM-DD HH:MM'),
-  })
-  .strict();
-
 /** How a refused registry entry or file is named in the report. */
 type Label = { file: string | null; id: string | null };
-
-/** What a registry entry or a quick file says about a submission, before its bytes are read. */
-type Candidate = Pick<SubmissionInput, 'id' | 'title' | 'file' | 'origin' | 'submitted_at' | 'submitted_at_epoch'> & {
-  submitter: string | null;
-  key: string;
-  signature: FileSignature;
-  /** The folder's journal says the file changed in place: read it whatever its signature says. */
-  changed?: boolean;
-};
-
-/** A candidate whose file is as it was stored (size, mtime, inode) and not journalled as changed. */
-const asStored = (row: Pick<IndexedSubmission, 'bytes' | 'file_mtime_ms' | 'file_version'>, c: Candidate) => !c.changed && sameSignature(row, c.signature);
-
-/** Quick ids: the file name without extension, lowercased, other characters as dashes. */
-export function quickId(fileName: string): string {
-  const stem = basename(fileName, extname(fileName));
-  const slug = stem
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 100);
-  return slug && /^[a-z0-9]/.test(slug) && ID_PATTERN.test(slug) ? slug : `image-${createHash('sha256').update(fileName).digest('hex').slice(0, 8)}`;
-}
-
-/** Quick titles: the file name without extension, separators as spaces. */
-export function quickTitle(fileName: string): string {
-  return basename(fileName, extname(fileName)).replace(/[_-]+/g, ' ').replace(/\s+/g, ' ').trim() || fileName;
-}
-
-/**
- * Finds `images/<name>` among the files the listing found (`listed`, by name), or says why not. The
- * listing, not a lookup per entry, so that a registry of thousands costs no more store requests
- * than the folder's listing.
- */
-function resolveRegistryFile(file: string, listed: ReadonlyMap<string, BlobInfo>): { key: string; signature: FileSignature } | { reason: string } {
-  if (isAbsolute(file) || file.includes('\\') || file.includes('\0')) return { reason: 'file must be a relative path of the form images/<file_name>' };
-  const parts = file.split('/');
-  if (parts.length !== 2 || parts[0] !== 'images' || parts[1] === '' || parts[1] === '.' || parts[1] === '..') {
-    return { reason: 'file leaves data/submissions/images/ (expected images/<file_name>)' };
-  }
-  const info = listed.get(parts[1]);
-  if (!info) return { reason: 'file does not exist' };
-  if (info.problem) return { reason: `file is ${info.problem} (data/submissions/images/)` };
-  return { key: info.key, signature: signatureOf(info) };
-}
-
-type RegistryRead = { entries: unknown[] } | { error: string } | null;
-
-async function readRegistry(env: Env): Promise<RegistryRead> {
-  const bytes = await env.blobs.get(REGISTRY_KEY).catch(() => null);
-  if (!bytes) return null;
-  const text = new TextDecoder().decode(bytes);
-  let data: unknown;
-  try {
-    data = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (error) {
-    return { error: `registry is not valid JSON (${error instanceof Error ? error.message : 'parse error'}); nothing was imported from it` };
-  }
-  if (!Array.isArray(data)) return { error: 'registry must be a JSON array of entries; nothing was imported from it' };
-  return { entries: data };
-}
-
-/** What the store says of a file: when all three are as stored, the bytes are taken as unchanged. */
-interface FileSignature {
-  size: number;
-  mtimeMs: number;
-  version: string;
-}
-
-const signatureOf = (info: BlobInfo): FileSignature => ({ size: info.size, mtimeMs: Math.floor(info.modified), version: info.version });
 
 // Rows are read in pages so that no single read holds the event loop at 100,000 submissions (on a
 // loaded machine a page of 2,000 took 20-50 ms, one of 1,000 still 20-40 with the collections of
@@ -664,142 +573,7 @@ async function auditReload(env: Env, answer: KeptReloadReport): Promise<void> {
   ).run();
 }
 
-/**
- * A minute's local text by its epoch milliseconds, each minute formatted once: files copied
- * together share their minutes, and formatting one costs more than the rest of a listed file.
- */
-function localMinutes(zone: string): (minuteMs: number) => string {
-  const texts = new Map<number, string>();
-  return (minuteMs) => {
-    let text = texts.get(minuteMs);
-    if (text === undefined) {
-      text = formatLocal(new Date(minuteMs), zone);
-      texts.set(minuteMs, text);
-    }
-    return text;
-  };
-}
-
-function quickCandidate(id: string, title: string, file: string, key: string, signature: FileSignature, minuteIn: (minuteMs: number) => string): Candidate {
-  const minuteMs = Math.floor(signature.mtimeMs / 60_000) * 60_000;
-  return {
-    id,
-    title,
-    submitter: null,
-    file,
-    origin: 'quick',
-    submitted_at: minuteIn(minuteMs),
-    submitted_at_epoch: minuteMs / 1000,
-    key,
-    signature,
-  };
-}
-
-/** What a candidate came to; new bytes carry the row to store (storeNewBytes). */
-type ImportOutcome = { kind: 'unchanged' | 'updated' } | { kind: 'imported' | 'updated'; row: SubmissionInput } | { reason: string; refused?: true };
-
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-
-const sameSignature = (row: Pick<IndexedSubmission, 'bytes' | 'file_mtime_ms' | 'file_version'>, s: FileSignature) =>
-  row.bytes === s.size && row.file_mtime_ms === s.mtimeMs && row.file_version === s.version;
-
-/** SHA-256 in slices, so a large file never holds the event loop for one long digest. */
-async function sha256Of(bytes: Buffer): Promise<string> {
-  const hash = createHash('sha256');
-  const slice = 4 * 1024 * 1024;
-  for (let at = 0; at < bytes.length; at += slice) {
-    hash.update(bytes.subarray(at, at + slice));
-    if (at + slice < bytes.length) await nextTurn();
-  }
-  return hash.digest('hex');
-}
-
-const stillWritten = (listed: number, read: number): ImportOutcome => ({
-  reason: `file is still being written (${listed} bytes listed, ${read} read); the next reload takes it`,
-});
-
-// Bytes of a file the header reader is given: a JPEG's EXIF, ICC profile and tables fit in most.
-const HEAD_BYTES = 64 * 1024;
-
-/**
- * A file's size, SHA-256 and first bytes: read and hashed off the event loop where the store can
- * (the data folder's worker threads), otherwise read whole here (and kept for the probe).
- */
-async function readFile(env: Env, key: string): Promise<{ size: number; sha256: string; head: Uint8Array; bytes: Buffer | null } | null> {
-  if (env.blobs.digest) {
-    const digest = await env.blobs.digest(key, HEAD_BYTES);
-    return digest && { ...digest, bytes: null };
-  }
-  const bytes = await env.blobs.get(key).catch(() => null);
-  return bytes && { size: bytes.length, sha256: await sha256Of(bytes), head: bytes, bytes };
-}
-
-/**
- * Records one candidate. A stored file with the same size, modification time and version is not
- * read; otherwise its bytes are hashed, and only new bytes are probed and queued for analysis, in
- * the same atomic batch as the record, so a crash leaves either both or neither.
- */
-async function importCandidate(env: Env, c: Candidate, existing: IndexedSubmission | null): Promise<ImportOutcome> {
-  const now = env.clock.now().toISOString();
-  const metaChanged = (row: SubmissionMeta) =>
-    row.title !== c.title || row.submitter !== c.submitter || row.submitted_at !== c.submitted_at || row.submitted_at_epoch !== c.submitted_at_epoch;
-  if (existing && existing.file === c.file && asStored(existing, c)) {
-    if (!metaChanged(existing)) return { kind: 'unchanged' };
-    await updateSubmissionMetaStatement(env.db, c.id, c, c.signature, now).run();
-    if (existing.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
-    return { kind: 'updated' };
-  }
-  const read = await readFile(env, c.key);
-  if (!read) return { reason: 'file cannot be read' };
-  // A file still being written (being copied in, saved by an editor) is another size than the
-  // listing said: left for the next reload, which lists it again, rather than imported half. Not
-  // remembered as refused, so nothing about it is kept.
-  if (read.size !== c.signature.size) return stillWritten(c.signature.size, read.size);
-  const { sha256 } = read;
-  const { signature } = c;
-  const row = existing ? await getSubmissionMeta(env.db, c.id) : null;
-  if (existing && row && row.sha256 === sha256 && existing.file === c.file) {
-    const changed = metaChanged(row);
-    await updateSubmissionMetaStatement(env.db, c.id, c, signature, now).run();
-    if (row.submitter !== c.submitter) await refreshRightsEvidence(env, c.id);
-    return { kind: changed ? 'updated' : 'unchanged' };
-  }
-  let probe;
-  try {
-    probe = probeHeader(read.head, env.config.SVC_MAX_IMAGE_PIXELS);
-    if (!probe) {
-      // The header alone did not settle it: the image service probes the whole file, which must
-      // still be the one hashed (a file replaced meanwhile is taken by the next reload).
-      const bytes = read.bytes ?? (await env.blobs.get(c.key).catch(() => null));
-      if (!bytes) return { reason: 'file cannot be read' };
-      if (bytes !== read.bytes && createHash('sha256').update(bytes).digest('hex') !== sha256) return stillWritten(read.size, bytes.length);
-      probe = await env.images.probe(bytes);
-    }
-  } catch (error) {
-    // The bytes themselves are refused: remembered, so the unchanged file is not read again.
-    if (error instanceof ImageRejected) return { reason: error.reason, refused: true };
-    throw error;
-  }
-  return {
-    kind: existing ? 'updated' : 'imported',
-    row: {
-      id: c.id,
-      title: c.title,
-      file: c.file,
-      origin: c.origin,
-      submitter: c.submitter,
-      submitted_at: c.submitted_at,
-      submitted_at_epoch: c.submitted_at_epoch,
-      width: probe.width,
-      height: probe.height,
-      format: probe.format,
-      bytes: read.size,
-      sha256,
-      file_mtime_ms: signature.mtimeMs,
-      file_version: signature.version,
-    },
-  };
-}
 
 // New bytes stored per batch: 100 rows of about 300 bytes of JSON each. A row costs SQLite
 // 130-350 µs (its search grams, FTS entry, queue counts and indexes), so a batch holds the event

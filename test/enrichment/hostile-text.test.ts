@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../lib/config.js';
 import { cleanQueryText, deriveQueryCandidates, hasBrokenEncoding, hasTemplatePlaceholder, isSpecific } from '../../lib/enrichment/queries.js';
 import { keepCitedClaims } from '../../lib/enrichment/summary.js';
-import { quickId, quickTitle } from '../../lib/ingest/reload.js';
+import { quickId, quickTitle } from '../../lib/ingest/candidate.js';
 import { downloadSettings } from '../../lib/net/download.js';
 import { nodeEgress } from '../../lib/net/http-client.js';
 import { extractPageImages, plainText } from '../../lib/net/html.js';
