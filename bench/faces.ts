@@ -7,7 +7,7 @@
  *   from Debian packages), test/fixtures/people/tuning-set.json (person boxes, on some of those
  *   photographs and on others) and a pasted set made here (the face-api demo photos' people, head
  *   and shoulders, set into 1600x1000 pictures at known places, faces 20-160 px wide, on a
- *   person-less background), and wide bands made here (a 3.5:1 band of each tuning person picture,
+ *   person-less background), and wide bands made here (a 3.5:1 band of each tuning photograph,
  *   its people cut where the band cuts them);
  * - held-out sets, labelled after the rules were chosen and never tuned on:
  *   test/fixtures/faces/group-set.json (group and event photographs, many small faces) and
@@ -200,11 +200,11 @@ const BAND_SET = 'wide bands (tuning)';
 
 /**
  * Wide bands (tuning): a full-width band, BAND_ASPECT times as wide as tall, of each tuning
- * photograph (the pasted set is made here already) with labelled people or faces that is at least
- * 1.2 times taller than that band, placed where it
- * shows the most of them; the people it cuts keep the part it shows. The passes see a picture at a
- * fixed longer side, so they see the people and faces of a wide picture smaller than those of a
- * 3:2 one: these bands are where that is chosen (faces.ts, peopleSide).
+ * photograph with labelled people or faces that is at least 1.2 times taller than that band, placed
+ * where it shows the most of them; the people it cuts keep the part it shows. The pasted set is left
+ * out: its pasted heads' faces swung by up to 16 of 121 between the sides tried. The passes see a
+ * picture at a fixed longer side, so they see the people and faces of a wide picture smaller than
+ * those of a 3:2 one: these bands are where that is chosen (faces.ts, wholePictureSides).
  */
 async function wideBands(images: LabelledImage[]): Promise<LabelledImage[]> {
   const bands: LabelledImage[] = [];
@@ -217,14 +217,17 @@ async function wideBands(images: LabelledImage[]): Promise<LabelledImage[]> {
     if (info.height < height * 1.2) continue;
     const shown = (box: FaceBox, top: number) => (Math.min(box.y + box.height, top + height) - Math.max(box.y, top)) / box.height;
     const kept = (top: number) => ({
+      top,
       people: (image.people ?? []).filter((box) => shown(box, top) >= BAND_MIN_SHOWN),
       faces: (image.faces ?? []).filter((box) => shown(box, top) >= 1),
     });
     // Placed for its people first (the people pass's rule was chosen on those bands), then its faces.
-    const count = (top: number) => kept(top).people.length * 1000 + kept(top).faces.length;
-    const tops = Array.from({ length: 21 }, (_, i) => Math.round(((info.height - height) * i) / 20));
-    const top = tops.reduce((best, t) => (count(t) > count(best) ? t : best));
-    if (count(top) === 0) continue;
+    const count = ({ people, faces }: ReturnType<typeof kept>) => people.length * 1000 + faces.length;
+    const band = Array.from({ length: 21 }, (_, i) => kept(Math.round(((info.height - height) * i) / 20))).reduce((best, b) =>
+      count(b) > count(best) ? b : best,
+    );
+    const { top } = band;
+    if (count(band) === 0) continue;
     const clipped = (box: FaceBox) => {
       const y = Math.max(box.y, top);
       return { ...box, y: y - top, height: Math.min(box.y + box.height, top + height) - y };
@@ -239,9 +242,9 @@ async function wideBands(images: LabelledImage[]): Promise<LabelledImage[]> {
       held_out: false,
       file: `${path.basename(image.file)} band`,
       bytes,
-      ...(image.faces ? { faces: kept(top).faces.map(clipped) } : {}),
+      ...(image.faces ? { faces: band.faces.map(clipped) } : {}),
       ...(image.people
-        ? { people: kept(top).people.map(clipped), peopleIgnored: [...cut(image.people, BAND_MIN_SHOWN), ...cut(image.peopleIgnored, 2)].map(clipped) }
+        ? { people: band.people.map(clipped), peopleIgnored: [...cut(image.people, BAND_MIN_SHOWN), ...cut(image.peopleIgnored, 2)].map(clipped) }
         : {}),
       ignored: [...cut(image.faces, 1), ...cut(image.ignored, 2)].map(clipped),
     });

@@ -15,6 +15,8 @@ export interface DetectionProcesses {
   run<T>(request: Record<string, unknown>): Promise<T>;
   /** Ends every process (pending requests fail) and refuses requests from then on. */
   close(): Promise<void>;
+  /** Whether close was called. */
+  readonly closed: boolean;
 }
 
 // A fresh detection process converts and loads its models before its first request (about 1 s of
@@ -127,6 +129,9 @@ export function createDetectionProcesses(count: number, deadline: number): Detec
 
   return {
     run,
+    get closed() {
+      return closed;
+    },
     async close() {
       closed = true;
       await Promise.all(

@@ -76,12 +76,9 @@ const WHOLE_PICTURE = {
   // test/fixtures/faces/labels.json BlazeFace finds above 0.65 scores 0.73 and the next one down
   // 0.50; the best boxes on no labelled face score 0.68 and 0.65, the cup in coffee.png 0.60, the
   // cat in chelsea.png 0.59 (bench/faces.ts, tuning sets). A picture wider than 3:2 is seen with
-  // 128 px on its shorter side, at most 384 on the longer: on wide bands of the tuning pictures
-  // (bench/faces.ts, 3.5:1, 92 faces) a shorter side of 64 / 96 / 128 px found 68 / 70 / 72 faces
-  // where 192 px on the longer side found 68, at precision 0.99, and no other tuning set changed;
-  // 192 px on the shorter side of every picture (at most 768) found 73 at 0.97, and 109 of the
-  // other tuning sets' 185 faces against 106, for 2.25 times the pass's pixels on a 3:2 picture
-  // (decisions/0064).
+  // 128 px on its shorter side, at most 384 on the longer: on wide bands of the tuning photographs
+  // (bench/faces.ts; 2.5, 3.5 and 4.5:1, 146 faces) it found 111 faces where 192 px on the longer
+  // side found 107, and no other tuning set changed; decisions/0064 gives the sides tried.
   faceSize: { side: 192, shortSide: 128, maxSide: 384 },
   minScore: 0.65,
   // MoveNet MultiPose's person detector on the picture at this longer side (never enlarged: the
@@ -97,10 +94,10 @@ const WHOLE_PICTURE = {
   //
   // A picture wider than 2:1 is seen larger, with 192 px on its shorter side, at most 1024 on the
   // longer: at 384 px a 4:1 panorama is 96 px tall, its people less. On wide bands of the tuning
-  // person pictures (bench/faces.ts; 2.5, 3.5 and 4.5:1, 135 people) a shorter side of 160 / 192 /
-  // 224 / 256 px found 97 / 98 / 97 / 96 where 384 px on the longer side found 91; the tuning
-  // person set is the same at 192 (63 of 82). The run's cost grows with the input's pixels: 768x192
-  // for a 4:1 panorama is 1.5 times a 3:2 picture's 384x256, 1024x192 twice (decisions/0064).
+  // photographs (bench/faces.ts; 2.5, 3.5 and 4.5:1, 135 people) it found 99 people where 384 px on
+  // the longer side found 91 and 256 px on the shorter 97; the tuning person set found 64 of 82
+  // (63 before). The run's cost grows with the input's pixels: 768x192 for a 4:1 panorama is 1.5
+  // times a 3:2 picture's 384x256, 1024x192 twice (decisions/0064 gives the sides tried).
   peopleSize: { side: 384, shortSide: 192, maxSide: 1024 },
 } as const;
 
@@ -359,7 +356,6 @@ export function createDetector(options: DetectorOptions = {}): Detector {
   const deadline = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const processes = createDetectionProcesses(workerCount, deadline);
-  let closed = false;
 
   /** Head regions of the people the whole-picture face pass (at `faceScale` of the picture) saw too small, with their rasters. */
   async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], faceScale: number, notes: string[]) {
@@ -389,7 +385,8 @@ export function createDetector(options: DetectorOptions = {}): Detector {
 
   return {
     async detect(image, given) {
-      if (closed) throw new Error('the detector is closed');
+      // Refused before the picture is decoded; the processes refuse a request after close too.
+      if (processes.closed) throw new Error('the detector is closed');
       const raster = given ?? (await decodeForAnalysis(image, options.maxPixels));
       const picture = { width: raster.originalWidth, height: raster.originalHeight };
       const whole = { left: 0, top: 0, ...picture };
@@ -418,9 +415,6 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       if (people.length > limits.people) notes.unshift(`only the ${limits.people} most certain of ${people.length} people were kept`);
       return { faces: found, people: linkFaces(found, people.slice(0, limits.people)), notes };
     },
-    async close() {
-      closed = true;
-      await processes.close();
-    },
+    close: () => processes.close(),
   };
 }

@@ -661,7 +661,7 @@ describe('detection worker protocol', () => {
           // request, and counting those ended the wait one answer early (on a loaded machine, before the last).
           if (message.id === undefined) return;
           answers.set(message.id, message);
-          if (answers.size === 5) resolve();
+          if (answers.size === 6) resolve();
         });
       });
       const [upright, cameraman] = await Promise.all([detectionRaster(astronaut), detectionRaster(camera)]);
@@ -679,6 +679,8 @@ describe('detection worker protocol', () => {
       worker.send({ id: 4, stage: 'sideways' });
       // The people pass takes at most 1024 px a side (faces.ts sends a wide picture at that size at most).
       worker.send({ id: 5, ...coarse(upright), peopleRaster: { width: 1025, height: 1, pixels: new Uint8Array(1025 * 3) } });
+      // The whole-picture face pass at most 384 (a wide picture's), no longer 192.
+      worker.send({ id: 6, ...coarse(upright), faceRaster: { width: 385, height: 1, pixels: new Uint8Array(385 * 3) } });
       await allAnswered;
       await loadBlazeFace();
       const [alone] = await detectBlazeFaces([upright]);
@@ -687,6 +689,7 @@ describe('detection worker protocol', () => {
       expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
       expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
       expect(answers.get(5)).toEqual({ id: 5, ok: false, error: 'invalid raster size 1025x1 (at most 1024 a side)' });
+      expect(answers.get(6)).toEqual({ id: 6, ok: false, error: 'invalid raster size 385x1 (at most 384 a side)' });
     } finally {
       worker.kill('SIGKILL');
     }
