@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { decodeForAnalysis } from '../lib/images/analysis-raster.js';
 import { createDetector, iou, type Detections, type FaceBox } from '../lib/images/faces.js';
+import { demoPeople } from '../test/helpers/demo-people.js';
 import type { BenchTable } from './run.js';
 
 export const name = 'faces';
@@ -110,52 +111,6 @@ function withTuningPeople(images: LabelledImage[]): { images: LabelledImage[]; m
     else added.push({ ...image, ignored: [], ...people });
   }
   return { images: added, missing, install };
-}
-
-interface DemoCrop {
-  bytes: Buffer;
-  width: number;
-  height: number;
-  /** The face the crop is made around, then every other labelled face wholly inside the crop. */
-  faces: FaceBox[];
-  /** Labelled faces the crop cuts. */
-  cut: FaceBox[];
-}
-
-/**
- * People of the face-api demo photos, head and shoulders: each labelled face with a margin of about
- * one face width at the sides and two face heights below, as a person small in a picture shows.
- */
-async function demoPeople(): Promise<DemoCrop[]> {
-  const labels: { file: string; faces: FaceBox[] }[] = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/faces/labels.json'), 'utf8'));
-  const crops: DemoCrop[] = [];
-  for (const image of labels.filter((l) => l.file.includes('face-api'))) {
-    const file = path.join(ROOT, image.file);
-    if (!existsSync(file)) continue;
-    const { width = 0, height = 0 } = await sharp(file).metadata();
-    for (const face of image.faces) {
-      const left = Math.max(0, Math.round(face.x - face.width * 0.9));
-      const top = Math.max(0, Math.round(face.y - face.height * 0.4));
-      const area = {
-        x: left,
-        y: top,
-        width: Math.min(width, Math.round(face.x + face.width * 1.9)) - left,
-        height: Math.min(height, Math.round(face.y + face.height * 2.6)) - top,
-      };
-      const shifted = (box: FaceBox) => ({ ...box, x: box.x - left, y: box.y - top });
-      const within = (box: FaceBox) =>
-        box.x >= area.x && box.y >= area.y && box.x + box.width <= area.x + area.width && box.y + box.height <= area.y + area.height;
-      const others = image.faces.filter((other) => other !== face && iou(other, area) > 0);
-      crops.push({
-        bytes: await sharp(file).extract({ left, top, width: area.width, height: area.height }).toBuffer(),
-        width: area.width,
-        height: area.height,
-        faces: [face, ...others.filter(within)].map(shifted),
-        cut: others.filter((other) => !within(other)).map(shifted),
-      });
-    }
-  }
-  return crops;
 }
 
 /** The pasted set: per face width, one 1600x1000 picture with 14 of the demo people at known places. */

@@ -45,8 +45,6 @@ export interface Detector {
 }
 
 export interface DetectorOptions {
-  /** Faces scoring below this in the whole-picture pass are not reported (default 0.65). */
-  minScore?: number;
   /** Detection processes, each with its own copy of the models (default: one per core). */
   workers?: number;
   /** Decompression-bomb guard passed to every decode, as in `decodeOptions`. */
@@ -61,7 +59,7 @@ export interface DetectorOptions {
 interface Limits {
   /** People reported. */
   people: number;
-  /** Head regions searched for a face. */
+  /** Regions searched again for a face (people's heads, then the faces the first pass was unsure of). */
   regions: number;
   /** Faces reported. */
   faces: number;
@@ -159,6 +157,27 @@ const HEAD_REGION = {
   detailScore: 0.2,
 } as const;
 
+/** The third source of regions: faces the whole-picture pass saw but was unsure of. */
+const UNSURE_FACE = {
+  // A face a few pixels wide at the whole-picture pass's 192 px scores low there, and a head region
+  // finds it only when the people pass saw its person (not so for heads and shoulders without a
+  // body, or people behind others or a table). A face that pass scores from this up to
+  // WHOLE_PICTURE.minScore is searched again up close, as a head region is, when its region shows it
+  // larger than that pass did. On the tuning sets (bench/faces.ts, BENCH_FACES_TUNING=1; 185 faces,
+  // 106 found without it) from 0.4 / 0.3 / 0.25 / 0.2 / 0.15 it found 109 / 113 / 117 / 117 / 124
+  // at precision 0.99 (0.98 at 0.15), no person found or lost; below 0.25 every picture has more
+  // regions (at 0.15 the bench's cost medians rose 14 % for 1-2 MP pictures and doubled over 2 MP).
+  score: 0.25,
+  // An unsure box narrower than this many pixels at the whole-picture pass is not searched: it is
+  // below any face BlazeFace sees (faces pasted 16 px wide at its input: 5 of 12 found). Such a box
+  // on a 6 MP robotics team photograph made the region's decode the whole file at full size, 85 ->
+  // 311 CPU ms; the 2 tuning faces of 117 that decode's pixels found through head regions are lost.
+  minWidth: 8,
+  // The region is a square this many times the unsure box across, around it: at HEAD_REGION.side
+  // the face is then about 40 px wide. 2.5 found the same 117 tuning faces, 4 found 115 at 0.97.
+  widths: 3,
+} as const;
+
 const DEFAULT_DEADLINE_MS = 10_000;
 const DEFAULT_IOU_THRESHOLD = 0.5;
 
@@ -228,6 +247,17 @@ function toPicture(found: WorkerBox, raster: { width: number; height: number }, 
   const bottom = clamp(Math.ceil(region.top + (found.y + found.height) * scaleY), 0, picture.height);
   if (right - left < 1 || bottom - top < 1) return null;
   return { box: { x: left, y: top, width: right - left, height: bottom - top }, score: Math.round(clamp(found.score, 0, 1) * 10_000) / 10_000 };
+}
+
+/** Where an unsure face is searched again: a square UNSURE_FACE.widths times its box, around its centre, clamped. */
+function aroundFace(face: FaceBox, picture: { width: number; height: number }): Region {
+  const half = (Math.max(face.width, face.height) * UNSURE_FACE.widths) / 2;
+  const [x, y] = [face.x + face.width / 2, face.y + face.height / 2];
+  const left = clamp(Math.floor(x - half), 0, picture.width - 1);
+  const top = clamp(Math.floor(y - half), 0, picture.height - 1);
+  const right = clamp(Math.ceil(x + half), left + 1, picture.width);
+  const bottom = clamp(Math.ceil(y + half), top + 1, picture.height);
+  return { left, top, width: right - left, height: bottom - top };
 }
 
 /**
@@ -349,22 +379,26 @@ function enclosing(a: FaceBox, b: FaceBox): FaceBox {
  * the file.
  */
 export function createDetector(options: DetectorOptions = {}): Detector {
-  const minScore = options.minScore ?? WHOLE_PICTURE.minScore;
-  if (!(minScore >= 0 && minScore <= 1)) throw new RangeError(`minScore must be between 0 and 1, got ${minScore}`);
   const workerCount = options.workers ?? os.availableParallelism();
   if (!(Number.isInteger(workerCount) && workerCount >= 1)) throw new RangeError(`workers must be a whole number from 1, got ${workerCount}`);
   const deadline = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const processes = createDetectionProcesses(workerCount, deadline);
 
-  /** Head regions of the people the whole-picture face pass (at `faceScale` of the picture) saw too small, with their rasters. */
-  async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], faceScale: number, notes: string[]) {
+  /**
+   * The regions to search again, with their rasters: the head regions of the people the
+   * whole-picture face pass (at `faceScale` of the picture) saw too small, most certain first, then
+   * the faces it was unsure of, each with the score of the person or face it comes from.
+   */
+  async function regionRasters(bytes: Buffer, raster: AnalysisRaster, people: Face[], unsure: Face[], faceScale: number, notes: string[]) {
     const picture = { width: raster.originalWidth, height: raster.originalHeight };
     const analysisScale = raster.width / picture.width;
-    const wanted = people
-      .map((person) => ({ person, region: headRegion(person.box, picture) }))
-      .filter(({ region }) => Math.max(region.width, region.height) * faceScale < HEAD_REGION.side);
-    if (wanted.length > limits.regions) notes.push(`faces were looked for in the ${limits.regions} most certain of ${wanted.length} person candidates only`);
+    const wanted = [
+      ...people.map(({ box, score }) => ({ score, region: headRegion(box, picture) })),
+      ...unsure.map(({ box, score }) => ({ score, region: aroundFace(box, picture) })),
+    ].filter(({ region }) => Math.max(region.width, region.height) * faceScale < HEAD_REGION.side);
+    if (wanted.length > limits.regions)
+      notes.push(`faces were looked for in ${limits.regions} of ${wanted.length} regions only (people's heads first, most certain first)`);
     const chosen = wanted.slice(0, limits.regions);
     // A region has enough pixels in the analysis raster with half HEAD_REGION.side there. Otherwise the
     // file is decoded again, large enough for the smallest region, but only for a candidate from
@@ -374,7 +408,7 @@ export function createDetector(options: DetectorOptions = {}): Detector {
     // is decoded (on the tuning sets 233 CPU ms for the 16 decodes against 336 for whole ones), and
     // every region is read from it, as from the better pixels.
     const coarse = (region: Region) => Math.max(region.width, region.height) * analysisScale < HEAD_REGION.side / 2;
-    const detailed = chosen.filter(({ person, region }) => coarse(region) && person.score >= HEAD_REGION.detailScore).map(({ region }) => region);
+    const detailed = chosen.filter(({ score, region }) => coarse(region) && score >= HEAD_REGION.detailScore).map(({ region }) => region);
     const smallest = Math.min(...detailed.map((region) => Math.max(region.width, region.height)));
     const part = union(chosen.map(({ region }) => region));
     const detail = detailed.length ? await decodeDetail(bytes, Math.min(1, HEAD_REGION.side / smallest), part, options.maxPixels) : null;
@@ -396,14 +430,17 @@ export function createDetector(options: DetectorOptions = {}): Detector {
         stage: 'coarse',
         faceRaster,
         peopleRaster,
-        faceScore: minScore,
+        faceScore: UNSURE_FACE.score,
         personScore: PERSON.candidateScore,
         personLimit: PERSON.maxCandidates,
       });
       const candidates = dedupeFaces(coarse.people.map((found) => toPicture(found, peopleRaster, whole, picture)).filter((found) => found !== null));
       const notes: string[] = [];
-      const faces = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture));
-      const { regions, rasters } = await regionRasters(image, raster, candidates, faceRaster.width / picture.width, notes);
+      const seen = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture)).filter((found) => found !== null);
+      const faces: (Face | null)[] = seen.filter(({ score }) => score >= WHOLE_PICTURE.minScore);
+      const faceScale = faceRaster.width / picture.width;
+      const unsure = seen.filter(({ score, box }) => score < WHOLE_PICTURE.minScore && box.width * faceScale >= UNSURE_FACE.minWidth);
+      const { regions, rasters } = await regionRasters(image, raster, candidates, unsure, faceScale, notes);
       if (rasters.length > 0) {
         const fine = await processes.run<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore });
         fine.faces.forEach((found, i) => faces.push(...found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture))));
