@@ -17,6 +17,7 @@ import {
   reportedPeople,
   wholePictureSides,
   withCloseUps,
+  withoutNested,
   type Detector,
   type Face,
   type FaceBox,
@@ -111,6 +112,22 @@ describe('dedupeFaces', () => {
     const copy = structuredClone(input);
     dedupeFaces(input);
     expect(input).toEqual(copy);
+  });
+});
+
+describe('withoutNested', () => {
+  it('drops a less certain face lying mostly inside a more certain one, and keeps faces side by side', () => {
+    const big = face(100, 100, 140, 140, 0.94);
+    const inner = face(124, 122, 94, 94, 0.77);
+    const beside = face(230, 110, 60, 60, 0.7);
+    expect(withoutNested([big, inner, beside])).toEqual([big, beside]);
+    // A more certain small face inside a larger, less certain box stays: only the less certain goes.
+    expect(
+      withoutNested([
+        { ...inner, score: 0.9 },
+        { ...big, score: 0.8 },
+      ]),
+    ).toHaveLength(2);
   });
 });
 
@@ -242,6 +259,17 @@ describe('people and the faces inside them', () => {
     // The face of the 240 px astronaut: x 87-122, y 42-77 of the copy, at (900, 500).
     expectSingleFaceIn(faces, { left: 987, right: 1022, top: 542, bottom: 577 });
     expect(people[0].face).toBe(0);
+  });
+
+  it("gives the astronaut's head one face box, where the head region and the whole picture boxed it at two scales", async () => {
+    const head = await sharp(astronaut).extract({ left: 160, top: 60, width: 130, height: 150 }).resize(120, 138).toBuffer();
+    const picture = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#8a9a7a' } })
+      .composite([{ input: head, left: 700, top: 400 }])
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    const { faces } = await detector.detect(picture);
+    // The face: x 25-100, y 30-105 of the 130x150 cut, at 120/130 of it, at (700, 400).
+    expectSingleFaceIn(faces, { left: 723, right: 792, top: 428, bottom: 497 });
   });
 
   it('searches up close a face the whole-picture pass was unsure of, where no person was seen', async () => {
