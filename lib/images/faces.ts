@@ -392,9 +392,9 @@ function enclosing(a: FaceBox, b: FaceBox): FaceBox {
  *
  * A picture takes three steps: BlazeFace on the whole picture at WHOLE_PICTURE.faceSize and the
  * people model at WHOLE_PICTURE.peopleSize (one request), then BlazeFace again on the head region of
- * every person the first pass could not have seen a face in at that size (a second request), read
- * from the analysis raster or, when that is too coarse for a small person, from a larger decode of
- * the file.
+ * every person the first pass could not have seen a face in at that size and around every face it
+ * was unsure of (UNSURE_FACE; a second request), read from the analysis raster or, when that is too
+ * coarse for a small face, from a larger decode of the file.
  */
 export function createDetector(options: DetectorOptions = {}): Detector {
   const workerCount = options.workers ?? os.availableParallelism();
@@ -419,10 +419,11 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       notes.push(`faces were looked for in ${limits.regions} of ${wanted.length} regions only (people's heads first, most certain first)`);
     const chosen = wanted.slice(0, limits.regions);
     // A region has enough pixels in the analysis raster with half HEAD_REGION.side there. Otherwise the
-    // file is decoded again, large enough for the smallest region, but only for a candidate from
-    // HEAD_REGION.detailScore: weak candidates are mostly noise in pictures of no one, and the decode is the
-    // larger part of their cost; a weak one too coarse for the analysis raster waits for a decode
-    // made for a stronger one, or is not searched. Only the part of the file that holds the regions
+    // file is decoded again, large enough for the smallest region, but only for a region whose
+    // candidate or unsure face scores from HEAD_REGION.detailScore (every unsure face does): weak
+    // candidates are mostly noise in pictures of no one, and the decode is the larger part of their
+    // cost; a weak one too coarse for the analysis raster waits for a decode made for a stronger
+    // one, or is not searched. Only the part of the file that holds the regions
     // is decoded (on the tuning sets 233 CPU ms for the 16 decodes against 336 for whole ones), and
     // every region is read from it, as from the better pixels.
     const coarse = (region: Region) => Math.max(region.width, region.height) * analysisScale < HEAD_REGION.side / 2;

@@ -274,8 +274,9 @@ describe('people and the faces inside them', () => {
 
   it('searches up close a face the whole-picture pass was unsure of, where no person was seen', async () => {
     // sample4.jpg's third woman, head and shoulders, her face 64 px wide in a plain 1500x1000
-    // picture: the whole-picture pass scores her face under 0.65 and the people pass gives her no
-    // head region that shows it; in a region three faces wide around the unsure box it scores 0.86.
+    // picture: the whole-picture pass scores her face under 0.65, and no person's head region found
+    // it (the build before found it nowhere); in a region three faces wide around the unsure box it
+    // scores 0.86.
     const person = (await demoPeople()).find((p) => p.photo === 'sample4.jpg' && p.face === 2)!;
     const k = 64 / person.faces[0]!.width;
     const input = await sharp(person.bytes)
