@@ -7,12 +7,17 @@ export function clamp(value, min, max) {
   return Math.min(max, Math.max(min, value));
 }
 
-/** Intersection over union of two {x, y, width, height} boxes; 0 when they only touch. */
-export function iou(a, b) {
+/** The area two {x, y, width, height} boxes share; 0 when they only touch. */
+export function overlap(a, b) {
   const width = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
   const height = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
-  if (!(width > 0 && height > 0)) return 0;
-  return (width * height) / (a.width * a.height + b.width * b.height - width * height);
+  return width > 0 && height > 0 ? width * height : 0;
+}
+
+/** Intersection over union of two {x, y, width, height} boxes; 0 when they only touch. */
+export function iou(a, b) {
+  const shared = overlap(a, b);
+  return shared && shared / (a.width * a.height + b.width * b.height - shared);
 }
 
 /** Greedy non-maximum suppression: the best-scoring box of each group overlapping more than `threshold` survives, best first. */

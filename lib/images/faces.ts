@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { decodeDetail, decodeForAnalysis, fromRaster, type AnalysisRaster, type Area, type DetailRaster } from './analysis-raster.js';
-import { clamp, iou, suppress } from './boxes.mjs';
+import { clamp, iou, overlap, suppress } from './boxes.mjs';
 import { createDetectionProcesses } from './detection-processes.js';
 import { regionRaster, type Raster } from './region-raster.js';
 
@@ -197,14 +197,19 @@ const NESTED_SHARE = 0.7;
 
 /** The faces (most certain first, as dedupeFaces leaves them) without any lying mostly inside a more certain one. */
 export function withoutNested<T extends { box: FaceBox }>(faces: T[]): T[] {
-  return faces.filter(({ box }, i) => !faces.slice(0, i).some((other) => shareInside(box, other.box) >= NESTED_SHARE));
+  return faces.filter(({ box }, i) => !faces.slice(0, i).some((other) => overlap(box, other.box) >= NESTED_SHARE * box.width * box.height));
 }
 
-/** The share of `inner`'s area that lies inside `outer`. */
-function shareInside(inner: FaceBox, outer: FaceBox): number {
-  const width = Math.min(inner.x + inner.width, outer.x + outer.width) - Math.max(inner.x, outer.x);
-  const height = Math.min(inner.y + inner.height, outer.y + outer.height) - Math.max(inner.y, outer.y);
-  return width > 0 && height > 0 ? (width * height) / (inner.width * inner.height) : 0;
+/**
+ * The whole-picture pass's boxes (seen at `faceScale` of the picture) split into faces, from
+ * WHOLE_PICTURE.minScore, and the unsure ones to search again (UNSURE_FACE: those under that score,
+ * at least UNSURE_FACE.minWidth px wide at the pass).
+ */
+export function bySureness(seen: Face[], faceScale: number): { faces: Face[]; unsure: Face[] } {
+  return {
+    faces: seen.filter(({ score }) => score >= WHOLE_PICTURE.minScore),
+    unsure: seen.filter(({ score, box }) => score < WHOLE_PICTURE.minScore && box.width * faceScale >= UNSURE_FACE.minWidth),
+  };
 }
 
 type WorkerBox = FaceBox & { score: number };
@@ -267,15 +272,19 @@ function toPicture(found: WorkerBox, raster: { width: number; height: number }, 
   return { box: { x: left, y: top, width: right - left, height: bottom - top }, score: Math.round(clamp(found.score, 0, 1) * 10_000) / 10_000 };
 }
 
-/** Where an unsure face is searched again: a square UNSURE_FACE.widths times its box, around its centre, clamped. */
+/** The whole pixels from `left`, `top` to `right`, `bottom` that lie in the picture, at least one. */
+function regionIn(left: number, top: number, right: number, bottom: number, picture: { width: number; height: number }): Region {
+  const x = clamp(Math.floor(left), 0, picture.width - 1);
+  const y = clamp(Math.floor(top), 0, picture.height - 1);
+  const width = clamp(Math.ceil(right), x + 1, picture.width) - x;
+  return { left: x, top: y, width, height: clamp(Math.ceil(bottom), y + 1, picture.height) - y };
+}
+
+/** Where an unsure face is searched again: a square UNSURE_FACE.widths times its box, around its centre. */
 function aroundFace(face: FaceBox, picture: { width: number; height: number }): Region {
   const half = (Math.max(face.width, face.height) * UNSURE_FACE.widths) / 2;
   const [x, y] = [face.x + face.width / 2, face.y + face.height / 2];
-  const left = clamp(Math.floor(x - half), 0, picture.width - 1);
-  const top = clamp(Math.floor(y - half), 0, picture.height - 1);
-  const right = clamp(Math.ceil(x + half), left + 1, picture.width);
-  const bottom = clamp(Math.ceil(y + half), top + 1, picture.height);
-  return { left, top, width: right - left, height: bottom - top };
+  return regionIn(x - half, y - half, x + half, y + half, picture);
 }
 
 /**
@@ -284,11 +293,8 @@ function aroundFace(face: FaceBox, picture: { width: number; height: number }): 
  */
 export function headRegion(person: FaceBox, picture: { width: number; height: number }): Region {
   const margin = person.width * 0.1;
-  const left = clamp(Math.floor(person.x - margin), 0, picture.width - 1);
-  const top = clamp(Math.floor(person.y - margin), 0, picture.height - 1);
-  const right = clamp(Math.ceil(person.x + person.width + margin), left + 1, picture.width);
-  const bottom = clamp(Math.ceil(person.y + Math.min(person.height, person.width * 1.2) + margin), top + 1, picture.height);
-  return { left, top, width: right - left, height: bottom - top };
+  const bottom = person.y + Math.min(person.height, person.width * 1.2) + margin;
+  return regionIn(person.x - margin, person.y - margin, person.x + person.width + margin, bottom, picture);
 }
 
 /**
@@ -456,9 +462,9 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const candidates = dedupeFaces(coarse.people.map((found) => toPicture(found, peopleRaster, whole, picture)).filter((found) => found !== null));
       const notes: string[] = [];
       const seen = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture)).filter((found) => found !== null);
-      const faces: (Face | null)[] = seen.filter(({ score }) => score >= WHOLE_PICTURE.minScore);
       const faceScale = faceRaster.width / picture.width;
-      const unsure = seen.filter(({ score, box }) => score < WHOLE_PICTURE.minScore && box.width * faceScale >= UNSURE_FACE.minWidth);
+      const { faces: sure, unsure } = bySureness(seen, faceScale);
+      const faces: (Face | null)[] = sure;
       const { regions, rasters } = await regionRasters(image, raster, candidates, unsure, faceScale, notes);
       if (rasters.length > 0) {
         const fine = await processes.run<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore });

@@ -9,6 +9,7 @@ import { ImageRejected } from '../../lib/images/rejected.js';
 import { cropFaces } from '../../lib/images/face-crops.js';
 import { demoPeople } from '../helpers/demo-people.js';
 import {
+  bySureness,
   createDetector,
   dedupeFaces,
   headRegion,
@@ -131,6 +132,17 @@ describe('withoutNested', () => {
   });
 });
 
+describe('bySureness', () => {
+  it('keeps faces from 0.65, and searches again those under it that are at least 8 px wide at the whole-picture pass', () => {
+    const sure = face(0, 0, 100, 100, 0.65);
+    const unsure = face(200, 0, 80, 80, 0.3);
+    // At a tenth of the picture: 8 px and 7 px wide at the pass.
+    const atFloor = face(400, 0, 80, 80, 0.5);
+    const tooSmall = face(600, 0, 70, 70, 0.5);
+    expect(bySureness([sure, unsure, atFloor, tooSmall], 0.1)).toEqual({ faces: [sure], unsure: [unsure, atFloor] });
+  });
+});
+
 describe('face detector on the fixture photos', () => {
   let detector: Detector;
   beforeAll(() => {
@@ -197,13 +209,17 @@ describe('face detector on the fixture photos', () => {
   });
 });
 
-/** astronaut.png shrunk to `side` and set into a plain 1600x1000 picture at (900, 500). */
-async function smallAstronaut(side: number): Promise<Buffer> {
-  const small = await sharp(astronaut).resize(side, side).toBuffer();
-  return sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d8d0c0' } })
-    .composite([{ input: small, left: 900, top: 500 }])
+/** `input` set at (`left`, `top`) into a plain picture, 1600x1000 unless said, as PNG. */
+function onPlain(input: Buffer, left: number, top: number, { width = 1600, height = 1000 } = {}): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: '#d8d0c0' } })
+    .composite([{ input, left, top }])
     .png()
     .toBuffer();
+}
+
+/** astronaut.png shrunk to `side` and set into a plain 1600x1000 picture at (900, 500). */
+async function smallAstronaut(side: number): Promise<Buffer> {
+  return onPlain(await sharp(astronaut).resize(side, side).toBuffer(), 900, 500);
 }
 
 /** Twelve copies of astronaut.png, 300 px each, in a 4x3 grid. */
@@ -263,10 +279,7 @@ describe('people and the faces inside them', () => {
 
   it("gives the astronaut's head one face box, where the head region and the whole picture boxed it at two scales", async () => {
     const head = await sharp(astronaut).extract({ left: 160, top: 60, width: 130, height: 150 }).resize(120, 138).toBuffer();
-    const picture = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#8a9a7a' } })
-      .composite([{ input: head, left: 700, top: 400 }])
-      .jpeg({ quality: 90 })
-      .toBuffer();
+    const picture = await onPlain(head, 700, 400);
     const { faces } = await detector.detect(picture);
     // The face: x 25-100, y 30-105 of the 130x150 cut, at 120/130 of it, at (700, 400).
     expectSingleFaceIn(faces, { left: 723, right: 792, top: 428, bottom: 497 });
@@ -282,10 +295,7 @@ describe('people and the faces inside them', () => {
     const input = await sharp(person.bytes)
       .resize(Math.round(person.width * k), Math.round(person.height * k))
       .toBuffer();
-    const picture = await sharp({ create: { width: 1500, height: 1000, channels: 3, background: '#d8d0c0' } })
-      .composite([{ input, left: 600, top: 300 }])
-      .png()
-      .toBuffer();
+    const picture = await onPlain(input, 600, 300, { width: 1500 });
     const { x, y, width, height } = person.faces[0]!;
     const label = { x: 600 + x * k, y: 300 + y * k, width: width * k, height: height * k };
     await loadBlazeFace();
@@ -301,10 +311,7 @@ describe('people and the faces inside them', () => {
     // The astronaut's head and shoulders, 120 px wide: at 224 px the people pass scored it under 0.5
     // and only its face made it a person; at 384 px it scores 0.53.
     const head = await sharp(astronaut).extract({ left: 100, top: 0, width: 312, height: 240 }).resize({ width: 120 }).toBuffer();
-    const picture = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d8d0c0' } })
-      .composite([{ input: head, left: 900, top: 500 }])
-      .png()
-      .toBuffer();
+    const picture = await onPlain(head, 900, 500);
     const { faces, people } = await detector.detect(picture);
     expectSingleFaceIn(faces, { left: 905, right: 990, top: 505, bottom: 590 });
     expect(people).toHaveLength(1);
@@ -318,11 +325,7 @@ describe('people and the faces inside them', () => {
       .composite([{ input: { create: { width: 120, height: 110, channels: 3, background: '#806040' } }, left: 165, top: 70 }])
       .png()
       .toBuffer();
-    const small = await sharp(covered).resize(120, 120).toBuffer();
-    const picture = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d8d0c0' } })
-      .composite([{ input: small, left: 300, top: 200 }])
-      .png()
-      .toBuffer();
+    const picture = await onPlain(await sharp(covered).resize(120, 120).toBuffer(), 300, 200);
     const { faces, people } = await detector.detect(picture);
     expect(faces).toEqual([]);
     expect(people).toHaveLength(1);
