@@ -510,6 +510,17 @@ describe('head regions and links', () => {
     expect(reportedPeople([shoulders], [face(905, 505, 85, 85, 0.9)], { width: 1600, height: 1000 })).toEqual([shoulders]);
   });
 
+  it('keeps a candidate the bottom of the picture cuts, however short for its close-up face', () => {
+    // A 500x170 strip: a face of 110 px fills two thirds of its height, and the person below it is
+    // cut at the chest by the frame. The same box ending higher up is the eyes again.
+    const strip = { width: 500, height: 170 };
+    const closeUp = face(200, 20, 100, 110, 0.9);
+    const cutAtTheChest = { box: { x: 170, y: 40, width: 160, height: 125 }, score: 0.8 };
+    expect(reportedPeople([cutAtTheChest], [closeUp], strip)).toEqual([cutAtTheChest]);
+    const eyes = { box: { x: 170, y: 40, width: 160, height: 100 }, score: 0.8 };
+    expect(reportedPeople([eyes], [closeUp], strip)).toEqual([]);
+  });
+
   it('gives a close-up face that no person box holds a head-and-shoulders person of its own, clamped to the picture', () => {
     const portrait = { width: 300, height: 400 };
     const closeUp = face(40, 60, 220, 240, 0.9);
