@@ -12,10 +12,9 @@ const require = createRequire(import.meta.url);
 
 // The model is all convolutions, so it runs at any height and width that are multiples of 32 once
 // the graph's fixed 256 px input and its reshapes are bypassed. Its cost is nearly all multiply-adds
-// over the feature maps, which grow with the input's area (189 million at 256x256): bench/faces.ts
-// finds 192 px on the longest side about 1.7x faster than 256 with 21 of 24 labelled faces (256: 22),
-// 160 px only 20.
-/** The longest side of the product's rasters; rasters larger than the side in use are refused. */
+// over the feature maps, which grow with the input's area (189 million at 256x256). The sides the
+// product uses are chosen in faces.ts (WHOLE_PICTURE, HEAD_REGION).
+/** The largest side a raster may have unless the caller allows more (the warm-up run's side). */
 export const INPUT_SIZE = 192;
 // BlazeFace's box spans brows to mouth; grown by this factor around its centre it covers the whole
 // face (forehead and chin), which is what a face crop shows and what the labelled boxes in

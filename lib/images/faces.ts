@@ -69,15 +69,18 @@ const DEFAULT_LIMITS: Limits = { people: 100, regions: 48, faces: 300 };
 
 /** The first pass, on the whole picture (one request: faces and person candidates). */
 const WHOLE_PICTURE = {
-  // BlazeFace sees the picture at 192 px on its longer side (INPUT_SIZE in blazeface.mjs): it
-  // finds faces from about a tenth of the picture up. At 192 px the weakest labelled face of
-  // test/fixtures/faces/labels.json BlazeFace finds above 0.65 scores 0.73 and the next one down
-  // 0.50; the best boxes on no labelled face score 0.68 and 0.65, the cup in coffee.png 0.60, the
-  // cat in chelsea.png 0.59 (bench/faces.ts, tuning sets). A picture wider than 3:2 is seen with
-  // 128 px on its shorter side, at most 384 on the longer: on wide bands of the tuning photographs
-  // (bench/faces.ts; 2.5, 3.5 and 4.5:1, 146 faces) it found 111 faces where 192 px on the longer
-  // side found 107, and no other tuning set changed; decisions/0064 gives the sides tried.
-  faceSize: { side: 192, shortSide: 128, maxSide: 384 },
+  // BlazeFace sees the picture at 288 px on its longer side, or 192 on its shorter where that is
+  // more, at most 384 on the longer: it finds faces from about a fifteenth of the picture's longer
+  // side up, and boxes as unsure (UNSURE_FACE) the ones a little smaller. On the tuning sets
+  // (bench/faces.ts, BENCH_FACES_TUNING=1; 185 faces) 192 / 256 / 288 / 320 / 384 px on the longer
+  // side (128 / 171 / 192 / 213 / 256 on the shorter) found 115 / 120 / 126 / 128 / 130 faces at
+  // precision 0.99 / 0.98 / 0.99 / 0.97 / 0.97; 256 lost a fixture face, 320 and 384 gave false
+  // ones on the fixtures; the people moved by one at most. 288 costs about 2 CPU ms more a 1-2 MP picture
+  // than 192 (decisions/0066). At 192 px the weakest labelled face of
+  // test/fixtures/faces/labels.json BlazeFace found above 0.65 scored 0.73 and the next one down
+  // 0.50; the best boxes on no labelled face 0.68 and 0.65, the cup in coffee.png 0.60, the cat in
+  // chelsea.png 0.59. A wide picture is seen larger (decisions/0064 gives the sides tried then).
+  faceSize: { side: 288, shortSide: 192, maxSide: 384 },
   minScore: 0.65,
   // MoveNet MultiPose's person detector on the picture at this longer side (never enlarged: the
   // analysis raster is 384x256 for a 3:2 photograph). At 224 px a person under about an eighth of
@@ -166,12 +169,12 @@ const HEAD_REGION = {
 
 /** The third source of regions: faces the whole-picture pass saw but was unsure of. */
 const UNSURE_FACE = {
-  // A face a few pixels wide at the whole-picture pass's 192 px scores low there, and a head region
+  // A face a few pixels wide at the whole-picture pass scores low there, and a head region
   // finds it only when the people pass saw its person (not so for heads and shoulders without a
   // body, or people behind others or a table). A face that pass scores from this up to
   // WHOLE_PICTURE.minScore is searched again up close, as a head region is, when its region shows it
   // larger than that pass did. On the tuning sets (bench/faces.ts, BENCH_FACES_TUNING=1; 185 faces,
-  // 106 found without it) from 0.4 / 0.3 / 0.25 / 0.2 / 0.15 it found 109 / 113 / 117 / 117 / 124
+  // 106 found without it, the pass then at 192 px) from 0.4 / 0.3 / 0.25 / 0.2 / 0.15 it found 109 / 113 / 117 / 117 / 124
   // at precision 0.99 (0.98 at 0.15), no person found or lost; below 0.25 every picture has more
   // regions (at 0.15 the bench's cost medians rose 14 % for 1-2 MP pictures and doubled over 2 MP).
   score: 0.25,
@@ -179,6 +182,7 @@ const UNSURE_FACE = {
   // below any face BlazeFace sees (faces pasted 16 px wide at its input: 5 of 12 found). Such a box
   // on a 6 MP robotics team photograph made the region's decode the whole file at full size, 85 ->
   // 311 CPU ms; the 2 tuning faces of 117 that decode's pixels found through head regions are lost.
+  // With the pass at 288 px, 10 and 12 px found 126 and 124 tuning faces (8: 126) for no less cost.
   minWidth: 8,
   // The region is a square this many times the unsure box across, around it: at HEAD_REGION.side
   // the face is then about 40 px wide. 2.5 found the same 117 tuning faces, 4 found 115 at 0.97.
