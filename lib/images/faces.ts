@@ -75,8 +75,8 @@ const WHOLE_PICTURE = {
   // (bench/faces.ts, BENCH_FACES_TUNING=1; 185 faces) 192 / 256 / 288 / 320 / 384 px on the longer
   // side (128 / 171 / 192 / 213 / 256 on the shorter) found 115 / 120 / 126 / 128 / 130 faces at
   // precision 0.99 / 0.98 / 0.99 / 0.97 / 0.97; 256 lost a fixture face, 320 and 384 gave false
-  // ones on the fixtures; the people moved by one at most. 288 costs about 2 CPU ms more a 1-2 MP picture
-  // than 192 (decisions/0066). At 192 px the weakest labelled face of
+  // ones on the fixtures; the people moved by one at most. 288 costs about 2 CPU ms more a 1-2 MP
+  // picture than 192 (decisions/0066). At 192 px the weakest labelled face of
   // test/fixtures/faces/labels.json BlazeFace found above 0.65 scored 0.73 and the next one down
   // 0.50; the best boxes on no labelled face 0.68 and 0.65, the cup in coffee.png 0.60, the cat in
   // chelsea.png 0.59. A wide picture is seen larger (decisions/0064 gives the sides tried then).
@@ -174,9 +174,10 @@ const UNSURE_FACE = {
   // body, or people behind others or a table). A face that pass scores from this up to
   // WHOLE_PICTURE.minScore is searched again up close, as a head region is, when its region shows it
   // larger than that pass did. On the tuning sets (bench/faces.ts, BENCH_FACES_TUNING=1; 185 faces,
-  // 106 found without it, the pass then at 192 px) from 0.4 / 0.3 / 0.25 / 0.2 / 0.15 it found 109 / 113 / 117 / 117 / 124
-  // at precision 0.99 (0.98 at 0.15), no person found or lost; below 0.25 every picture has more
-  // regions (at 0.15 the bench's cost medians rose 14 % for 1-2 MP pictures and doubled over 2 MP).
+  // 106 found without it, the pass then at 192 px) from 0.4 / 0.3 / 0.25 / 0.2 / 0.15 it found
+  // 109 / 113 / 117 / 117 / 124 at precision 0.99 (0.98 at 0.15), no person found or lost; below
+  // 0.25 every picture has more regions (at 0.15 the bench's cost medians rose 14 % for 1-2 MP
+  // pictures and doubled over 2 MP). At 288 px 0.3 / 0.35 / 0.4 found 123 / 119 / 118 against 126.
   score: 0.25,
   // An unsure box narrower than this many pixels at the whole-picture pass is not searched: it is
   // below any face BlazeFace sees (faces pasted 16 px wide at its input: 5 of 12 found). Such a box
@@ -476,13 +477,13 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const seen = coarse.faces.map((found) => toPicture(found, faceRaster, whole, picture)).filter((found) => found !== null);
       const faceScale = faceRaster.width / picture.width;
       const { faces: sure, unsure } = bySureness(seen, faceScale);
-      const faces: (Face | null)[] = sure;
       const { regions, rasters } = await regionRasters(image, raster, candidates, unsure, faceScale, notes);
-      if (rasters.length > 0) {
-        const fine = await processes.run<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore });
-        fine.faces.forEach((found, i) => faces.push(...found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture))));
-      }
-      const kept = withoutNested(dedupeFaces(faces.filter((face) => face !== null)));
+      const fine = rasters.length
+        ? (await processes.run<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore })).faces.flatMap((found, i) =>
+            found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture)),
+          )
+        : [];
+      const kept = withoutNested(dedupeFaces([...sure, ...fine.filter((face) => face !== null)]));
       if (kept.length > limits.faces) notes.push(`only the ${limits.faces} most certain of ${kept.length} faces were kept`);
       const found = kept.slice(0, limits.faces);
       const people = withCloseUps(reportedPeople(candidates, found, picture), found, picture);
