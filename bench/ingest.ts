@@ -17,6 +17,7 @@ import sharp, { type Sharp } from 'sharp';
 import { seededRandom } from '../test/helpers/random.js';
 import { EVAL_PHOTOS } from './eval-set.js';
 import { treeCpuSeconds } from './proc.js';
+import { scriptArgs } from './service-process.js';
 import type { BenchTable } from './run.js';
 import type { ImageService } from '../lib/ports.js';
 
@@ -183,7 +184,7 @@ async function runService(buildDir: string, { dir, files }: Corpus): Promise<Ing
   const warmUp = await warmUpImages();
   for (const [i, image] of warmUp.entries()) await writeFile(path.join(imagesDir, `warm-up-${i}.jpg`), image);
   const port = 20000 + Math.floor(Math.random() * 30000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, scriptArgs(buildDir, 'start'), {
     cwd: buildDir,
     // The token lets the bench call the API (builds before accounts ignore it).
     env: { PATH: process.env.PATH, SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN },

@@ -18,7 +18,7 @@ import { startFakeProviders } from '../test/helpers/fake-world.js';
 import { seededRandom } from '../test/helpers/random.js';
 import { descendants } from './proc.js';
 import type { BenchTable } from './run.js';
-import { listeningUrl, loopReport, serviceProcesses } from './service-process.js';
+import { listeningUrl, loopReport, scriptArgs, serviceProcesses } from './service-process.js';
 
 export const name = 'long-day';
 
@@ -118,7 +118,7 @@ export async function run(): Promise<BenchTable[]> {
   const imagesDir = path.join(dataDir, 'submissions', 'images');
   mkdirSync(imagesDir, { recursive: true });
   const loopFile = path.join(dataDir, 'loop');
-  const child = spawn(process.execPath, ['--import', path.join(ROOT, 'bench', 'loop-monitor.mjs'), '--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, ['--import', path.join(ROOT, 'bench', 'loop-monitor.mjs'), ...scriptArgs(ROOT, 'start')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuSeconds } from './proc.js';
 import type { BenchTable } from './run.js';
 import { seedQueue } from './queue-seed.js';
-import { listeningUrl, loopReport, serviceProcesses } from './service-process.js';
+import { listeningUrl, loopReport, scriptArgs, serviceProcesses } from './service-process.js';
 
 export const name = 'queue-load';
 
@@ -80,7 +80,7 @@ interface Service {
 async function startService(build: Build, index: number): Promise<Service> {
   const loopFile = path.join(DATA_DIR, `loop-${index}.json`);
   // Port 0: the service takes a free port and logs its address (a port picked here may be taken).
-  const child = spawn(process.execPath, ['--import', path.join(ROOT, 'bench', 'loop-monitor.mjs'), '--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, ['--import', path.join(ROOT, 'bench', 'loop-monitor.mjs'), ...scriptArgs(build.dir, 'start')], {
     cwd: build.dir,
     env: {
       PATH: process.env.PATH,

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { listeningUrl } from './service-process.js';
+import { listeningUrl, scriptArgs } from './service-process.js';
 import { treeCpuSeconds } from './proc.js';
 import type { BenchTable } from './run.js';
 
@@ -73,8 +73,8 @@ async function reload(call: (path: string, method?: string) => Promise<Response>
   return imported;
 }
 
-function spawnEntry(dir: string, entry: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: dir, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnEntry(dir: string, script: 'start' | 'image-service', env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, scriptArgs(dir, script), { cwd: dir, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr!.resume();
   return child;
 }
@@ -85,7 +85,7 @@ async function nodeRound(photos: { file: string; bytes: Buffer }[]): Promise<Rou
   const imagesDir = path.join(dataDir, 'submissions', 'images');
   await mkdir(imagesDir, { recursive: true });
   for (const [i, image] of (await warmUpImages()).entries()) await writeFile(path.join(imagesDir, `warm-up-${i}.jpg`), image);
-  const child = spawnEntry(ROOT, 'server.ts', { SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_ADMIN_TOKEN: TOKEN });
+  const child = spawnEntry(ROOT, 'start', { SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_ADMIN_TOKEN: TOKEN });
   try {
     const url = await listeningUrl(child);
     const call = (p: string, method = 'GET') => fetch(`${url}${p}`, { method, headers: AUTH });
@@ -101,7 +101,7 @@ async function nodeRound(photos: { file: string; bytes: Buffer }[]): Promise<Rou
 
 /** The Worker bundle of a checkout under miniflare, its image service as its own process. */
 async function workerRound(dir: string, photos: { file: string; bytes: Buffer }[]): Promise<Round> {
-  const imageService = spawnEntry(dir, 'image-service.ts', {
+  const imageService = spawnEntry(dir, 'image-service', {
     SVC_IMAGE_SERVICE_PORT: String(20000 + Math.floor(Math.random() * 30000)),
     SVC_HOST: '127.0.0.1',
   });
