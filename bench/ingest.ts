@@ -17,7 +17,7 @@ import sharp, { type Sharp } from 'sharp';
 import { seededRandom } from '../test/helpers/random.js';
 import { EVAL_PHOTOS } from './eval-set.js';
 import { treeCpuSeconds } from './proc.js';
-import { scriptArgs } from './service-process.js';
+import { scriptArgs } from '../test/helpers/npm-script.js';
 import type { BenchTable } from './run.js';
 import type { ImageService } from '../lib/ports.js';
 

@@ -18,7 +18,8 @@ import { startFakeProviders } from '../test/helpers/fake-world.js';
 import { seededRandom } from '../test/helpers/random.js';
 import { descendants } from './proc.js';
 import type { BenchTable } from './run.js';
-import { listeningUrl, loopReport, scriptArgs, serviceProcesses } from './service-process.js';
+import { scriptArgs } from '../test/helpers/npm-script.js';
+import { listeningUrl, loopReport, serviceProcesses } from './service-process.js';
 
 export const name = 'long-day';
 

@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { cpuSeconds } from './proc.js';
 import type { BenchTable } from './run.js';
 import { seedQueue } from './queue-seed.js';
-import { listeningUrl, loopReport, scriptArgs, serviceProcesses } from './service-process.js';
+import { scriptArgs } from '../test/helpers/npm-script.js';
+import { listeningUrl, loopReport, serviceProcesses } from './service-process.js';
 
 export const name = 'queue-load';
 

@@ -4,23 +4,6 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-
-/**
- * The node arguments a build's npm script (`start`, or `image-service` for the Worker's image
- * service) runs its entry with, from the build's own package.json: its node flags (the heap's
- * starting size, decisions/0067), `--import tsx` and the entry. A build whose script was `tsx
- * <entry>` had no flags.
- */
-export function scriptArgs(dir: string, script: 'start' | 'image-service'): string[] {
-  const command: unknown = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts?.[script];
-  if (typeof command !== 'string') throw new Error(`${dir}/package.json has no ${script} script`);
-  const [runner, ...args] = command.trim().split(/\s+/);
-  if (runner === 'tsx') return ['--import', 'tsx', ...args];
-  if (runner === 'node') return args;
-  throw new Error(`the ${script} script of ${dir} runs neither node nor tsx: ${command}`);
-}
-
 /** The address the service logs once it listens (its info lines are JSON on stdout). */
 export function listeningUrl(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {

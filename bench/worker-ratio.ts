@@ -14,7 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { listeningUrl, scriptArgs } from './service-process.js';
+import { scriptArgs } from '../test/helpers/npm-script.js';
+import { listeningUrl } from './service-process.js';
 import { treeCpuSeconds } from './proc.js';
 import type { BenchTable } from './run.js';
 

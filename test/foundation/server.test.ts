@@ -12,6 +12,7 @@ import { createLogger } from '../../lib/log.js';
 import { closingCutAnswers } from '../../server.js';
 import { TEST_ADMIN_TOKEN } from '../helpers/admin-token.js';
 import { copyFixture } from '../helpers/fixtures.js';
+import { scriptArgs } from '../helpers/npm-script.js';
 import { until } from '../helpers/until.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -93,10 +94,10 @@ describe('the Node server', () => {
     expect(jobs[0].attempts).toBeGreaterThanOrEqual(2);
   });
 
-  it('starts with npm start on the configured port and exits cleanly on SIGTERM', async () => {
+  it('starts as npm start runs it (its node flags too) on the configured port and exits cleanly on SIGTERM', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'svc-process-'));
     const port = String(20000 + Math.floor(Math.random() * 20000));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    const child = spawn(process.execPath, scriptArgs(ROOT, 'start'), {
       cwd: ROOT,
       env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_PORT: port, SVC_ENRICH_CONCURRENCY: 'lots' },
       stdio: ['ignore', 'pipe', 'pipe'],

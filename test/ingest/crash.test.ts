@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN_TOKEN } from '../helpers/admin-token.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
+import { scriptArgs } from '../helpers/npm-script.js';
 import { until } from '../helpers/until.js';
 
 /**
@@ -47,7 +48,7 @@ interface Service {
 
 async function start(dataDir: string): Promise<Service> {
   const port = String(20000 + Math.floor(Math.random() * 30000));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, scriptArgs(ROOT, 'start'), {
     cwd: ROOT,
     env: {
       ...process.env,
