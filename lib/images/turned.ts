@@ -146,36 +146,28 @@ function edgeSteps(sample: Raster, turn: Turn, atLeast = 0, offset: number = SEA
   const view = new TurnedView(sample, turn);
   // One sample pixel in canvas-height units (the sample squeezes the width by the aspect).
   const d = offset / SAMPLE_SIDE;
-  const allowedMisses = 4 * SEARCH.edge.points * (1 - atLeast);
+  const allowedMisses = EDGE_POINTS * (1 - atLeast);
   let steps = 0;
   let points = 0;
   let total = 0;
-  const edges = edgesOf(turn.width / 2, turn.height / 2);
-  for (let e = 0; e < edges.length; e += 4) {
-    const u0 = edges[e]!;
-    const v0 = edges[e + 1]!;
-    const du = edges[e + 2]!;
-    const dv = edges[e + 3]!;
-    const length = Math.hypot(du, dv);
-    const nu = dv / length;
-    const nv = -du / length;
-    for (let k = 0; k < SEARCH.edge.points; k++) {
-      const t = 0.05 + (0.9 * (k + 0.5)) / SEARCH.edge.points;
-      const u = u0 + du * t;
-      const v = v0 + dv * t;
-      // Texture in the canvas just outside the picture, the grey levels just inside and outside
-      // its edge (one loop: see TurnedView), and only when it decides, texture just inside.
-      for (let i = 0; i < ACROSS.length; i++) across[i] = view.probe(u + ACROSS[i]! * nu * d, v + ACROSS[i]! * nv * d, i === 0 ? GRADIENT : GREY);
-      const beyond = across[0]!;
-      const inside = across[1]!;
-      const outside = across[2]!;
-      if (Number.isNaN(beyond) || Number.isNaN(inside) || Number.isNaN(outside)) continue;
-      points++;
-      const step = Math.abs(inside - outside);
-      total += Math.min(step, SEARCH.edge.stepCap);
-      if (beyond < SEARCH.edge.plainCanvas && (step > SEARCH.edge.step || textured(view.probe(u - 3 * nu * d, v - 3 * nv * d, GRADIENT), beyond))) steps++;
-      else if (points - steps > allowedMisses) return { share: 0, mean: 0 };
-    }
+  placeEdgePoints(turn);
+  for (let i = 0; i < EDGE_POINTS; i++) {
+    const u = edgeU[i]!;
+    const v = edgeV[i]!;
+    const nu = normalU[i]!;
+    const nv = normalV[i]!;
+    // Texture in the canvas just outside the picture, the grey levels just inside and outside
+    // its edge (one loop: see TurnedView), and only when it decides, texture just inside.
+    for (let j = 0; j < ACROSS.length; j++) across[j] = view.probe(u + ACROSS[j]! * nu * d, v + ACROSS[j]! * nv * d, j === 0 ? GRADIENT : GREY);
+    const beyond = across[0]!;
+    const inside = across[1]!;
+    const outside = across[2]!;
+    if (Number.isNaN(beyond) || Number.isNaN(inside) || Number.isNaN(outside)) continue;
+    points++;
+    const step = Math.abs(inside - outside);
+    total += Math.min(step, SEARCH.edge.stepCap);
+    if (beyond < SEARCH.edge.plainCanvas && (step > SEARCH.edge.step || textured(view.probe(u - 3 * nu * d, v - 3 * nv * d, GRADIENT), beyond))) steps++;
+    else if (points - steps > allowedMisses) return { share: 0, mean: 0 };
   }
   return points < SEARCH.edge.points ? { share: 0, mean: 0 } : { share: steps / points, mean: total / points };
 }
@@ -203,37 +195,58 @@ function textureRatio(sample: Raster, turn: Turn): number {
   let within = 0;
   let beyond = 0;
   let points = 0;
-  const edges = edgesOf(turn.width / 2, turn.height / 2);
-  for (let e = 0; e < edges.length; e += 4) {
-    const u0 = edges[e]!;
-    const v0 = edges[e + 1]!;
-    const du = edges[e + 2]!;
-    const dv = edges[e + 3]!;
-    const length = Math.hypot(du, dv);
-    const nu = dv / length;
-    const nv = -du / length;
-    for (let k = 0; k < SEARCH.edge.points; k += 2) {
-      const t = 0.05 + (0.9 * (k + 0.5)) / SEARCH.edge.points;
-      const u = u0 + du * t;
-      const v = v0 + dv * t;
-      // Outside, then inside: one loop (see TurnedView).
-      for (let i = 0; i < 2; i++) across[i] = view.probe(u + SIDES[i]! * nu * d, v + SIDES[i]! * nv * d, GRADIENT);
-      const outside = across[0]!;
-      const inside = across[1]!;
-      if (Number.isNaN(outside) || Number.isNaN(inside)) continue;
-      points++;
-      within += Math.min(inside, SEARCH.blurred.textureCap);
-      beyond += Math.min(outside, SEARCH.blurred.textureCap);
-    }
+  placeEdgePoints(turn);
+  for (let i = 0; i < EDGE_POINTS; i += 2) {
+    const u = edgeU[i]!;
+    const v = edgeV[i]!;
+    const nu = normalU[i]!;
+    const nv = normalV[i]!;
+    // Outside, then inside: one loop (see TurnedView).
+    for (let j = 0; j < 2; j++) across[j] = view.probe(u + SIDES[j]! * nu * d, v + SIDES[j]! * nv * d, GRADIENT);
+    const outside = across[0]!;
+    const inside = across[1]!;
+    if (Number.isNaN(outside) || Number.isNaN(inside)) continue;
+    points++;
+    within += Math.min(inside, SEARCH.blurred.textureCap);
+    beyond += Math.min(outside, SEARCH.blurred.textureCap);
   }
   return points < SEARCH.edge.points / 2 ? 0 : within / (beyond + points);
 }
 
+/** The points the edge searches read, SEARCH.edge.points along each of the picture's four edges. */
+const EDGE_POINTS = 4 * SEARCH.edge.points;
+// Each point's place (u, v) and its edge's outward normal (nu, nv), for the turn placeEdgePoints
+// was last given: numbers in arrays, so that the searches' loops allocate nothing.
+const edgeU = new Float64Array(EDGE_POINTS);
+const edgeV = new Float64Array(EDGE_POINTS);
+const normalU = new Float64Array(EDGE_POINTS);
+const normalV = new Float64Array(EDGE_POINTS);
+
 /**
- * The picture's four edges, each as u, v of its start then du, dv along it, clockwise, so the
- * outward normal is (dv, -du); one flat list, which an indexed loop reads without an iterator.
+ * Places the edge points of the picture a turn leaves: along its four edges clockwise from the
+ * top-left corner (so the outward normal of an edge running (du, dv) is (dv, -du)), from 5 % to 95 %
+ * of each edge's length.
  */
-const edgesOf = (w: number, h: number): number[] => [-w, -h, 2 * w, 0, w, -h, 0, 2 * h, w, h, -2 * w, 0, -w, h, 0, -2 * h];
+function placeEdgePoints(turn: Turn): void {
+  const w = turn.width / 2;
+  const h = turn.height / 2;
+  const edges = [-w, -h, 2 * w, 0, w, -h, 0, 2 * h, w, h, -2 * w, 0, -w, h, 0, -2 * h];
+  for (let edge = 0; edge < 4; edge++) {
+    const u0 = edges[4 * edge]!;
+    const v0 = edges[4 * edge + 1]!;
+    const du = edges[4 * edge + 2]!;
+    const dv = edges[4 * edge + 3]!;
+    const length = Math.hypot(du, dv);
+    for (let k = 0; k < SEARCH.edge.points; k++) {
+      const t = 0.05 + (0.9 * (k + 0.5)) / SEARCH.edge.points;
+      const i = edge * SEARCH.edge.points + k;
+      edgeU[i] = u0 + du * t;
+      edgeV[i] = v0 + dv * t;
+      normalU[i] = dv / length;
+      normalV[i] = -du / length;
+    }
+  }
+}
 
 /**
  * The turn of a picture on its canvas, or null when the sample shows none between 1° and 12° either
