@@ -123,7 +123,8 @@ describe('the Node server', () => {
     const url = `http://127.0.0.1:${port}`;
     const started: number[] = [];
     const start = () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+      // As npm start runs it: the request processes inherit its node flags.
+      const child = spawn(process.execPath, scriptArgs(ROOT, 'start'), {
         cwd: ROOT,
         env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_PORT: port, SVC_ADMIN_TOKEN: TEST_ADMIN_TOKEN, SVC_HTTP_PROCESSES: '2' },
         stdio: ['ignore', 'pipe', 'pipe'],
