@@ -1,5 +1,5 @@
 import { decodeGrey } from './decode.js';
-import { GEOMETRY_THRESHOLDS, type ConfirmedGeometry } from './geometry.js';
+import { clipped, GEOMETRY_THRESHOLDS, type ConfirmedGeometry } from './geometry.js';
 import { bilinear } from './raster.js';
 
 /**
@@ -113,7 +113,7 @@ function samples(a: Grey, b: Grey, place: Placement, side: number): { fromA: num
       const y = top + ((row + 0.5) / side) * (bottom - top);
       const va = tap(a, x, y);
       const vb = tap(b, place.scale * x + place.dx, place.scale * y + place.dy);
-      if (Number.isNaN(va) || Number.isNaN(vb)) continue;
+      if (Number.isNaN(va) || Number.isNaN(vb) || clipped(va) || clipped(vb)) continue;
       fromA.push(va);
       fromB.push(vb);
       at.push(row * side + col);

@@ -399,6 +399,13 @@ const FLAT_CELL = 6;
 /** Cells with texture a comparison needs. */
 const MIN_TEXTURED_CELLS = 3;
 
+/**
+ * A grey level at an end of the scale, where a brightened or darkened copy clips: such a sample has
+ * lost the level it had, so the cells' correlations and the patches' brightness leave it out on
+ * both sides (a +25 % brighter copy holds its highlights at 255 where the original still varies).
+ */
+export const clipped = (grey: number) => grey >= 250 || grey <= 5;
+
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 /** The corners of a sample's footprint, in footprint steps from its centre. */
 const FOOTPRINT_CORNERS: readonly [number, number][] = [
@@ -437,7 +444,7 @@ function cellAgreement(a: GeometryFeatures, b: GeometryFeatures, toB: number[], 
       const [u, v] = project(toB, x, y);
       const fromA = sample(a, x, y, stepA);
       const fromB = sample(b, u, v, stepB);
-      if (Number.isNaN(fromA) || Number.isNaN(fromB)) continue;
+      if (Number.isNaN(fromA) || Number.isNaN(fromB) || clipped(fromA) || clipped(fromB)) continue;
       const cell = cells[Math.floor((row * CELLS) / side) * CELLS + Math.floor((col * CELLS) / side)];
       const patch = patches[Math.floor((row * PATCHES) / side) * PATCHES + Math.floor((col * PATCHES) / side)];
       cell.a.push(fromA);
