@@ -25,13 +25,9 @@ const FLAT_CELL = 6;
  * A cell of little texture (standard deviation under FAINT_CELL) must correlate FAINT_CORRELATION,
  * the others GEOMETRY_THRESHOLDS.minCellCorrelation. At 160 px a faint cell's few grey levels are
  * mostly the JPEG's and the resampling's noise, and a crop placed within the search's half-percent
- * step reads it a fraction of a pixel off: true crops of the copies corpus scored 0.70 in a cell of
- * deviation 12 and went to keypoints. Over the copies corpus's 840 ordered pairs of pictures of one
- * photograph (each under its edit's name), 15 / 0.5 confirmed 820 and 20 / 0.5 826 against 801;
- * counting faint cells as flat instead (10 or 15) confirmed 751 or 654, since pale pictures then
- * lack the textured cells. On the opencv-doc and skimage photographs, edited the same way and not
- * used to choose, 556 of 640 against 552; none of 271,400 pairs of different photographs of
- * either set was confirmed, before or after.
+ * step reads it a fraction of a pixel off: true crops scored 0.67-0.74 there and went to keypoints.
+ * Counting such cells as flat instead would take away the textured cells a pale picture needs.
+ * decisions/0068 gives the rules tried and the pairs each confirmed.
  */
 const FAINT_CELL = 20;
 const FAINT_CORRELATION = 0.5;
