@@ -547,6 +547,19 @@ describe('head regions and links', () => {
     expect(low).toEqual({ box: { x: 0, y: 10, width: 100, height: 320 }, score: 0.5, face: 0 });
     expect(linked[2].box).toEqual(person(700, 0.9).box);
   });
+
+  it('leaves out a weak candidate reported for a face that the linking gives to a more certain person', () => {
+    const picture = { width: 1000, height: 1000 };
+    // The face lies at the weak candidate's head; the certain person's box holds it too, but it is too
+    // small for that person's head (under a fifth of its width), so only the weak one is reported for it.
+    const behind = face(100, 300, 40, 40, 0.9);
+    const certain = { box: { x: 0, y: 0, width: 300, height: 600 }, score: 0.9 };
+    const weak = { box: { x: 80, y: 280, width: 80, height: 200 }, score: 0.2 };
+    expect(reportedPeople([certain, weak], [behind], picture)).toEqual([certain, weak]);
+    expect(linkFaces([behind], [certain, weak])).toEqual([{ box: certain.box, score: 0.9, face: 0 }]);
+    // With no one more certain holding it, the face stays with the weak candidate.
+    expect(linkFaces([behind], [weak])).toEqual([{ box: weak.box, score: 0.2, face: 0 }]);
+  });
 });
 
 describe('face detection worker', () => {
