@@ -234,17 +234,16 @@ async function runService(buildDir: string, { dir, files }: Corpus): Promise<Ing
     if ((await reload()) !== warmUp.length) throw new Error(`the warm-up reload failed: ${output.slice(-300)}`);
     await analysed();
     for (const file of files) await writeFile(path.join(imagesDir, file), await readFile(path.join(dir, file)));
-    const cpuBefore = treeCpuSeconds(child.pid!);
-    const partsBefore = readCpu(child.pid!);
+    const cpuBefore = readCpu(child.pid!);
     const started = performance.now();
     const imported = await reload();
     const answerS = (performance.now() - started) / 1000;
     if (imported !== files.length) throw new Error(`imported ${imported} of ${files.length}: ${output.slice(-300)}`);
     await analysed();
     const analysedS = (performance.now() - started) / 1000;
-    const cpuMs = ((treeCpuSeconds(child.pid!) - cpuBefore) * 1000) / files.length;
-    const spent = cpuPartsSince(partsBefore, readCpu(child.pid!));
+    const spent = cpuPartsSince(cpuBefore, readCpu(child.pid!));
     const cpuParts = Object.fromEntries(CPU_PARTS.map((part) => [part, (spent[part] * 1000) / files.length])) as Record<CpuPart, number>;
+    const cpuMs = CPU_PARTS.reduce((sum, part) => sum + cpuParts[part], 0);
     // From the database, not the progress API, whose counts leave out jobs finished over a minute ago.
     const db = new Database(path.join(dataDir, 'svc.sqlite3'), { readonly: true });
     let internalMatches: number;

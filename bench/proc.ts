@@ -8,8 +8,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
-/** Fields after the parenthesised command name of /proc/<pid>/stat (the parent is the 2nd, utime and stime the 12th and 13th). */
-const statFields = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/** Fields after the parenthesised command name of a stat file (the parent is the 2nd, utime and stime the 12th and 13th). */
+const fieldsOf = (stat: string) => stat.split(') ')[1].split(' ');
+const statFields = (pid: number) => fieldsOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+
+/** User and system CPU seconds from those fields. */
+const secondsOf = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 
 /** The process and every process below it that is alive. */
 export function descendants(pid: number): number[] {
@@ -32,8 +36,7 @@ export function cpuSeconds(pids: number[]): number {
   let total = 0;
   for (const pid of pids) {
     try {
-      const fields = statFields(pid);
-      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      total += secondsOf(statFields(pid));
     } catch {
       // gone meanwhile
     }
@@ -61,14 +64,12 @@ export interface CpuReading {
   processes: Map<number, { detection: boolean; seconds: number }>;
 }
 
-const secondsOf = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-
 export function readCpu(pid: number): CpuReading {
   const threads = new Map<number, { name: string; seconds: number }>();
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-      threads.set(Number(task), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), seconds: secondsOf(stat.split(') ')[1].split(' ')) });
+      threads.set(Number(task), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), seconds: secondsOf(fieldsOf(stat)) });
     } catch {
       // ended meanwhile
     }
