@@ -4,7 +4,8 @@
 // arithmetic, pooling, padding, up-sampling, concatenation); a graph is cut at the named outputs,
 // so the decoding that follows them in tfjs (reshapes, top-k, gathers) is never converted, and any
 // other operation on the way fails the load. The ONNX model takes an NCHW float input and gives
-// every output transposed back to NHWC, so its values read as the tfjs graph's did.
+// every output transposed back to NHWC, so its values read as the tfjs graph's did. Convolutions
+// a calibration names run in 8 bits (see quantisedConvolution).
 // Plain .mjs: used from worker threads, which vitest and tsx do not transform reliably.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -91,7 +92,7 @@ const floatField = (number, value) => {
 };
 // onnx.proto's AttributeProto.AttributeType and TensorProto.DataType codes the graphs use.
 const ATTRIBUTE = { FLOAT: 1, INT: 2, STRING: 3, INTS: 7 };
-const TENSOR = { FLOAT: 1, INT64: 7 };
+const TENSOR = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7 };
 const attribute = (name, type, payload) => bytesField(5, [stringField(1, name), payload, intField(20, type)]);
 const intsAttribute = (name, values) => attribute(name, ATTRIBUTE.INTS, Buffer.concat(values.map((value) => intField(8, value))));
 const intAttribute = (name, value) => attribute(name, ATTRIBUTE.INT, intField(3, value));
@@ -140,7 +141,7 @@ const ACTIVATIONS = {
 };
 
 /** A converter for one graph: the ONNX nodes and initialisers it has written so far. */
-function graphWriter(weights) {
+function graphWriter(weights, calibration) {
   const nodes = [];
   const initializers = [];
   const constants = new Map();
@@ -170,23 +171,104 @@ function graphWriter(weights) {
     initializers.push(tensor(name, dims, TENSOR.FLOAT, floats));
     return name;
   };
-  const activate = (node, fused, convolved) => {
+  /** The convolution's activation, if fused, from `convolved` to `output`; the name of the result. */
+  const activate = (node, fused, convolved, output) => {
     const activation = fused.find((op) => op !== 'BiasAdd');
-    if (!activation) return;
+    if (!activation) return convolved;
     if (!ACTIVATIONS[activation]) throw new Error(`unsupported fused operation ${activation} in ${node.name}`);
-    nodes.push(...ACTIVATIONS[activation](convolved, node.name, constant));
+    nodes.push(...ACTIVATIONS[activation](convolved, output, constant));
+    return output;
   };
+  /** The scale and zero point of an 8-bit tensor spanning [low, high] (0 always inside), written once per tensor. */
+  const quantiser = (tensorName, [low, high]) => {
+    const scaleName = `${tensorName}/scale`;
+    const zeroName = `${tensorName}/zero`;
+    if (!constants.has(scaleName)) {
+      const scale = (Math.max(0, high) - Math.min(0, low)) / 255 || 1e-6;
+      constants.set(scaleName, scale);
+      initializers.push(tensor(scaleName, [], TENSOR.FLOAT, Float32Array.of(scale)));
+      initializers.push(tensor(zeroName, [], TENSOR.UINT8, Uint8Array.of(Math.min(255, Math.round(-Math.min(0, low) / scale)))));
+    }
+    return { scale: constants.get(scaleName), inputs: [scaleName, zeroName] };
+  };
+  /**
+   * `from` rounded to 8 bits as `to`: a quantise and dequantise pair, which onnxruntime folds into
+   * the integer convolutions on either side. Keyed by the tensor, so a producer and its consumers
+   * round it alike.
+   */
+  const rounded = (from, tensorName, span, to) => {
+    const q = quantiser(tensorName, span);
+    nodes.push(onnxNode('QuantizeLinear', [from, ...q.inputs], [`${to}/8bit`]), onnxNode('DequantizeLinear', [`${to}/8bit`, ...q.inputs], [to]));
+    return q.scale;
+  };
+  /** A constant dequantised per output channel (axis 0): int8 weights or int32 biases. */
+  const perChannel = (name, dims, type, values, scales) => {
+    const zeros = type === TENSOR.INT8 ? new Int8Array(scales.length) : new Int32Array(scales.length);
+    initializers.push(
+      tensor(`${name}/q`, dims, type, values),
+      tensor(`${name}/s`, [scales.length], TENSOR.FLOAT, scales),
+      tensor(`${name}/z`, [scales.length], type, zeros),
+    );
+    nodes.push(onnxNode('DequantizeLinear', [`${name}/q`, `${name}/s`, `${name}/z`], [`${name}/dq`], [intAttribute('axis', 0)]));
+    return `${name}/dq`;
+  };
+  /** The span the calibration measured for a tensor. */
+  const span = (name) => {
+    const found = calibration.spans[name];
+    if (!found) throw new Error(`the calibration has no span for ${name}`);
+    return found;
+  };
+  /**
+   * An 8-bit convolution's inputs: its input rounded over the span the calibration measured, its
+   * weights to 8 bits per output channel, its bias (plus the calibration's correction of the mean
+   * shift the rounding causes in each channel) to 32 bits.
+   */
+  const quantisedInputs = (node, filterDims, filterValues, fused) => {
+    const outputs = filterDims[0];
+    const perOutput = filterValues.length / outputs;
+    const inputScale = rounded(node.input[0], node.input[0], span(node.input[0]), `${node.name}/input`);
+    const weightScales = new Float32Array(outputs);
+    const weights8 = new Int8Array(filterValues.length);
+    for (let o = 0; o < outputs; o++) {
+      const row = filterValues.subarray(o * perOutput, (o + 1) * perOutput);
+      weightScales[o] = row.reduce((most, value) => Math.max(most, Math.abs(value)), 0) / 127 || 1e-8;
+      for (let i = 0; i < perOutput; i++) weights8[o * perOutput + i] = Math.round(row[i] / weightScales[o]);
+    }
+    const bias = fused.includes('BiasAdd') ? Float32Array.from(weight(node.input[2]).values) : new Float32Array(outputs);
+    const correction = calibration.corrections[node.name];
+    if (correction) for (let o = 0; o < outputs; o++) bias[o] += correction[o];
+    const biasScales = weightScales.map((scale) => scale * inputScale);
+    return [
+      `${node.name}/input`,
+      perChannel(node.input[1], filterDims, TENSOR.INT8, weights8, weightScales),
+      perChannel(
+        `${node.name}/bias`,
+        [outputs],
+        TENSOR.INT32,
+        Int32Array.from(bias, (value, o) => Math.round(value / biasScales[o])),
+        biasScales,
+      ),
+    ];
+  };
+  /** The float weights (and bias) of a convolution as initialisers; the convolution's inputs. */
+  const floatInputs = (node, filterDims, filterValues, fused) => {
+    initializers.push(tensor(node.input[1], filterDims, TENSOR.FLOAT, filterValues));
+    if (!fused.includes('BiasAdd')) return [node.input[0], node.input[1]];
+    initializers.push(tensor(node.input[2], [filterDims[0]], TENSOR.FLOAT, weight(node.input[2]).values));
+    return [node.input[0], node.input[1], node.input[2]];
+  };
+  /**
+   * A convolution with its fused bias and activation. One the calibration names runs in 8 bits
+   * (ONNX's QDQ form, which onnxruntime runs as an integer convolution): its result is rounded to
+   * 8 bits over its span (a ReLU6's is 0-6). Its output before the activation is `<name>/conv`.
+   */
   const convolution = (node, filterDims, filterValues, extra) => {
     const attr = node.attr ?? {};
     const fused = (attr.fused_ops?.list?.s ?? []).map((op) => Buffer.from(op, 'base64').toString());
     if (fused.length > 2 || (fused.length > 0 && fused[0] !== 'BiasAdd')) throw new Error(`unsupported fused operations ${fused.join('+')} in ${node.name}`);
-    initializers.push(tensor(node.input[1], filterDims, TENSOR.FLOAT, filterValues));
-    const inputs = [node.input[0], node.input[1]];
-    if (fused.includes('BiasAdd')) {
-      initializers.push(tensor(node.input[2], [filterDims[0]], TENSOR.FLOAT, weight(node.input[2]).values));
-      inputs.push(node.input[2]);
-    }
-    const convolved = fused.length > 1 ? `${node.name}/conv` : node.name;
+    const in8Bits = calibration?.convolutions.has(node.name) ?? false;
+    const inputs = in8Bits ? quantisedInputs(node, filterDims, filterValues, fused) : floatInputs(node, filterDims, filterValues, fused);
+    const convolved = fused.length > 1 || in8Bits ? `${node.name}/conv` : node.name;
     const dilations = attr.dilations ? spatial(attr.dilations) : [1, 1];
     nodes.push(
       onnxNode(
@@ -202,7 +284,8 @@ function graphWriter(weights) {
         ],
       ),
     );
-    activate(node, fused, convolved);
+    const result = activate(node, fused, convolved, in8Bits ? `${node.name}/activated` : node.name);
+    if (in8Bits) rounded(result, node.name, fused.includes('Relu6') ? [0, 6] : span(node.name), node.name);
   };
   const converters = {
     _FusedConv2D: (node) => {
@@ -329,13 +412,16 @@ function reachable(byName, outputs) {
 const INPUT = 'nchw_input';
 
 /**
- * The part of a tfjs graph that gives `outputs` (node names) as an ONNX model: input INPUT
- * (NCHW, any batch, height and width), outputs "out0", "out1", ... (NHWC) in the order named.
+ * The part of a tfjs graph that gives `outputs` (node names, or `<name>/conv` for a convolution's
+ * output before its activation) as an ONNX model: input INPUT (NCHW, any batch, height and width),
+ * outputs "out0", "out1", ... (NHWC) in the order named. `calibration`, when given, names the
+ * convolutions that run in 8 bits, with the spans of their inputs and outputs and their bias
+ * corrections: { convolutions: Set, spans: { tensor: [low, high] }, corrections: { node: Float32Array } }.
  */
-function toOnnx(modelTopology, weights, outputs) {
+function toOnnx(modelTopology, weights, outputs, calibration) {
   const byName = new Map(modelTopology.node.map((node) => [node.name, node]));
   const placeholder = modelTopology.node.find((node) => node.op === 'Placeholder');
-  const writer = graphWriter(weights);
+  const writer = graphWriter(weights, calibration);
   for (const node of reachable(byName, outputs)) {
     if (node.op === 'Const' || node.op === 'Placeholder') continue;
     const convert = writer.converters[node.op];
@@ -357,12 +443,13 @@ function toOnnx(modelTopology, weights, outputs) {
 
 /**
  * Loads `<file>.json` and `<file>.bin` from a models folder into an onnxruntime session on one
- * thread (each detection worker has a core of its own), cut at `outputs`.
+ * thread (each detection worker has a core of its own), cut at `outputs`, with the convolutions
+ * a calibration names in 8 bits (toOnnx).
  */
-export async function loadGraphModel(modelDir, file, outputs) {
+export async function loadGraphModel(modelDir, file, outputs, calibration = null) {
   const [topology, bin] = await Promise.all([readFile(join(modelDir, `${file}.json`), 'utf8'), readFile(join(modelDir, `${file}.bin`))]);
   const { modelTopology, weightsManifest } = JSON.parse(topology);
-  return ort.InferenceSession.create(toOnnx(modelTopology, readWeights(weightsManifest, bin), outputs), {
+  return ort.InferenceSession.create(toOnnx(modelTopology, readWeights(weightsManifest, bin), outputs, calibration), {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
     executionMode: 'sequential',
