@@ -1,4 +1,4 @@
-// Types for onnx-graph.mjs, which the calibration script imports from TypeScript.
+// Types for onnx-graph.mjs, which the calibration script and its test import from TypeScript.
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 /** The convolutions that run in 8 bits, the spans of the tensors they round and their bias corrections. */
 export interface Calibration {

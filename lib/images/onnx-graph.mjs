@@ -5,7 +5,7 @@
 // so the decoding that follows them in tfjs (reshapes, top-k, gathers) is never converted, and any
 // other operation on the way fails the load. The ONNX model takes an NCHW float input and gives
 // every output transposed back to NHWC, so its values read as the tfjs graph's did. Convolutions
-// a calibration names run in 8 bits (see quantisedConvolution).
+// a calibration names run in 8 bits (see convolution).
 // Plain .mjs: used from worker threads, which vitest and tsx do not transform reliably.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';

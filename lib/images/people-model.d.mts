@@ -1,4 +1,4 @@
-// Types for people-model.mjs, which the calibration script imports from TypeScript.
+// Types for people-model.mjs, which the calibration script and its test import from TypeScript.
 import type { Calibration } from './onnx-graph.mjs';
 export declare const PEOPLE_MODEL: { dir: () => string; file: string; outputs: string[]; calibration: string };
 export interface CalibrationFile {
