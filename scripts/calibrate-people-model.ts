@@ -65,12 +65,6 @@ function backbone(nodes: GraphNode[]): GraphNode[] {
   return convolutions.slice(FLOAT_FIRST);
 }
 
-/** A convolution's output channels, from its filter's shape ([height, width, in, out] or depthwise [.., channels, 1]). */
-function filterCount(node: GraphNode, shapes: Map<string, number[]>): number {
-  const [, , inputs, outputs] = shapes.get(node.input![1]!)!;
-  return node.op.includes('Depthwise') ? inputs! : outputs!;
-}
-
 const fusedOps = (node: GraphNode) => (node.attr?.fused_ops?.list?.s ?? []).map((op) => Buffer.from(op, 'base64').toString());
 /** A convolution's output before its activation, as toOnnx names it. */
 const beforeActivation = (node: GraphNode, in8Bits: boolean) => (in8Bits || fusedOps(node).length > 1 ? `${node.name}/conv` : node.name);
@@ -80,11 +74,13 @@ async function outputsOn(session: InferenceSession, inputs: Input[], take: (extr
   for (const { input, shape } of inputs) take((await runGraphModel(session, input, shape)).slice(PEOPLE_MODEL.outputs.length));
 }
 
-/** Adds a picture's mean per output channel (the last axis), as its share of `pictures`, to `means`. */
-function addChannelMeans(means: Float64Array, tensor: Tensor, pictures: number): void {
+/** `means` (new if not given) plus a picture's mean per output channel (the last axis), as its share of `pictures`. */
+function addChannelMeans(means: Float64Array | undefined, tensor: Tensor, pictures: number): Float64Array {
+  const sums = means ?? new Float64Array(tensor.dims.at(-1)!);
   const values = tensor.data as Float32Array;
-  const share = means.length / values.length / pictures;
-  for (let i = 0; i < values.length; i++) means[i % means.length]! += values[i]! * share;
+  const share = sums.length / values.length / pictures;
+  for (let i = 0; i < values.length; i++) sums[i % sums.length]! += values[i]! * share;
+  return sums;
 }
 
 function tails(values: Float32Array): [number, number] {
@@ -94,11 +90,7 @@ function tails(values: Float32Array): [number, number] {
 
 async function main(): Promise<void> {
   const dir = PEOPLE_MODEL.dir();
-  const { modelTopology, weightsManifest } = JSON.parse(readFileSync(path.join(dir, `${PEOPLE_MODEL.file}.json`), 'utf8')) as {
-    modelTopology: { node: GraphNode[] };
-    weightsManifest: { weights: { name: string; shape: number[] }[] }[];
-  };
-  const shapes = new Map(weightsManifest.flatMap((group) => group.weights.map(({ name, shape }) => [name, shape])));
+  const { modelTopology } = JSON.parse(readFileSync(path.join(dir, `${PEOPLE_MODEL.file}.json`), 'utf8')) as { modelTopology: { node: GraphNode[] } };
   const convolutions = backbone(modelTopology.node);
   const inputs = await pictures();
   const load = (outputs: string[], calibration: Calibration | null) =>
@@ -107,20 +99,20 @@ async function main(): Promise<void> {
   // Spans: every rounded input, and every output a ReLU6 does not bound.
   const rounded = [...new Set(convolutions.flatMap((node) => [node.input![0]!, ...(fusedOps(node).includes('Relu6') ? [] : [node.name])]))];
   const spans: Record<string, [number, number]> = Object.fromEntries(rounded.map((name) => [name, [0, 0]]));
-  const targets = convolutions.map((node) => new Float64Array(filterCount(node, shapes)));
+  const targets: Float64Array[] = [];
   await outputsOn(await load([...rounded, ...convolutions.map((node) => beforeActivation(node, false))], null), inputs, (extra) => {
     rounded.forEach((name, i) => {
       const [low, high] = tails(extra[i]!.data as Float32Array);
       spans[name] = [Math.min(spans[name]![0], low), Math.max(spans[name]![1], high)];
     });
-    targets.forEach((means, i) => addChannelMeans(means, extra[rounded.length + i]!, inputs.length));
+    convolutions.forEach((_, i) => (targets[i] = addChannelMeans(targets[i], extra[rounded.length + i]!, inputs.length)));
   });
 
   const calibration: Calibration = { convolutions: new Set(convolutions.map((node) => node.name)), spans, corrections: {} };
   for (const [index, node] of convolutions.entries()) {
-    const got = new Float64Array(filterCount(node, shapes));
-    await outputsOn(await load([beforeActivation(node, true)], calibration), inputs, (extra) => addChannelMeans(got, extra[0]!, inputs.length));
-    calibration.corrections[node.name] = Float32Array.from(targets[index]!, (mean, channel) => mean - got[channel]!);
+    const got: Float64Array[] = [];
+    await outputsOn(await load([beforeActivation(node, true)], calibration), inputs, ([output]) => (got[0] = addChannelMeans(got[0], output!, inputs.length)));
+    calibration.corrections[node.name] = Float32Array.from(targets[index]!, (mean, channel) => mean - got[0]![channel]!);
     process.stdout.write(`\r${index + 1}/${convolutions.length} convolutions corrected`);
   }
   const file: CalibrationFile = {

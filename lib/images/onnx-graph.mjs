@@ -145,6 +145,8 @@ function graphWriter(weights, calibration) {
   const nodes = [];
   const initializers = [];
   const constants = new Map();
+  /** The scale of each tensor rounded to 8 bits, by the tensor's name. */
+  const scales = new Map();
   const weight = (name) => {
     const found = weights.get(name);
     if (!found) throw new Error(`the weight ${name} is missing`);
@@ -183,13 +185,13 @@ function graphWriter(weights, calibration) {
   const quantiser = (tensorName, [low, high]) => {
     const scaleName = `${tensorName}/scale`;
     const zeroName = `${tensorName}/zero`;
-    if (!constants.has(scaleName)) {
+    if (!scales.has(tensorName)) {
       const scale = (Math.max(0, high) - Math.min(0, low)) / 255 || 1e-6;
-      constants.set(scaleName, scale);
+      scales.set(tensorName, scale);
       initializers.push(tensor(scaleName, [], TENSOR.FLOAT, Float32Array.of(scale)));
       initializers.push(tensor(zeroName, [], TENSOR.UINT8, Uint8Array.of(Math.min(255, Math.round(-Math.min(0, low) / scale)))));
     }
-    return { scale: constants.get(scaleName), inputs: [scaleName, zeroName] };
+    return { scale: scales.get(tensorName), inputs: [scaleName, zeroName] };
   };
   /**
    * `from` rounded to 8 bits as `to`: a quantise and dequantise pair, which onnxruntime folds into

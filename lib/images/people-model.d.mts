@@ -7,4 +7,5 @@ export interface CalibrationFile {
   corrections: Record<string, string>;
 }
 export declare function parseCalibration(file: CalibrationFile): Calibration;
+export declare function isPeak(values: ArrayLike<number>, rows: number, columns: number, row: number, column: number): boolean;
 export declare function peopleInput(raster: { pixels: Uint8Array; width: number; height: number }): { input: Float32Array; shape: number[] };

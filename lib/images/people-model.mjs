@@ -108,7 +108,7 @@ export async function detectPeople(raster, { minScore, limit, maxSide }) {
 }
 
 /** Whether a heat-map cell is the highest of its 3x3 neighbourhood (a CenterNet peak). */
-function isPeak(logits, rows, columns, row, column) {
+export function isPeak(logits, rows, columns, row, column) {
   const value = logits[row * columns + column];
   for (let y = Math.max(0, row - 1); y <= Math.min(rows - 1, row + 1); y++) {
     for (let x = Math.max(0, column - 1); x <= Math.min(columns - 1, column + 1); x++) {

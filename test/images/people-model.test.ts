@@ -9,7 +9,7 @@ import type { InferenceSession } from 'onnxruntime-node';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadGraphModel, runGraphModel } from '../../lib/images/onnx-graph.mjs';
-import { PEOPLE_MODEL, parseCalibration, peopleInput } from '../../lib/images/people-model.mjs';
+import { isPeak, PEOPLE_MODEL, parseCalibration, peopleInput } from '../../lib/images/people-model.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PICTURES = ['test/fixtures/images/astronaut.png', ...[1, 2, 3, 4, 5, 6].map((n) => `node_modules/@vladmandic/face-api/demo/sample${n}.jpg`)];
@@ -28,15 +28,10 @@ async function centres(session: InferenceSession): Promise<{ scores: number[]; c
   return maps;
 }
 
-/** The cells scoring at least `min` that are the highest of their 3x3 neighbourhood. */
+/** The cells scoring at least `min` that are peaks as detectPeople reads them. */
 function peaks({ scores, columns }: { scores: number[]; columns: number }, min: number): number[] {
   const rows = scores.length / columns;
-  const at = (row: number, column: number) => (row < 0 || column < 0 || row >= rows || column >= columns ? 0 : scores[row * columns + column]!);
-  return scores.flatMap((score, cell) => {
-    const [row, column] = [Math.floor(cell / columns), cell % columns];
-    const highest = [-1, 0, 1].every((dy) => [-1, 0, 1].every((dx) => at(row + dy, column + dx) <= score));
-    return score >= min && highest ? [cell] : [];
-  });
+  return scores.flatMap((score, cell) => (score >= min && isPeak(scores, rows, columns, Math.floor(cell / columns), cell % columns) ? [cell] : []));
 }
 
 describe('the people model in 8 bits', () => {
