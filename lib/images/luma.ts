@@ -34,7 +34,8 @@ export async function lumaSample(image: AnalysisRaster): Promise<Raster> {
   return { width: SAMPLE_SIDE, height: SAMPLE_SIDE, data: luma(data), window: square };
 }
 
-function luma(rgb: Uint8Array): Float64Array {
+/** Rec. 601 luma of RGB pixels, 3 bytes each. */
+export function luma(rgb: Uint8Array): Float64Array {
   const out = new Float64Array(rgb.length / 3);
   for (let i = 0; i < out.length; i++) out[i] = 0.299 * rgb[i * 3] + 0.587 * rgb[i * 3 + 1] + 0.114 * rgb[i * 3 + 2];
   return out;

@@ -101,13 +101,13 @@ function summedArea(raster: Raster): Float64Array {
 }
 
 /**
- * The window of the raster resampled to side x side by area averaging: each output cell is the
+ * The window of the raster resampled to side x rows by area averaging: each output cell is the
  * mean of the source over its share of the window, a source cell counting for the part of it the
  * output cell covers (the part outside the raster counts as 0). The integral of a raster of
  * constant cells is bilinear within each cell, so it is read exactly from the summed-area table at
  * the output cells' corners.
  */
-export function resample(raster: Raster, window: Window, side: number): Float64Array {
+export function resample(raster: Raster, window: Window, side: number, rows = side): Float64Array {
   const { width, height } = raster;
   const table = summedArea(raster);
   const stride = width + 1;
@@ -126,14 +126,14 @@ export function resample(raster: Raster, window: Window, side: number): Float64A
     return a + fx * (b - a) + fy * (c - a) + fx * fy * (d - b - c + a);
   };
   const stepX = (window.right - window.left) / side;
-  const stepY = (window.bottom - window.top) / side;
-  const corners = new Float64Array((side + 1) * (side + 1));
-  for (let j = 0; j <= side; j++) {
+  const stepY = (window.bottom - window.top) / rows;
+  const corners = new Float64Array((side + 1) * (rows + 1));
+  for (let j = 0; j <= rows; j++) {
     for (let i = 0; i <= side; i++) corners[j * (side + 1) + i] = integral(window.left + i * stepX, window.top + j * stepY);
   }
-  const out = new Float64Array(side * side);
+  const out = new Float64Array(side * rows);
   const area = stepX * stepY;
-  for (let j = 0; j < side; j++) {
+  for (let j = 0; j < rows; j++) {
     for (let i = 0; i < side; i++) {
       const top = j * (side + 1) + i;
       const bottom = top + side + 1;

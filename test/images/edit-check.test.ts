@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { createTestEnv } from '../helpers/env.js';
 import { localImageService } from '../../lib/images/local-service.js';
+import { greyCopy } from '../../lib/images/edit-check.js';
 import type { GeometryResult } from '../../lib/images/geometry.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
 import { coverBox, turnedPale } from '../helpers/geometry-transforms.js';
@@ -12,7 +13,10 @@ import { coverBox, turnedPale } from '../helpers/geometry-transforms.js';
 const images = localImageService(40_000_000);
 afterAll(() => images.close());
 
-/** The four edits of the copy-heavy intake, each of a 1200 px photograph. */
+/**
+ * The four edits of the copy-heavy intake, each of a 1600 px photograph as there: its grey copies
+ * come from the JPEG's luma grid, the half-size copy's from libvips.
+ */
 const EDITS: Record<string, (photo: Sharp, width: number, height: number) => Sharp> = {
   mirror: (photo) => photo.flop(),
   crop: (photo, width, height) =>
@@ -23,7 +27,7 @@ const EDITS: Record<string, (photo: Sharp, width: number, height: number) => Sha
 
 const originals: Record<string, Buffer> = {};
 beforeAll(async () => {
-  for (const name of FIXTURE_NAMES) originals[name] = await sharp(fixturePath(name)).resize(1200, 1200, { fit: 'inside' }).removeAlpha().jpeg().toBuffer();
+  for (const name of FIXTURE_NAMES) originals[name] = await sharp(fixturePath(name)).resize(1600, 1600, { fit: 'inside' }).removeAlpha().jpeg().toBuffer();
 }, 60_000);
 
 async function edited(name: string, edit: string): Promise<Buffer> {
@@ -146,6 +150,21 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     await expect(images.matchGeometry(Buffer.from('not an image at all'), originals['coffee.png'], 'hflip')).rejects.toThrow(/not an image/);
     expect((await images.matchGeometry(await edited('coffee.png', 'mirror'), originals['coffee.png'], 'hflip')).confirmed).toBe(true);
   }, 60_000);
+});
+
+describe('grey copies', () => {
+  it("a large JPEG's copy from its luma grid is libvips' decode of the same picture, stood upright per EXIF", async () => {
+    const upright = await sharp(originals['chelsea.png']).resize(1200, 1600, { fit: 'fill' }).png().toBuffer();
+    // Stored sideways: the file's pixels turned a quarter left, its orientation 6 turning them back.
+    const sideways = await sharp(upright).rotate(-90).withMetadata({ orientation: 6 }).jpeg({ quality: 90 }).toBuffer();
+    const [fromGrid, fromLibvips] = await Promise.all([greyCopy(sideways, 40_000_000), greyCopy(upright, 40_000_000)]);
+    expect([fromGrid.width, fromGrid.height]).toEqual([120, 160]);
+    expect([fromLibvips.width, fromLibvips.height]).toEqual([120, 160]);
+    let difference = 0;
+    for (let i = 0; i < fromGrid.pixels.length; i++) difference += Math.abs(fromGrid.pixels[i] - fromLibvips.pixels[i]);
+    // The two resample differently (8x8 block means, Lanczos); a copy turned or flipped the wrong way is tens of levels off.
+    expect(difference / fromGrid.pixels.length).toBeLessThan(4);
+  });
 });
 
 describe('internal matches of edited copies, as the review desk shows them', () => {
