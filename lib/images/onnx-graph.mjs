@@ -5,7 +5,7 @@
 // so the decoding that follows them in tfjs (reshapes, top-k, gathers) is never converted, and any
 // other operation on the way fails the load. The ONNX model takes an NCHW float input and gives
 // every output transposed back to NHWC, so its values read as the tfjs graph's did. Convolutions
-// a calibration names run in 8 bits (see convolution).
+// a calibration names run in 8 bits, their weights in 7 (see convolution and WEIGHT_LEVELS).
 // Plain .mjs: used from worker threads, which vitest and tsx do not transform reliably.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -93,6 +93,13 @@ const floatField = (number, value) => {
 // onnx.proto's AttributeProto.AttributeType and TensorProto.DataType codes the graphs use.
 const ATTRIBUTE = { FLOAT: 1, INT: 2, STRING: 3, INTS: 7 };
 const TENSOR = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7 };
+/**
+ * An 8-bit convolution's weights span -63..63 per output channel, not -127..127: without VNNI
+ * (AVX2 alone) onnxruntime adds each two products of an 8-bit input and weight in 16 bits, which
+ * 255 * 127 * 2 overflows. Full-range weights moved the fixtures' person centres by 0.66 on such
+ * a CPU (machine E), where a VNNI one gave 0.026.
+ */
+const WEIGHT_LEVELS = 63;
 const attribute = (name, type, payload) => bytesField(5, [stringField(1, name), payload, intField(20, type)]);
 const intsAttribute = (name, values) => attribute(name, ATTRIBUTE.INTS, Buffer.concat(values.map((value) => intField(8, value))));
 const intAttribute = (name, value) => attribute(name, ATTRIBUTE.INT, intField(3, value));
@@ -233,7 +240,7 @@ function graphWriter(weights, calibration) {
     const weights8 = new Int8Array(filterValues.length);
     for (let o = 0; o < outputs; o++) {
       const row = filterValues.subarray(o * perOutput, (o + 1) * perOutput);
-      weightScales[o] = row.reduce((most, value) => Math.max(most, Math.abs(value)), 0) / 127 || 1e-8;
+      weightScales[o] = row.reduce((most, value) => Math.max(most, Math.abs(value)), 0) / WEIGHT_LEVELS || 1e-8;
       for (let i = 0; i < perOutput; i++) weights8[o * perOutput + i] = Math.round(row[i] / weightScales[o]);
     }
     const bias = fused.includes('BiasAdd') ? Float32Array.from(weight(node.input[2]).values) : new Float32Array(outputs);
