@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { scriptArgs } from '../helpers/npm-script.js';
 
 /** `npm run backup` and `npm run restore` as an operator runs them: tsx in a child process, settings in its environment. */
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -27,9 +28,12 @@ export async function runScript(script: 'backup' | 'restore', args: string[], en
   }
 }
 
-/** The backup script started, not awaited: for a test that kills it. */
+/**
+ * The backup script started, not awaited: for a test that kills it. Node runs it itself, not the
+ * tsx command, whose own node process a kill of tsx would leave writing the archive.
+ */
 export function startBackup(archive: string, dataDir: string): ChildProcess {
-  return spawn(TSX, [join(ROOT, 'scripts', 'backup.ts'), archive], { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: dataDir }, stdio: 'ignore' });
+  return spawn(process.execPath, [...scriptArgs(ROOT, 'backup'), archive], { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: dataDir }, stdio: 'ignore' });
 }
 
 export const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
