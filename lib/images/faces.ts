@@ -180,8 +180,8 @@ const UNSURE_FACE = {
   // 109 / 113 / 117 / 117 / 124 at precision 0.99 (0.98 at 0.15), no person found or lost; below
   // 0.25 every picture has more regions (at 0.15 the bench's cost medians rose 14 % for 1-2 MP
   // pictures and doubled over 2 MP). At 288 px 0.3 / 0.35 / 0.4 found 123 / 119 / 118 against 126;
-  // with the 7-bit people model 0.2 / 0.15 found 127 / 128 against 122 at 1-2 MP cost 6 % higher,
-  // and no more held-out faces (docs/faces.md).
+  // with the 7-bit people model and boxes grown 1.5 times (before decisions/0073) 0.2 / 0.15 found
+  // 127 / 128 against 122 at 1-2 MP cost 6 % higher, and no more held-out faces (docs/faces.md).
   score: 0.25,
   // An unsure box narrower than this many pixels at the whole-picture pass is not searched: it is
   // below any face BlazeFace sees (faces pasted 16 px wide at its input: 5 of 12 found). Such a box

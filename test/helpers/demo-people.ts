@@ -20,6 +20,11 @@ export interface DemoPerson {
   cut: FaceBox[];
 }
 
+/** test/fixtures/faces/labels.json: the fixture photos and the face-api demo photos, each with its labelled faces (paths from the repository's root). */
+export function labelledFixtures(): { file: string; faces: FaceBox[] }[] {
+  return JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/faces/labels.json'), 'utf8'));
+}
+
 /**
  * People of the face-api demo photos (test/fixtures/faces/labels.json; the photos come with the
  * face-api dev dependency), head and shoulders: each labelled face with a margin of about one face
@@ -27,9 +32,8 @@ export interface DemoPerson {
  * the detector's tests and bench/faces.ts, whose pasted tuning set is made of them.
  */
 export async function demoPeople(): Promise<DemoPerson[]> {
-  const labels: { file: string; faces: FaceBox[] }[] = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/faces/labels.json'), 'utf8'));
   const crops: DemoPerson[] = [];
-  for (const image of labels.filter((l) => l.file.includes('face-api'))) {
+  for (const image of labelledFixtures().filter((l) => l.file.includes('face-api'))) {
     const file = path.join(ROOT, image.file);
     if (!existsSync(file)) continue;
     const { width = 0, height = 0 } = await sharp(file).metadata();

@@ -7,7 +7,7 @@ import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } fro
 import { regionRaster } from '../../lib/images/region-raster.js';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { cropFaces } from '../../lib/images/face-crops.js';
-import { demoPeople } from '../helpers/demo-people.js';
+import { demoPeople, labelledFixtures } from '../helpers/demo-people.js';
 import {
   bySureness,
   createDetector,
@@ -162,11 +162,10 @@ describe('face detector on the fixture photos', () => {
     // test/fixtures/faces/labels.json: 24 faces, ear to ear and forehead to chin. Boxes grown 1.5
     // times BlazeFace's own, as before decisions/0073, overlapped them by 0.71 at the median and
     // were a fifth taller; 1.3 gives 0.80 and about their size.
-    const labelled: { file: string; faces: FaceBox[] }[] = JSON.parse(readFileSync(new URL('../fixtures/faces/labels.json', import.meta.url), 'utf8'));
     const root = new URL('../../', import.meta.url);
     const overlaps: number[] = [];
     const heights: number[] = [];
-    for (const { file, faces: labels } of labelled) {
+    for (const { file, faces: labels } of labelledFixtures()) {
       const found = await facesOf(detector, readFileSync(new URL(file, root)));
       expect(found, file).toHaveLength(labels.length);
       for (const label of labels) {
