@@ -11,3 +11,8 @@ export declare function detectBlazeFaces(
   rasters: BlazeFaceRaster[],
   maxSide?: number,
 ): Promise<{ x: number; y: number; width: number; height: number; score: number }[][]>;
+export declare function detectConfirmedFaces(
+  rasters: Omit<BlazeFaceRaster, 'minScore'>[],
+  scores: { minScore: number; confirmScore: number },
+  maxSide?: number,
+): Promise<{ x: number; y: number; width: number; height: number; score: number }[][]>;

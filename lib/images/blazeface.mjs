@@ -5,7 +5,7 @@
 // Used by detection-worker.mjs and by bench/faces.ts. Plain .mjs for the same reason as the worker.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { checkRgbRaster, suppress } from './boxes.mjs';
+import { checkRgbRaster, iou, suppress } from './boxes.mjs';
 import { loadGraphModel, runGraphModel } from './onnx-graph.mjs';
 
 const require = createRequire(import.meta.url);
@@ -92,6 +92,50 @@ export async function detectBlazeFaces(rasters, maxSide = INPUT_SIZE) {
     indices.forEach((index, i) => (found[index] = faces[i]));
   }
   return found;
+}
+
+// A face seen in a raster and in its mirror image is the same face when the two boxes, the second
+// mirrored back, overlap by at least this much.
+const SAME_FACE_IOU = 0.5;
+
+/**
+ * Faces in each raster (as detectBlazeFaces) from `minScore`, and those from `confirmScore` up to
+ * it that the raster's mirror image shows too, from `confirmScore`: a face is a face either way
+ * round, where a pattern that scores near the line by chance seldom does so mirrored. Only rasters
+ * with such a face are run again, mirrored.
+ */
+export async function detectConfirmedFaces(rasters, { minScore, confirmScore }, maxSide = INPUT_SIZE) {
+  if (!(confirmScore >= 0 && confirmScore <= minScore && minScore <= 1))
+    throw new Error(`confirmScore must be from 0 to minScore, and minScore at most 1: got ${confirmScore} and ${minScore}`);
+  const found = await detectBlazeFaces(
+    rasters.map((raster) => ({ ...raster, minScore: confirmScore })),
+    maxSide,
+  );
+  const doubtful = found.flatMap((faces, index) => (faces.some(({ score }) => score < minScore) ? [index] : []));
+  const mirrored = await detectBlazeFaces(
+    doubtful.map((index) => ({ ...mirror(rasters[index]), minScore: confirmScore })),
+    maxSide,
+  );
+  return found.map((faces, index) => {
+    const at = doubtful.indexOf(index);
+    const seenMirrored = at < 0 ? [] : mirrored[at].map((face) => ({ ...face, x: rasters[index].width - face.x - face.width }));
+    return faces.filter((face) => face.score >= minScore || seenMirrored.some((other) => iou(other, face) >= SAME_FACE_IOU));
+  });
+}
+
+/** The RGB raster mirrored left to right. */
+function mirror({ pixels, width, height }) {
+  const out = new Uint8Array(pixels.length);
+  for (let row = 0; row < height; row++) {
+    for (let column = 0; column < width; column++) {
+      const from = (row * width + column) * 3;
+      const to = (row * width + width - 1 - column) * 3;
+      out[to] = pixels[from];
+      out[to + 1] = pixels[from + 1];
+      out[to + 2] = pixels[from + 2];
+    }
+  }
+  return { pixels: out, width, height };
 }
 
 /** One model run over rasters that share the input size inputHeight x inputWidth. */

@@ -4,14 +4,14 @@
 // It only sees already decoded, downscaled RGB pixels (sharp decodes in the main thread), so a
 // malformed file can never reach a model. Protocol, one message per request, answered in turn:
 //   in:  { id, stage: 'coarse', faceRaster, peopleRaster, faceScore, personScore, personLimit }
-//        { id, stage: 'fine', regions: [raster], faceScore }
+//        { id, stage: 'fine', regions: [raster], faceScore, confirmScore }
 //        where a raster is { width, height, pixels: Uint8Array (RGB, row-major) }
 //   out: { id, ok: true, faces, people, peopleCapped } for 'coarse' (boxes in each raster's pixels)
 //        { id, ok: true, faces: [faces of each region] } for 'fine'
 //        { id, ok: false, error }
 //   { ready: true } once the models are loaded, { running: id } as a request starts (its deadline
 //   counts from there), { fatal } once when a model cannot load: the main thread then drops this process.
-import { detectBlazeFaces, loadBlazeFace } from './blazeface.mjs';
+import { detectBlazeFaces, detectConfirmedFaces, loadBlazeFace } from './blazeface.mjs';
 import { detectPeople, loadPeopleModel } from './people-model.mjs';
 
 /** The largest raster a face stage accepts on a side (faces.ts sends a wide picture's whole at up to 384, regions at 128). */
@@ -57,7 +57,7 @@ async function answer(request) {
   }
 }
 
-async function run({ stage, faceRaster, peopleRaster, regions, faceScore, personScore, personLimit }) {
+async function run({ stage, faceRaster, peopleRaster, regions, faceScore, confirmScore, personScore, personLimit }) {
   if (stage === 'coarse') {
     const [faces] = await detectBlazeFaces([{ ...faceRaster, minScore: faceScore }], MAX_SIDE);
     const { people, capped } = await detectPeople(peopleRaster, { minScore: personScore, limit: personLimit, maxSide: PEOPLE_MAX_SIDE });
@@ -66,12 +66,7 @@ async function run({ stage, faceRaster, peopleRaster, regions, faceScore, person
   if (stage === 'fine') {
     if (!Array.isArray(regions)) throw new Error('regions must be a list of rasters');
     return {
-      faces: regions.length
-        ? await detectBlazeFaces(
-            regions.map((region) => ({ ...region, minScore: faceScore })),
-            MAX_SIDE,
-          )
-        : [],
+      faces: regions.length ? await detectConfirmedFaces(regions, { minScore: faceScore, confirmScore }, MAX_SIDE) : [],
     };
   }
   throw new Error(`unknown stage ${stage}`);

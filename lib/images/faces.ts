@@ -163,6 +163,11 @@ const HEAD_REGION = {
   // already said someone may be there): at 0.5 a re-encoded rocket.jpg had a face at 0.54 in the
   // exhaust; 0.55 and 0.6 each find 99 tuning faces of 185 against 100 at 0.5.
   faceScore: 0.6,
+  // ...and from this score when the region mirrored shows the face too (detectConfirmedFaces). On
+  // the tuning sets (BENCH_FACES_TUNING=1, 185 faces) 0.45 / 0.5 / 0.55 found 127 / 127 / 122 in
+  // 130 / 128 / 123 boxes, against 122 in 123 without it; the 5 are pasted heads and shoulders
+  // (4 under 32 px). Without the mirror, 0.5 had found 5 more for 4 more false boxes (docs/faces.md).
+  confirmScore: 0.5,
   // Only a candidate from this score gets a larger decode of the file for its head region: on the
   // tuning sets 0.2 found 100 faces of 185 against 101 for every candidate, and on 24 evaluation
   // photographs without people (1600x1000) detection cost 29.7 CPU ms a picture against 35.4.
@@ -486,8 +491,9 @@ export function createDetector(options: DetectorOptions = {}): Detector {
       const faceScale = faceRaster.width / picture.width;
       const { faces: sure, unsure } = bySureness(seen, faceScale);
       const { regions, rasters } = await regionRasters(image, raster, candidates, unsure, faceScale, notes);
+      const { faceScore, confirmScore } = HEAD_REGION;
       const fine = rasters.length
-        ? (await processes.run<FineAnswer>({ stage: 'fine', regions: rasters, faceScore: HEAD_REGION.faceScore })).faces.flatMap((found, i) =>
+        ? (await processes.run<FineAnswer>({ stage: 'fine', regions: rasters, faceScore, confirmScore })).faces.flatMap((found, i) =>
             found.map((face) => toPicture(face, rasters[i]!, regions[i]!, picture)),
           )
         : [];

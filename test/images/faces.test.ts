@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { detectBlazeFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
+import { detectBlazeFaces, detectConfirmedFaces, INPUT_SIZE, loadBlazeFace, type BlazeFaceRaster } from '../../lib/images/blazeface.mjs';
 import { regionRaster } from '../../lib/images/region-raster.js';
 import { ImageRejected } from '../../lib/images/rejected.js';
 import { cropFaces } from '../../lib/images/face-crops.js';
@@ -241,6 +241,17 @@ function onPlain(input: Buffer, left: number, top: number, { width = 1600, heigh
     .toBuffer();
 }
 
+/** A face-api demo person (demoPeople) shrunk so that its face is `width` px wide, with that face's box in the shrunk copy. */
+async function demoPersonAt(photo: string, face: number, width: number): Promise<{ bytes: Buffer; face: FaceBox }> {
+  const person = (await demoPeople()).find((p) => p.photo === photo && p.face === face)!;
+  const label = person.faces[0]!;
+  const k = width / label.width;
+  const bytes = await sharp(person.bytes)
+    .resize(Math.round(person.width * k), Math.round(person.height * k))
+    .toBuffer();
+  return { bytes, face: { x: label.x * k, y: label.y * k, width, height: label.height * k } };
+}
+
 /** astronaut.png shrunk to `side` and set into a plain 1600x1000 picture at (900, 500). */
 async function smallAstronaut(side: number): Promise<Buffer> {
   return onPlain(await sharp(astronaut).resize(side, side).toBuffer(), 900, 500);
@@ -314,14 +325,9 @@ describe('people and the faces inside them', () => {
     // picture: the whole-picture pass scores the face 0.46, and no person's head region finds it
     // (with unsure faces left alone, as before decisions/0065, it is found nowhere); in a region
     // three faces wide around the unsure box it is a face.
-    const person = (await demoPeople()).find((p) => p.photo === 'sample2.jpg' && p.face === 1)!;
-    const k = 80 / person.faces[0]!.width;
-    const input = await sharp(person.bytes)
-      .resize(Math.round(person.width * k), Math.round(person.height * k))
-      .toBuffer();
-    const picture = await onPlain(input, 600, 300, { width: 1500 });
-    const { x, y, width, height } = person.faces[0]!;
-    const label = { x: 600 + x * k, y: 300 + y * k, width: width * k, height: height * k };
+    const { bytes, face } = await demoPersonAt('sample2.jpg', 1, 80);
+    const picture = await onPlain(bytes, 600, 300, { width: 1500 });
+    const label = { ...face, x: 600 + face.x, y: 300 + face.y };
     await loadBlazeFace();
     const side = wholePictureSides({ width: 1500, height: 1000 }).faces;
     const [unsure] = await detectBlazeFaces([await detectionRaster(picture, 0.25, side)], side);
@@ -330,6 +336,15 @@ describe('people and the faces inside them', () => {
     expect(whole.map(({ score }) => score < 0.65)).toEqual([true]);
     const { faces } = await detector.detect(picture);
     expect(faces.filter(({ box, score }) => atLabel(box) && score >= 0.6)).toHaveLength(1);
+  });
+
+  it('finds a face 24 px wide that its region scores under 0.6 and its mirror image confirms', async () => {
+    // sample2.jpg's second person in a plain 1500x1000 picture, the face 24 px wide: its region scores
+    // it 0.55, its mirror image from 0.5 (detectConfirmedFaces); before that it was not found.
+    const { bytes, face } = await demoPersonAt('sample2.jpg', 1, 24);
+    const label = { ...face, x: 600 + face.x, y: 300 + face.y };
+    const { faces } = await detector.detect(await onPlain(bytes, 600, 300, { width: 1500 }));
+    expect(faces.filter(({ box }) => iou(box, label) >= 0.4).map(({ score }) => score >= 0.5 && score < 0.6)).toEqual([true]);
   });
 
   it('finds a head and shoulders small in a large picture as a person, its face linked', async () => {
@@ -747,6 +762,36 @@ function roundOut(box: FaceBox): FaceBox {
   return { x, y, width: Math.ceil(box.x + box.width) - x, height: Math.ceil(box.y + box.height) - y };
 }
 
+describe("a region's doubtful faces, kept when the region mirrored shows them too", () => {
+  // A 128 px region as a head region shows a small person: plain ground, sample2.jpg's second
+  // person pasted with the face `width` px wide, its centre `offset` px from the region's.
+  async function region(width: number, offset: number): Promise<BlazeFaceRaster & { face: FaceBox }> {
+    const { bytes, face } = await demoPersonAt('sample2.jpg', 1, width);
+    const [left, top] = [Math.round(64 + offset - face.x - face.width / 2), Math.round(64 + offset / 2 - face.y - face.height / 2)];
+    const picture = await sharp({ create: { width: 128, height: 128, channels: 3, background: '#d8d0c0' } })
+      .composite([{ input: bytes, left, top }])
+      .png()
+      .toBuffer();
+    return { ...(await detectionRaster(picture, 0.5, 128)), face: { ...face, x: left + face.x, y: top + face.y } };
+  }
+
+  it('keeps a face scored from 0.5 to 0.6 that the mirror image shows from 0.5, and no other', async () => {
+    await loadBlazeFace();
+    // The model scores the first face 0.53 and its mirror image 0.75; the second 0.58 and its
+    // mirror image 0.37 (each a real face: small faces score near the line either way).
+    const [seenTwice, seenOnce] = await Promise.all([region(28, 20), region(26, -20)]);
+    const atFace = (raster: typeof seenTwice) => (found: (FaceBox & { score: number })[]) => found.filter((box) => iou(box, raster.face) >= 0.4);
+    const plain = await detectBlazeFaces([seenTwice, seenOnce], 128);
+    expect(atFace(seenTwice)(plain[0]!).map(({ score }) => score >= 0.5 && score < 0.6)).toEqual([true]);
+    expect(atFace(seenOnce)(plain[1]!).map(({ score }) => score >= 0.5 && score < 0.6)).toEqual([true]);
+    const confirmed = await detectConfirmedFaces([seenTwice, seenOnce], { minScore: 0.6, confirmScore: 0.5 }, 128);
+    expect(confirmed[0]).toEqual(plain[0]);
+    expect(atFace(seenOnce)(confirmed[1]!)).toEqual([]);
+    // With the line at 0.5 for all, as without the mirror image, both are kept as the model gives them.
+    expect(await detectConfirmedFaces([seenTwice, seenOnce], { minScore: 0.5, confirmScore: 0.5 }, 128)).toEqual(plain);
+  });
+});
+
 describe('detection worker protocol', () => {
   it('answers each request in turn, and a malformed one fails alone', async () => {
     const worker = fork(fileURLToPath(new URL('../../lib/images/detection-worker.mjs', import.meta.url)), [], { execArgv: [], serialization: 'advanced' });
@@ -759,7 +804,7 @@ describe('detection worker protocol', () => {
           // request, and counting those ended the wait one answer early (on a loaded machine, before the last).
           if (message.id === undefined) return;
           answers.set(message.id, message);
-          if (answers.size === 6) resolve();
+          if (answers.size === 7) resolve();
         });
       });
       const [upright, cameraman] = await Promise.all([detectionRaster(astronaut), detectionRaster(camera)]);
@@ -773,18 +818,20 @@ describe('detection worker protocol', () => {
       });
       worker.send({ id: 1, ...coarse(upright) });
       worker.send({ id: 2, ...coarse({ ...upright, pixels: upright.pixels.subarray(3) }) });
-      worker.send({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65 });
+      worker.send({ id: 3, stage: 'fine', regions: [cameraman], faceScore: 0.65, confirmScore: 0.5 });
       worker.send({ id: 4, stage: 'sideways' });
       // The people pass takes at most 1024 px a side (faces.ts sends a wide picture at that size at most).
       worker.send({ id: 5, ...coarse(upright), peopleRaster: { width: 1025, height: 1, pixels: new Uint8Array(1025 * 3) } });
       // The whole-picture face pass at most 384 (a wide picture's), no longer 192.
       worker.send({ id: 6, ...coarse(upright), faceRaster: { width: 385, height: 1, pixels: new Uint8Array(385 * 3) } });
+      worker.send({ id: 7, stage: 'fine', regions: [cameraman], faceScore: 0.65 });
       await allAnswered;
       await loadBlazeFace();
       const [alone] = await detectBlazeFaces([upright]);
       expect(answers.get(1)).toMatchObject({ id: 1, ok: true, faces: alone, people: [expect.objectContaining({ score: expect.any(Number) })] });
       expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
       expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
+      expect(answers.get(7)).toEqual({ id: 7, ok: false, error: 'confirmScore must be from 0 to minScore, and minScore at most 1: got undefined and 0.65' });
       expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
       expect(answers.get(5)).toEqual({ id: 5, ok: false, error: 'invalid raster size 1025x1 (at most 1024 a side)' });
       expect(answers.get(6)).toEqual({ id: 6, ok: false, error: 'invalid raster size 385x1 (at most 384 a side)' });
