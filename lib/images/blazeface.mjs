@@ -116,14 +116,13 @@ export async function detectConfirmedFaces(rasters, { minScore, confirmScore }, 
     doubtful.map((index) => ({ ...mirror(rasters[index]), minScore: confirmScore })),
     maxSide,
   );
-  return found.map((faces, index) => {
-    const at = doubtful.indexOf(index);
-    const seenMirrored = at < 0 ? [] : mirrored[at].map((face) => ({ ...face, x: rasters[index].width - face.x - face.width }));
-    return faces.filter((face) => face.score >= minScore || seenMirrored.some((other) => iou(other, face) >= SAME_FACE_IOU));
-  });
+  const seenMirrored = new Map(doubtful.map((index, at) => [index, mirrored[at].map((face) => ({ ...face, x: rasters[index].width - face.x - face.width }))]));
+  return found.map((faces, index) =>
+    faces.filter((face) => face.score >= minScore || (seenMirrored.get(index) ?? []).some((other) => iou(other, face) >= SAME_FACE_IOU)),
+  );
 }
 
-/** The RGB raster mirrored left to right. */
+/** The RGB raster mirrored left to right (raster.ts's orientPixels is TypeScript, which this process does not load). */
 function mirror({ pixels, width, height }) {
   const out = new Uint8Array(pixels.length);
   for (let row = 0; row < height; row++) {

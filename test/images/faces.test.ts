@@ -780,13 +780,13 @@ describe("a region's doubtful faces, kept when the region mirrored shows them to
     // The model scores the first face 0.53 and its mirror image 0.75; the second 0.58 and its
     // mirror image 0.37 (each a real face: small faces score near the line either way).
     const [seenTwice, seenOnce] = await Promise.all([region(28, 20), region(26, -20)]);
-    const atFace = (raster: typeof seenTwice) => (found: (FaceBox & { score: number })[]) => found.filter((box) => iou(box, raster.face) >= 0.4);
+    const atFace = (found: (FaceBox & { score: number })[], raster: typeof seenTwice) => found.filter((box) => iou(box, raster.face) >= 0.4);
     const plain = await detectBlazeFaces([seenTwice, seenOnce], 128);
-    expect(atFace(seenTwice)(plain[0]!).map(({ score }) => score >= 0.5 && score < 0.6)).toEqual([true]);
-    expect(atFace(seenOnce)(plain[1]!).map(({ score }) => score >= 0.5 && score < 0.6)).toEqual([true]);
+    expect(atFace(plain[0]!, seenTwice).map(({ score }) => score >= 0.5 && score < 0.6)).toEqual([true]);
+    expect(atFace(plain[1]!, seenOnce).map(({ score }) => score >= 0.5 && score < 0.6)).toEqual([true]);
     const confirmed = await detectConfirmedFaces([seenTwice, seenOnce], { minScore: 0.6, confirmScore: 0.5 }, 128);
     expect(confirmed[0]).toEqual(plain[0]);
-    expect(atFace(seenOnce)(confirmed[1]!)).toEqual([]);
+    expect(atFace(confirmed[1]!, seenOnce)).toEqual([]);
     // With the line at 0.5 for all, as without the mirror image, both are kept as the model gives them.
     expect(await detectConfirmedFaces([seenTwice, seenOnce], { minScore: 0.5, confirmScore: 0.5 }, 128)).toEqual(plain);
   });
@@ -831,10 +831,10 @@ describe('detection worker protocol', () => {
       expect(answers.get(1)).toMatchObject({ id: 1, ok: true, faces: alone, people: [expect.objectContaining({ score: expect.any(Number) })] });
       expect(answers.get(2)).toEqual({ id: 2, ok: false, error: 'expected 110592 RGB bytes, got 110589' });
       expect(answers.get(3)).toEqual({ id: 3, ok: true, faces: await detectBlazeFaces([cameraman], 256) });
-      expect(answers.get(7)).toEqual({ id: 7, ok: false, error: 'confirmScore must be from 0 to minScore, and minScore at most 1: got undefined and 0.65' });
       expect(answers.get(4)).toEqual({ id: 4, ok: false, error: 'unknown stage sideways' });
       expect(answers.get(5)).toEqual({ id: 5, ok: false, error: 'invalid raster size 1025x1 (at most 1024 a side)' });
       expect(answers.get(6)).toEqual({ id: 6, ok: false, error: 'invalid raster size 385x1 (at most 384 a side)' });
+      expect(answers.get(7)).toEqual({ id: 7, ok: false, error: 'confirmScore must be from 0 to minScore, and minScore at most 1: got undefined and 0.65' });
     } finally {
       worker.kill('SIGKILL');
     }
