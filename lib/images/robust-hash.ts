@@ -88,9 +88,16 @@ export function regionKey(hash: RegionHash): string {
   return wordsToHash(high >>> 0, low >>> 0);
 }
 
+/** The index key's bits as words to AND: the key distance is the hash distance over them alone. */
+const KEY_MASK = (() => {
+  const mask = new Uint32Array(REGION_WORDS);
+  for (const bit of KEY_BITS) mask[bit >>> 5] |= 1 << (31 - (bit & 31));
+  return mask;
+})();
+
 export function regionKeyDistance(a: RegionHash, b: RegionHash): number {
   let distance = 0;
-  for (const bit of KEY_BITS) distance += bitAt(a, bit) ^ bitAt(b, bit);
+  for (let i = 0; i < REGION_WORDS; i++) distance += popcount32((a[i] ^ b[i]) & KEY_MASK[i]);
   return distance;
 }
 
@@ -140,19 +147,24 @@ export const INVERSE_ORIENTATION: Record<Orientation, Orientation> = {
   transverse: 'transverse',
 };
 
-/** For each orientation and output bit: the source bit, and whether the coefficient's sign flips. */
-const ORIENTATION_MAPS = Object.fromEntries(
+/**
+ * For each output bit of a transposed region, its source bit: an orientation transposes the
+ * coefficients or not, then flips the signs of some (SIGN_FLIPS), so the four orientations that
+ * transpose share one permutation.
+ */
+const TRANSPOSED_SOURCE = Uint16Array.from(COEFFICIENTS, ([v, u]) => bitOf(u, v));
+
+/** For each orientation, the bits whose coefficient's sign flips, as words to XOR. */
+const SIGN_FLIPS = Object.fromEntries(
   ORIENTATIONS.map((orientation) => {
-    const { transpose, hflip, vflip } = ORIENTATION_STEPS[orientation];
-    const source = new Uint16Array(REGION_HASH_BITS);
-    const negate = new Uint8Array(REGION_HASH_BITS);
+    const { hflip, vflip } = ORIENTATION_STEPS[orientation];
+    const flips = new Uint32Array(REGION_WORDS);
     COEFFICIENTS.forEach(([v, u], bit) => {
-      source[bit] = transpose ? bitOf(u, v) : bitOf(v, u);
-      negate[bit] = (hflip && u % 2 === 1) !== (vflip && v % 2 === 1) ? 1 : 0;
+      if ((hflip && u % 2 === 1) !== (vflip && v % 2 === 1)) flips[bit >>> 5] |= 1 << (31 - (bit & 31));
     });
-    return [orientation, { source, negate }];
+    return [orientation, flips];
   }),
-) as Record<Orientation, { source: Uint16Array; negate: Uint8Array }>;
+) as Record<Orientation, Uint32Array>;
 
 /** Where a region of the image lies after the image is given this orientation. */
 export function orientRegion(region: Region, orientation: Orientation): Region {
@@ -166,12 +178,29 @@ export function orientRegion(region: Region, orientation: Orientation): Region {
 
 /** The hash the same region would have after the image is given this orientation. */
 export function orientRegionHash(hash: RegionHash, orientation: Orientation): RegionHash {
-  if (orientation === 'identity') return hash;
-  const { source, negate } = ORIENTATION_MAPS[orientation];
+  return signsFlipped(ORIENTATION_STEPS[orientation].transpose ? transposed(hash) : hash, orientation);
+}
+
+/** The hash in all eight orientations (orientRegionHash), its coefficients transposed once for the four that need it. */
+export function everyOrientation(hash: RegionHash): Record<Orientation, RegionHash> {
+  const turned = transposed(hash);
+  const every = {} as Record<Orientation, RegionHash>;
+  for (const orientation of ORIENTATIONS) every[orientation] = signsFlipped(ORIENTATION_STEPS[orientation].transpose ? turned : hash, orientation);
+  return every;
+}
+
+function transposed(hash: RegionHash): RegionHash {
   const out = new Uint32Array(REGION_WORDS);
   for (let bit = 0; bit < REGION_HASH_BITS; bit++) {
-    if (bitAt(hash, source[bit]) ^ negate[bit]) out[bit >>> 5] |= 1 << (31 - (bit & 31));
+    if (bitAt(hash, TRANSPOSED_SOURCE[bit])) out[bit >>> 5] |= 1 << (31 - (bit & 31));
   }
+  return out;
+}
+
+function signsFlipped(hash: RegionHash, orientation: Orientation): RegionHash {
+  if (orientation === 'identity') return hash;
+  const [flips, out] = [SIGN_FLIPS[orientation], new Uint32Array(REGION_WORDS)];
+  for (let i = 0; i < REGION_WORDS; i++) out[i] = hash[i] ^ flips[i];
   return out;
 }
 

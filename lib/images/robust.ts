@@ -7,7 +7,7 @@ import {
   type Region,
   type RegionHash,
   orientRegion,
-  orientRegionHash,
+  everyOrientation,
   regionHashDistance,
   regionHashFromHex,
   regionKey,
@@ -216,14 +216,12 @@ interface PreparedQuery {
 }
 
 function prepare(query: Parsed): PreparedQuery {
-  const oriented = {} as PreparedQuery['oriented'];
-  for (const orientation of ORIENTATIONS) {
-    const regions: Partial<Record<RegionName, RegionHash>> = {};
-    for (const name of REGION_NAMES) {
-      const hash = query.regions[name];
-      if (hash) regions[name] = orientRegionHash(hash, INVERSE_ORIENTATION[orientation]);
-    }
-    oriented[orientation] = regions;
+  const oriented = Object.fromEntries(ORIENTATIONS.map((orientation) => [orientation, {}])) as PreparedQuery['oriented'];
+  for (const name of REGION_NAMES) {
+    const hash = query.regions[name];
+    if (!hash) continue;
+    const every = everyOrientation(hash);
+    for (const orientation of ORIENTATIONS) oriented[orientation][name] = every[INVERSE_ORIENTATION[orientation]];
   }
   return { phash: query.phash, oriented };
 }
