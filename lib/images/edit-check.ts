@@ -186,44 +186,54 @@ function correlation(x: number[], y: number[]): { r: number; deviation: number }
 }
 
 /**
- * Where `small` (a crop) lies inside `big`: the placement (small's pixels to big's) whose grid of
- * samples over all of `small` correlates best with `big` there. A coarse search over the share of
- * `big`'s width it covers (`shares`) and its offset (steps of 4 %, 8x8 samples), then finer ones
- * around the best few (4, 2, 1, then 0.5 %, 12x12 samples), all on blurred copies; the small side's
+ * Scores a placement of `small` (a crop) inside `big`: the correlation of a side x side grid of
+ * samples over all of `small` with `big` there, -1 where the grid leaves `big`. The small side's
  * samples are read once per grid.
  */
-function placeInside(small: Grey, big: Grey, shares: number[]): { place: Placement; value: number } {
-  const scorer = (side: number) => {
-    const [xs, ys, values] = [new Float64Array(side * side), new Float64Array(side * side), new Float64Array(side * side)];
-    let mean = 0;
-    for (let i = 0; i < side * side; i++) {
-      xs[i] = ((i % side) + 0.5) * (small.width / side);
-      ys[i] = (Math.floor(i / side) + 0.5) * (small.height / side);
-      values[i] = tap(small, xs[i], ys[i]);
-      mean += values[i] / (side * side);
-    }
-    let spread = 0;
+function scorer(small: Grey, big: Grey, side: number): (place: Placement) => number {
+  const [xs, ys, values] = [new Float64Array(side * side), new Float64Array(side * side), new Float64Array(side * side)];
+  let mean = 0;
+  for (let i = 0; i < side * side; i++) {
+    xs[i] = ((i % side) + 0.5) * (small.width / side);
+    ys[i] = (Math.floor(i / side) + 0.5) * (small.height / side);
+    values[i] = tap(small, xs[i], ys[i]);
+    mean += values[i] / (side * side);
+  }
+  let spread = 0;
+  for (let i = 0; i < values.length; i++) {
+    values[i] -= mean;
+    spread += values[i] * values[i];
+  }
+  return (place) => {
+    let sum = 0;
+    let sumSquares = 0;
+    let cross = 0;
     for (let i = 0; i < values.length; i++) {
-      values[i] -= mean;
-      spread += values[i] * values[i];
+      const v = tap(big, place.scale * xs[i] + place.dx, place.scale * ys[i] + place.dy);
+      if (Number.isNaN(v)) return -1;
+      sum += v;
+      sumSquares += v * v;
+      cross += v * values[i];
     }
-    return (place: Placement) => {
-      let sum = 0;
-      let sumSquares = 0;
-      let cross = 0;
-      for (let i = 0; i < values.length; i++) {
-        const v = tap(big, place.scale * xs[i] + place.dx, place.scale * ys[i] + place.dy);
-        if (Number.isNaN(v)) return -1;
-        sum += v;
-        sumSquares += v * v;
-        cross += v * values[i];
-      }
-      const variance = sumSquares - (sum * sum) / values.length;
-      return spread > 0 && variance > 0 ? cross / Math.sqrt(spread * variance) : -1;
-    };
+    const variance = sumSquares - (sum * sum) / values.length;
+    return spread > 0 && variance > 0 ? cross / Math.sqrt(spread * variance) : -1;
   };
-  const coarse = scorer(8);
-  const candidates: { place: Placement; value: number }[] = [];
+}
+
+/** A placement of one image inside the other and its score; `turned` when `b` is placed inside `a`. */
+interface Lead {
+  place: Placement;
+  value: number;
+  turned: boolean;
+}
+
+/**
+ * The coarse search of `small` inside `big`: over the share of `big`'s width it covers (`shares`)
+ * and its offset in steps of 4 %, 8x8 samples.
+ */
+function coarseLeads(small: Grey, big: Grey, shares: number[], turned: boolean): Lead[] {
+  const coarse = scorer(small, big, 8);
+  const leads: Lead[] = [];
   for (const share of shares) {
     const scale = (share * big.width) / small.width;
     const [spanX, spanY] = [big.width - scale * small.width, big.height - scale * small.height];
@@ -231,34 +241,35 @@ function placeInside(small: Grey, big: Grey, shares: number[]): { place: Placeme
     for (let dx = 0; dx <= spanX + step / 2; dx += step) {
       for (let dy = 0; dy <= spanY + step / 2; dy += step) {
         const place = { scale, dx: Math.min(dx, Math.max(0, spanX)), dy: Math.min(dy, Math.max(0, spanY)) };
-        candidates.push({ place, value: coarse(place) });
+        leads.push({ place, value: coarse(place), turned });
       }
     }
   }
-  const fine = scorer(12);
-  // Each step's 3x3x3 neighbourhood of scale and offset, halving the step: 4 %, 2 %, 1 %, 0.5 %.
-  const refine = (start: Placement) => {
-    let best = { place: start, value: fine(start) };
-    for (const step of [0.04, 0.02, 0.01, 0.005]) {
-      const around = best.place;
-      for (const f of [-1, 0, 1]) {
-        for (const ox of [-1, 0, 1]) {
-          for (const oy of [-1, 0, 1]) {
-            const place = { scale: around.scale * (1 + f * step), dx: around.dx + ox * step * big.width, dy: around.dy + oy * step * big.width };
-            const value = fine(place);
-            if (value > best.value) best = { place, value };
-          }
+  return leads;
+}
+
+/**
+ * A coarse lead moved to the best of each step's 3x3x3 neighbourhood of scale and offset, halving
+ * the step (4 %, 2 %, 1 %, then 0.5 %), scored with `fine` (12x12 samples).
+ */
+function refined(lead: Lead, fine: (place: Placement) => number, bigWidth: number): Lead {
+  let best = { ...lead, value: fine(lead.place) };
+  for (const step of [0.04, 0.02, 0.01, 0.005]) {
+    const around = best.place;
+    for (const f of [-1, 0, 1]) {
+      for (const ox of [-1, 0, 1]) {
+        for (const oy of [-1, 0, 1]) {
+          // The centre is the best so far, already scored.
+          if (f === 0 && ox === 0 && oy === 0) continue;
+          const place = { scale: around.scale * (1 + f * step), dx: around.dx + ox * step * bigWidth, dy: around.dy + oy * step * bigWidth };
+          const value = fine(place);
+          if (value > best.value) best = { place, value, turned: lead.turned };
         }
       }
     }
-    return best;
-  };
-  const leads = candidates.sort((x, y) => y.value - x.value).slice(0, REFINED);
-  return leads.map(({ place }) => refine(place)).reduce((x, y) => (y.value > x.value ? y : x));
+  }
+  return best;
 }
-
-/** Coarse placements refined: the best few, since a coarse grid can rank a near miss first. */
-const REFINED = 6;
 
 /**
  * The image under a 5x5 box blur, cut at its edges: the search's sparse samples then read the
@@ -304,13 +315,28 @@ function cropShares(small: Grey, big: Grey): number[] {
   return Array.from({ length: Math.floor((1 - MIN_CROP) / 0.04 + 1e-9) + 1 }, (_, i) => MIN_CROP + i * 0.04);
 }
 
-/** A crop's placement of `a` in `b`: `a` a crop of `b`, or `b` one of `a` (then turned round). */
+/**
+ * Coarse placements refined: the best few, since a coarse grid can rank a near miss first. They are
+ * the best of both ways together: the refinement is most of the search, and the way a crop does not
+ * go seldom places a lead among them.
+ */
+const REFINED = 6;
+
+/**
+ * A crop's placement of `a` in `b`: `a` a crop of `b`, or `b` one of `a` (then turned round). The
+ * coarse placements of both ways are ranked together and the best refined, on blurred copies.
+ */
 function findCrop(sharpA: Grey, sharpB: Grey): Placement {
   const [a, b] = [blurred(sharpA), blurred(sharpB)];
-  const inside = placeInside(a, b, cropShares(a, b));
-  const around = placeInside(b, a, cropShares(b, a));
-  if (inside.value >= around.value) return inside.place;
-  const { scale, dx, dy } = around.place;
+  const fine = { inside: scorer(a, b, 12), around: scorer(b, a, 12) };
+  const refine = (lead: Lead) => (lead.turned ? refined(lead, fine.around, a.width) : refined(lead, fine.inside, b.width));
+  const best = [...coarseLeads(a, b, cropShares(a, b), false), ...coarseLeads(b, a, cropShares(b, a), true)]
+    .sort((x, y) => y.value - x.value)
+    .slice(0, REFINED)
+    .map(refine)
+    .reduce((x, y) => (y.value > x.value ? y : x));
+  if (!best.turned) return best.place;
+  const { scale, dx, dy } = best.place;
   return { scale: 1 / scale, dx: -dx / scale, dy: -dy / scale };
 }
 
