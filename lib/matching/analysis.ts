@@ -274,15 +274,18 @@ type CheckedPair = { geometry: GeometryResult | null; reference: string };
  * The geometric check of a pair, always in the same direction whichever side is being compared: the
  * side with the smaller SHA-256 is the query, so the same two pictures get the same check under
  * any names and in any order. `edits`, the hash match with x and with y as the query, tell the
- * check which edit the pixels may confirm without keypoints. Null when a file is gone or no longer
- * holds the bytes the pair was found for (its reload will compare it again).
+ * check which edit the pixels may confirm without keypoints. A pair in the near band has none: its
+ * pixels are asked whether it is the same picture as it stands (a copy re-toned or brightened
+ * until its pHash moved, the near band's most common pair), and keypoints decide the rest. Null
+ * when a file is gone or no longer holds the bytes the pair was found for (its reload will compare
+ * it again).
  */
 async function checkPair(env: Env, x: PairSide, y: PairSide, edits?: [FingerprintMatch, FingerprintMatch]): Promise<CheckedPair | null> {
   const xFirst = (x.sha256 ?? '') <= (y.sha256 ?? '');
   const [query, reference] = xFirst ? [x, y] : [y, x];
   const [queryBytes, referenceBytes] = await Promise.all([env.blobs.get(submissionKey(query.file)), env.blobs.get(submissionKey(reference.file))]);
   if (!queryBytes || !referenceBytes || sha256Hex(queryBytes) !== query.sha256 || sha256Hex(referenceBytes) !== reference.sha256) return null;
-  const edit = edits?.[xFirst ? 0 : 1].transform;
+  const edit = edits ? edits[xFirst ? 0 : 1].transform : 'identity';
   const geometry = await checkGeometry(env, queryBytes, referenceBytes, { submission: reference.id, other: query.id }, edit);
   return { geometry, reference: reference.id };
 }

@@ -43,6 +43,8 @@ async function copies(): Promise<Record<string, Buffer>> {
     'chelsea-crop7': await jpeg(sharp(photo).extract({ left: 34, top: 22, width: 383, height: 256 })),
     'chelsea-square': await jpeg(sharp(photo).extract(coverBox(width!, height!, 1))),
     'chelsea-banner': await jpeg(sharp(photo).extract(coverBox(width!, height!, 16 / 9))),
+    // Brightened until its pHash is 0.81 similar: under the threshold, in the near band, no edit named.
+    'chelsea-bright': await jpeg(sharp(photo).modulate({ brightness: 2.2 })),
     'drawing-original': await sharp(drawing).png().toBuffer(),
     'drawing-crop10': await jpeg(sharp(drawing).extract({ left: 64, top: 48, width: 512, height: 384 })),
     'drawing-pad20': await jpeg(sharp(drawing).extend({ left: 128, right: 128, top: 96, bottom: 96, background: '#000000' })),
@@ -92,6 +94,18 @@ describe('copies found among the stored submissions', () => {
     expect(linked('chelsea-hflip', 'chelsea-original')).toEqual(['hflip']);
     expect(linked('chelsea-vflip', 'chelsea-original')).toEqual(['vflip']);
     for (const crop of ['chelsea-crop7', 'chelsea-square', 'chelsea-banner']) expect(linked(crop, 'chelsea-original'), crop).toEqual(['crop']);
+  });
+
+  it('links a copy brightened out of the pHash threshold as geometric, from its pixels alone', async () => {
+    expect(linked('chelsea-bright', 'chelsea-original'), links.join('\n')).toEqual(['geometric']);
+    expect(linked('chelsea-original', 'chelsea-bright')).toEqual(['geometric']);
+    // No keypoint inliers: the pixels confirmed the same picture as it stands (decision 0075).
+    const { results } = await env.db
+      .prepare("SELECT match_inliers, match_region FROM evidence WHERE group_key = 'internal' AND submission_id = 'chelsea-bright'")
+      .all<{ match_inliers: number | null; match_region: string }>();
+    expect(results).toHaveLength(1);
+    expect(results[0].match_inliers).toBeNull();
+    expect(JSON.parse(results[0].match_region).submission.coverage).toBeCloseTo(1, 2);
   });
 
   it('links nothing across different pictures, the two pale photographs on the same turned canvas included', () => {
