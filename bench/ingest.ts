@@ -163,15 +163,17 @@ interface IngestRun {
   matchedPairs: string[];
 }
 
-/** Noise pictures that match nothing in either corpus, reloaded before the measured reload. */
+/**
+ * Pictures that match nothing in any corpus, reloaded before the measured reload: 8 noise pictures,
+ * and a blurred one with its quarter turn, a pair only keypoints check (the region hashes name
+ * `rot90`), so that the geometry workers have started OpenCV as in a service that has checked a pair.
+ */
 async function warmUpImages(): Promise<Buffer[]> {
-  return Promise.all(
-    Array.from({ length: 8 }, (_, i) =>
-      sharp({ create: { width: 1200, height: 900, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 100 + 5 * i, sigma: 40 } } })
-        .jpeg({ quality: 85 })
-        .toBuffer(),
-    ),
-  );
+  const noise = (i: number) =>
+    sharp({ create: { width: 1200, height: 900, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 100 + 5 * i, sigma: 40 } } });
+  const blurred = await noise(8).blur(4).jpeg({ quality: 85 }).toBuffer();
+  const pictures = await Promise.all(Array.from({ length: 8 }, (_, i) => noise(i).jpeg({ quality: 85 }).toBuffer()));
+  return [...pictures, blurred, await sharp(blurred).rotate(90).jpeg({ quality: 85 }).toBuffer()];
 }
 
 const BENCH_TOKEN = 'bench-ingest-token-3f9a2c';
@@ -418,7 +420,7 @@ export async function run(): Promise<BenchTable[]> {
       rows,
       notes: [
         `median of ${ROUNDS} alternating rounds, each on a fresh data folder, the service as its own process (${os.availableParallelism()} cores); load average at the end ${load}`,
-        'measured from a second reload: the first, of 8 noise pictures that match nothing, starts the worker threads and lets V8 optimise, as in a service that is already running',
+        'measured from a second reload: the first, of 10 pictures that match nothing in the corpus (8 noise pictures, and a blurred one and its quarter turn, which only keypoints check), starts the worker threads (the geometry workers\' OpenCV too) and lets V8 optimise, as in a service that is already running',
         'analysed = fingerprints, faces, thumbnail, internal matching (builds before analysis became queued work made the derived copy instead of the thumbnail); no provider keys, so enrichment is skipped',
         'CPU time from /proc of the service and every process it started (the detection processes, the request processes), from the reload request to the last analysis: the figure other load on the shared machine disturbs least',
         baseline ? '' : `the baseline build could not be checked out with git worktree (${revision}), so only this build ran`,
