@@ -176,12 +176,10 @@ export function orientRegion(region: Region, orientation: Orientation): Region {
   return { left, top, right, bottom };
 }
 
-/** The hash the same region would have after the image is given this orientation. */
-export function orientRegionHash(hash: RegionHash, orientation: Orientation): RegionHash {
-  return signsFlipped(ORIENTATION_STEPS[orientation].transpose ? transposed(hash) : hash, orientation);
-}
-
-/** The hash in all eight orientations (orientRegionHash), its coefficients transposed once for the four that need it. */
+/**
+ * The hashes the same region would have after the image is given each orientation, its
+ * coefficients transposed once for the four that need it.
+ */
 export function everyOrientation(hash: RegionHash): Record<Orientation, RegionHash> {
   const turned = transposed(hash);
   const every = {} as Record<Orientation, RegionHash>;
