@@ -420,7 +420,7 @@ export async function run(): Promise<BenchTable[]> {
       rows,
       notes: [
         `median of ${ROUNDS} alternating rounds, each on a fresh data folder, the service as its own process (${os.availableParallelism()} cores); load average at the end ${load}`,
-        'measured from a second reload: the first, of 10 pictures that match nothing in the corpus (8 noise pictures, and a blurred one and its quarter turn, which only keypoints check), starts the worker threads (the geometry workers\' OpenCV too) and lets V8 optimise, as in a service that is already running',
+        "measured from a second reload: the first, of 10 pictures that match nothing in the corpus (8 noise pictures, and a blurred one and its quarter turn, which only keypoints check), starts the worker threads (the geometry workers' OpenCV too) and lets V8 optimise, as in a service that is already running",
         'analysed = fingerprints, faces, thumbnail, internal matching (builds before analysis became queued work made the derived copy instead of the thumbnail); no provider keys, so enrichment is skipped',
         'CPU time from /proc of the service and every process it started (the detection processes, the request processes), from the reload request to the last analysis: the figure other load on the shared machine disturbs least',
         baseline ? '' : `the baseline build could not be checked out with git worktree (${revision}), so only this build ran`,
