@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isStorageFull } from '../http/errors.js';
 import { ImageRejected } from '../images/rejected.js';
-import { RobustIndex, SlotQuery, matchPair, type FingerprintMatch, type Fingerprints } from '../images/robust.js';
+import { RobustIndex, SlotQuery, matchPair, type Fingerprints } from '../images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
 import type { ConfirmedGeometry, GeometryResult } from '../images/geometry.js';
 import {
@@ -273,19 +273,17 @@ type CheckedPair = { geometry: GeometryResult | null; reference: string };
 /**
  * The geometric check of a pair, always in the same direction whichever side is being compared: the
  * side with the smaller SHA-256 is the query, so the same two pictures get the same check under
- * any names and in any order. `edits`, the hash match with x and with y as the query, tell the
- * check which edit the pixels may confirm without keypoints. A pair in the near band has none: its
- * pixels are asked whether it is the same picture as it stands (a copy re-toned or brightened
- * until its pHash moved, the near band's most common pair), and keypoints decide the rest. Null
+ * any names and in any order. `edits`, the edit named with x and with y as the query, tell the
+ * check which edit the pixels may confirm without keypoints; without them keypoints decide. Null
  * when a file is gone or no longer holds the bytes the pair was found for (its reload will compare
  * it again).
  */
-async function checkPair(env: Env, x: PairSide, y: PairSide, edits?: [FingerprintMatch, FingerprintMatch]): Promise<CheckedPair | null> {
+async function checkPair(env: Env, x: PairSide, y: PairSide, edits?: [string, string]): Promise<CheckedPair | null> {
   const xFirst = (x.sha256 ?? '') <= (y.sha256 ?? '');
   const [query, reference] = xFirst ? [x, y] : [y, x];
   const [queryBytes, referenceBytes] = await Promise.all([env.blobs.get(submissionKey(query.file)), env.blobs.get(submissionKey(reference.file))]);
   if (!queryBytes || !referenceBytes || sha256Hex(queryBytes) !== query.sha256 || sha256Hex(referenceBytes) !== reference.sha256) return null;
-  const edit = edits ? edits[xFirst ? 0 : 1].transform : 'identity';
+  const edit = edits?.[xFirst ? 0 : 1];
   const geometry = await checkGeometry(env, queryBytes, referenceBytes, { submission: reference.id, other: query.id }, edit);
   return { geometry, reference: reference.id };
 }
@@ -349,7 +347,10 @@ async function judgePair(env: Env, x: JudgedSide, y: JudgedSide, threshold: numb
   const near = !hashed.seen && hashed.plainSimilarity >= threshold - NEAR_THRESHOLD - 1e-9;
   if (!hashed.seen && !near) return null;
   const needsCheck = near || hashed.plainSimilarity < threshold;
-  const checked = needsCheck ? await checkPair(env, a, b, hashed.seen ?? undefined) : null;
+  // A pair in the near band has no edit named: its pixels are asked whether it is the same picture
+  // as it stands (a copy re-toned until its pHash moved, the band's most common pair; decision 0075).
+  const edits: [string, string] = hashed.seen ? [hashed.seen[0].transform, hashed.seen[1].transform] : ['identity', 'identity'];
+  const checked = needsCheck ? await checkPair(env, a, b, edits) : null;
   if (needsCheck && (!checked || (near && !checked.geometry))) return null;
   const pair = { a: a.id, b: b.id, a_sha256: a.sha256, b_sha256: b.sha256, threshold, similarity: hashed.plainSimilarity };
   const unmatched = { ...pair, matched: false, a_view: null, b_view: null };
