@@ -38,9 +38,11 @@ const PREVIOUS_BUILD = '7202108';
  * near-threshold pairs makes slow; `phone` makes one 12 MP picture of each evaluation photograph,
  * the size a phone's camera writes; `copies` makes a 1600 px picture of each evaluation photograph
  * and four edited copies of it among them (mirror, 7 % cropped off each side, brightened, half
- * size), a copy-heavy intake whose internal matches are listed and compared between the builds.
+ * size), a copy-heavy intake whose internal matches are listed and compared between the builds;
+ * `group` makes 150 copies of one photograph (GROUP_COPIES), the group a widely reposted picture
+ * makes, where every comparison touches every copy before it.
  */
-const CORPUS_KINDS = ['distinct', 'variants', 'phone', 'copies'] as const;
+const CORPUS_KINDS = ['distinct', 'variants', 'phone', 'copies', 'group'] as const;
 type CorpusKind = (typeof CORPUS_KINDS)[number];
 
 interface Corpus {
@@ -59,6 +61,7 @@ async function corpusSources(kind: CorpusKind): Promise<{ file: string; part: nu
       `the ${kind} corpus needs the wallpaper packages: apt-get install plasma-workspace-wallpapers mate-backgrounds lomiri-wallpapers-16.04 lomiri-wallpapers-20.04`,
     );
   }
+  if (kind === 'group') return [{ file: photos[GROUP_PHOTO].file, part: 0, parts: 1 }];
   if (kind === 'phone' || kind === 'copies') return photos.map((photo) => ({ file: photo.file, part: 0, parts: 1 }));
   return photos.flatMap((photo) => [0, 1, 2].map((part) => ({ file: photo.file, part, parts: 3 })));
 }
@@ -91,6 +94,31 @@ async function generateCopies(dir: string): Promise<void> {
   }
 }
 
+/** The evaluation photograph the group corpus copies (a wallpaper, not a fixture). */
+const GROUP_PHOTO = 5;
+
+/** The group corpus's copies: every width with every brightness, crop and side, 150 in all. */
+const GROUP_COPIES = [1600, 1400, 1200, 1000, 900].flatMap((width) =>
+  [0.85, 0.95, 1, 1.05, 1.15].flatMap((brightness) =>
+    [0, 0.03, 0.06].flatMap((crop) => [false, true].map((mirrored) => ({ width, brightness, crop, mirrored }))),
+  ),
+);
+
+/** One photograph at 1600 px with grain, then each of its GROUP_COPIES at JPEG qualities 85-94. */
+async function generateGroup(dir: string, source: string): Promise<void> {
+  const { data, info } = await sharp(source).rotate().resize(1600, 1600, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  addGrain(data, GROUP_PHOTO);
+  const raw = { raw: { width: info.width, height: info.height, channels: 3 as const } };
+  for (const [i, { width, brightness, crop, mirrored }] of GROUP_COPIES.entries()) {
+    const [left, top] = [Math.round(info.width * crop), Math.round(info.height * crop)];
+    const copy = sharp(data, raw)
+      .extract({ left, top, width: info.width - 2 * left, height: info.height - 2 * top })
+      .resize(width)
+      .modulate({ brightness });
+    await (mirrored ? copy.flop() : copy).jpeg({ quality: 85 + (i % 10) }).toFile(path.join(dir, `copy-${String(i).padStart(3, '0')}.jpg`));
+  }
+}
+
 /** Sensor-like grain, so a file costs to decode what a photo costs. */
 function addGrain(data: Buffer, seed: number): void {
   let state = (seed + 1) * 2654435761;
@@ -105,8 +133,12 @@ async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
   await mkdir(dir, { recursive: true });
   const sources = await corpusSources(kind);
   const have = (await readdir(dir)).filter((f) => f.endsWith('.jpg'));
-  const wanted = kind === 'copies' ? sources.length * Object.keys(COPY_EDITS).length : sources.length;
+  const wanted = kind === 'copies' ? sources.length * Object.keys(COPY_EDITS).length : kind === 'group' ? GROUP_COPIES.length : sources.length;
   if (have.length === wanted) return { dir, files: have.sort() };
+  if (kind === 'group') {
+    await generateGroup(dir, sources[0]!.file);
+    return { dir, files: (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort() };
+  }
   if (kind === 'copies') {
     await generateCopies(dir);
     return { dir, files: (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort() };

@@ -152,8 +152,9 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
 
 /**
  * Stores a submission's fingerprints in the similarity index (or takes it out when it has none),
- * judges its pairs with every submission the lookups find, then rebuilds the similarity evidence
- * and risk of it and of every submission it matched before or matches now. No lease: comparisons
+ * judges its pairs with every submission the lookups find, then rebuilds its similarity evidence
+ * and risk, and the evidence about it and the risk of every submission it matched before or
+ * matches now. No lease: comparisons
  * run side by side on every process and isolate (decision 0033). Its slots are written before it
  * looks, so of two comparisons running at once the later lookup finds the earlier one's submission,
  * and a pair judged by both gets the same verdict; a verdict is stored only while both sides still
@@ -176,13 +177,13 @@ export async function compareSubmission(env: Env, id: string, known?: Submission
   const touched = new Set([...partnersOf(id, partners), ...judged.filter((p) => p.matched).map((p) => (p.a === id ? p.b : p.a))]);
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
   // Every write of the comparison in one batch, one transaction (decision 0051): the verdicts, then
-  // each touched submission's evidence as the pairs stand at commit, and its risk from that evidence;
+  // each touched submission's evidence about this one as its pair stands at commit, and its risk from that evidence;
   // last the enrichment's job, queued once the comparison commits (decision 0056).
   const written = await env.db.batch([
     dropStalePairsStatement(env.db, id, threshold),
     ...writePairsStatements(env.db, judged),
     ...own,
-    ...[...touched].flatMap((other) => [...internalEvidenceStatements(env.db, other, now), recomputeRiskStatement(env.db, other, now)]),
+    ...[...touched].flatMap((other) => [...internalEvidenceStatements(env.db, other, now, id), recomputeRiskStatement(env.db, other, now)]),
     enqueueJobStatement(env.db, 'enrich', id, {}, now),
   ]);
   if (rowsOf(written[written.length - 1]).length > 0) await env.jobs.notify(1);

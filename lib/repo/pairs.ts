@@ -99,39 +99,51 @@ export function dropStalePairsStatement(db: Database, id: string, threshold: num
 
 /**
  * The submission's matched pairs that hold for the bytes both sides have now analysed: the other
- * side, the plain pHash similarity and the match as this side's evidence shows it.
+ * side, the plain pHash similarity and the match as this side's evidence shows it. With `about`,
+ * only the pair with that one other submission (bound after the submission's id).
  */
-const CURRENT_MATCHES = `WITH target AS (SELECT ? AS id),
+const currentMatches = (about: boolean) => {
+  const other = (side: 'a' | 'b') => (about ? ` AND p.${side} = (SELECT about FROM target)` : '');
+  return `WITH target AS (SELECT ? AS id${about ? ', ? AS about' : ''}),
   mine AS (
     SELECT p.b AS other, p.similarity, p.a_view AS view, p.a_sha256 AS own_sha256, p.b_sha256 AS other_sha256
-    FROM submission_pairs p WHERE p.a = (SELECT id FROM target) AND p.matched = 1
+    FROM submission_pairs p WHERE p.a = (SELECT id FROM target) AND p.matched = 1${other('b')}
     UNION ALL
-    SELECT p.a, p.similarity, p.b_view, p.b_sha256, p.a_sha256 FROM submission_pairs p WHERE p.b = (SELECT id FROM target) AND p.matched = 1
+    SELECT p.a, p.similarity, p.b_view, p.b_sha256, p.a_sha256 FROM submission_pairs p WHERE p.b = (SELECT id FROM target) AND p.matched = 1${other('a')}
   ),
   found_matches AS (
     SELECT m.other, m.similarity, m.view, o.title, o.file FROM mine m
     JOIN submissions me ON me.id = (SELECT id FROM target) AND me.sha256 = m.own_sha256 AND me.analysis_status = 'done'
     JOIN submissions o ON o.id = m.other AND o.sha256 = m.other_sha256 AND o.analysis_status = 'done'
   )`;
+};
 
 /**
  * The submission's internal evidence made to show its current matched pairs, in one batch (one
  * transaction): a pair written meanwhile is either wholly in it or comes with its own rebuild. A
  * match found again keeps its row (id, operator mark, first-seen time) and takes the pair's figures;
- * a new one gets a row; one no longer matched goes.
+ * a new one gets a row; one no longer matched goes. With `about`, only its row about that other
+ * submission: what a comparison of `about` can change in a partner's evidence, since it writes no
+ * pair but its own (rebuilding each partner whole made a copy group's comparisons grow with the
+ * square of its size).
  */
-export function internalEvidenceStatements(db: Database, id: string, now: string): Statement[] {
+export function internalEvidenceStatements(db: Database, id: string, now: string, about?: string): Statement[] {
+  const matches = currentMatches(about !== undefined);
+  const target = about === undefined ? [id] : [id, about];
+  const stale =
+    about === undefined
+      ? '(matched_submission_id IS NULL OR matched_submission_id NOT IN (SELECT other FROM found_matches))'
+      : 'matched_submission_id = (SELECT about FROM target) AND matched_submission_id NOT IN (SELECT other FROM found_matches)';
   return [
     db
       .prepare(
-        `${CURRENT_MATCHES}
-         DELETE FROM evidence WHERE submission_id = (SELECT id FROM target) AND group_key = 'internal'
-           AND (matched_submission_id IS NULL OR matched_submission_id NOT IN (SELECT other FROM found_matches))`,
+        `${matches}
+         DELETE FROM evidence WHERE submission_id = (SELECT id FROM target) AND group_key = 'internal' AND ${stale}`,
       )
-      .bind(id),
+      .bind(...target),
     db
       .prepare(
-        `${CURRENT_MATCHES}
+        `${matches}
          UPDATE evidence SET kind = 'submission_match', title = c.title, local_media_path = c.file, similarity = c.similarity, matched = 1,
            match_transform = json_extract(c.view, '$.match_transform'), match_similarity = json_extract(c.view, '$.match_similarity'),
            match_inliers = json_extract(c.view, '$.match_inliers'), match_region = json_extract(c.view, '$.match_region'),
@@ -139,10 +151,10 @@ export function internalEvidenceStatements(db: Database, id: string, now: string
          FROM found_matches c
          WHERE evidence.submission_id = (SELECT id FROM target) AND evidence.group_key = 'internal' AND evidence.matched_submission_id = c.other`,
       )
-      .bind(id),
+      .bind(...target),
     db
       .prepare(
-        `${CURRENT_MATCHES}
+        `${matches}
          INSERT INTO evidence (id, submission_id, source, kind, group_key, title, local_media_path, similarity, matched, match_transform,
            match_similarity, match_inliers, match_region, confidence, matched_submission_id, created_at)
          SELECT 'ev_' || lower(hex(randomblob(10))), (SELECT id FROM target), 'internal', 'submission_match', 'internal', c.title, c.file, c.similarity, 1,
@@ -153,7 +165,7 @@ export function internalEvidenceStatements(db: Database, id: string, now: string
            SELECT 1 FROM evidence e WHERE e.submission_id = (SELECT id FROM target) AND e.group_key = 'internal' AND e.matched_submission_id = c.other
          )`,
       )
-      .bind(id, now),
+      .bind(...target, now),
   ];
 }
 

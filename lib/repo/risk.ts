@@ -42,7 +42,9 @@ export function riskFromEvidenceStatement(db: Database, id: string, rules: RiskR
                THEN (SELECT count(*) FROM json_each(s.people) p WHERE json_type(p.value, '$.face') = 'null') ELSE 0 END AS faceless_people
            FROM submissions s WHERE s.id = (SELECT id FROM target)
          ),
-         evidence_rules AS (
+         -- Materialized: inlined, the rules' JSON was read again for every evidence row the join
+         -- tried (3.7 against 1.9 ms for a submission with 151 matches).
+         evidence_rules AS MATERIALIZED (
            SELECT r.key AS at, json_extract(r.value, '$.code') AS code, json_extract(r.value, '$.label') AS label, json_extract(r.value, '$.weight') AS weight,
              json_extract(r.value, '$.group') AS group_key, json_extract(r.value, '$.matched') AS matched, json_extract(r.value, '$.kind') AS kind
            FROM target, json_each(target.rules, '$.evidence') r
