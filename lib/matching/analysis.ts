@@ -154,12 +154,12 @@ export async function refreshRightsEvidence(env: Env, id: string): Promise<void>
  * Stores a submission's fingerprints in the similarity index (or takes it out when it has none),
  * judges its pairs with every submission the lookups find, then rebuilds its similarity evidence
  * and risk, and the evidence about it and the risk of every submission it matched before or
- * matches now. No lease: comparisons
- * run side by side on every process and isolate (decision 0033). Its slots are written before it
- * looks, so of two comparisons running at once the later lookup finds the earlier one's submission,
- * and a pair judged by both gets the same verdict; a verdict is stored only while both sides still
- * have the bytes it was judged on. `known` is its row as the caller just read or stored it (read
- * here when not given). The submission's enrichment is queued with the comparison's writes.
+ * matches now (decision 0077). No lease: comparisons run side by side on every process and
+ * isolate (decision 0033). Its slots are written before it looks, so of two comparisons running
+ * at once the later lookup finds the earlier one's submission, and a pair judged by both gets the
+ * same verdict; a verdict is stored only while both sides still have the bytes it was judged on.
+ * `known` is its row as the caller just read or stored it (read here when not given). The
+ * submission's enrichment is queued with the comparison's writes.
  */
 export async function compareSubmission(env: Env, id: string, known?: SubmissionRow | null): Promise<void> {
   const row = known === undefined ? await getSubmissionRow(env.db, id) : known;
@@ -177,8 +177,8 @@ export async function compareSubmission(env: Env, id: string, known?: Submission
   const touched = new Set([...partnersOf(id, partners), ...judged.filter((p) => p.matched).map((p) => (p.a === id ? p.b : p.a))]);
   const threshold = env.config.SVC_SEARCH_RESULT_SIMILARITY_THRESHOLD;
   // Every write of the comparison in one batch, one transaction (decision 0051): the verdicts, then
-  // each touched submission's evidence about this one as its pair stands at commit, and its risk from that evidence;
-  // last the enrichment's job, queued once the comparison commits (decision 0056).
+  // each touched submission's evidence about this one as their pair stands at commit, and its risk
+  // from its evidence; last the enrichment's job, queued once the comparison commits (decision 0056).
   const written = await env.db.batch([
     dropStalePairsStatement(env.db, id, threshold),
     ...writePairsStatements(env.db, judged),
