@@ -132,17 +132,18 @@ async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
   const dir = path.join(ROOT, 'outputs', 'bench', 'ingest-corpus', kind === 'variants' ? 'v1' : `${kind}-v1`);
   await mkdir(dir, { recursive: true });
   const sources = await corpusSources(kind);
-  const have = (await readdir(dir)).filter((f) => f.endsWith('.jpg'));
+  const jpegs = async () => (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort();
+  const have = await jpegs();
   const wanted = kind === 'copies' ? sources.length * Object.keys(COPY_EDITS).length : kind === 'group' ? GROUP_COPIES.length : sources.length;
-  if (have.length === wanted) return { dir, files: have.sort() };
-  if (kind === 'group') {
-    await generateGroup(dir, sources[0]!.file);
-    return { dir, files: (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort() };
-  }
-  if (kind === 'copies') {
-    await generateCopies(dir);
-    return { dir, files: (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort() };
-  }
+  if (have.length === wanted) return { dir, files: have };
+  if (kind === 'group') await generateGroup(dir, sources[0]!.file);
+  else if (kind === 'copies') await generateCopies(dir);
+  else await generatePictures(dir, kind, sources);
+  return { dir, files: await jpegs() };
+}
+
+/** One picture per source: a part of the photo at 1-2 MP (12 for `phone`), its brightness and hue moved, with grain. */
+async function generatePictures(dir: string, kind: CorpusKind, sources: { file: string; part: number; parts: number }[]): Promise<void> {
   const random = seededRandom(7);
   for (const [i, source] of sources.entries()) {
     const megapixels = kind === 'phone' ? 12 : 1 + random();
@@ -165,7 +166,6 @@ async function generateCorpus(kind: CorpusKind): Promise<Corpus> {
       .toBuffer();
     await writeFile(path.join(dir, `photo-${String(i).padStart(4, '0')}.jpg`), jpeg);
   }
-  return { dir, files: (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort() };
 }
 
 /** A checkout of another build beside this one, sharing node_modules; null when git cannot make it. */
