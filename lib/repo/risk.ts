@@ -1,6 +1,6 @@
 import type { GroupKey, RiskLevel } from '../vocabulary.js';
 import { rowsOf } from './columns.js';
-import { COUNTS_TOWARD_SCORE, GROUP_ORDER } from './evidence.js';
+import { COUNTS_TOWARD_SCORE } from './evidence.js';
 import { fromJson, toJson } from './json.js';
 import type { Risk, RiskSignal } from './submissions.js';
 import type { Database, Statement } from '../ports.js';
@@ -33,7 +33,7 @@ export function riskFromEvidenceStatement(db: Database, id: string, rules: RiskR
     .prepare(
       `WITH target AS (SELECT ? AS id, json(?) AS rules),
          counting AS (
-           SELECT e.id, e.group_key, e.kind, e.matched, row_number() OVER (ORDER BY ${GROUP_ORDER}, e.similarity DESC, e.created_at, e.id) AS at
+           SELECT e.id, e.group_key, e.kind, e.matched, e.similarity, e.created_at
            FROM evidence e WHERE e.submission_id = (SELECT id FROM target) AND ${COUNTS_TOWARD_SCORE}
          ),
          shows AS (
@@ -49,8 +49,9 @@ export function riskFromEvidenceStatement(db: Database, id: string, rules: RiskR
              json_extract(r.value, '$.group') AS group_key, json_extract(r.value, '$.matched') AS matched, json_extract(r.value, '$.kind') AS kind
            FROM target, json_each(target.rules, '$.evidence') r
          ),
+         -- A rule's evidence is of one group, so the API's order within a group orders it.
          signals AS (
-           SELECT r.at, r.code, r.label, r.weight, json_group_array(c.id ORDER BY c.at) AS evidence_ids
+           SELECT r.at, r.code, r.label, r.weight, json_group_array(c.id ORDER BY c.similarity DESC, c.created_at, c.id) AS evidence_ids
            FROM evidence_rules r JOIN counting c ON c.group_key = r.group_key AND (r.matched IS NULL OR c.matched = 1) AND (r.kind IS NULL OR c.kind = r.kind)
            GROUP BY r.at
            UNION ALL
@@ -63,10 +64,10 @@ export function riskFromEvidenceStatement(db: Database, id: string, rules: RiskR
              json_group_array(json_object('code', code, 'label', label, 'weight', weight, 'evidence_ids', json(evidence_ids)) ORDER BY at) AS signals
            FROM signals
          ),
+         -- Materialized: in the EXISTS below, the rules' JSON was read again for every counting row.
+         high_groups AS MATERIALIZED (SELECT value AS group_key FROM target, json_each(target.rules, '$.highGroups')),
          high_match AS (
-           SELECT EXISTS (
-             SELECT 1 FROM counting c, target WHERE c.matched = 1 AND c.group_key IN (SELECT value FROM json_each(target.rules, '$.highGroups'))
-           ) AS found
+           SELECT EXISTS (SELECT 1 FROM counting c WHERE c.matched = 1 AND c.group_key IN (SELECT group_key FROM high_groups)) AS found
          )
        UPDATE submissions SET risk_score = risk.score,
          risk_level = CASE WHEN high_match.found OR risk.score >= json_extract(target.rules, '$.high') THEN 'high'
