@@ -188,15 +188,20 @@ function correlation(x: number[], y: number[]): { r: number; deviation: number }
 /**
  * Scores a placement of `small` (a crop) inside `big`: the correlation of a side x side grid of
  * samples over all of `small` with `big` there, -1 where the grid leaves `big`. The small side's
- * samples are read once per grid.
+ * samples are read once per grid. A grid's columns share their x and its rows their y, so a
+ * placement's bilinear taps are set up once per column and row, not per sample: the search scores
+ * hundreds of placements a pair, and a 12x12 score takes 2.7 µs against 3.6 (machine E). Each sample
+ * is the value tap gives, summed in the same order.
  */
 function scorer(small: Grey, big: Grey, side: number): (place: Placement) => number {
-  const [xs, ys, values] = [new Float64Array(side * side), new Float64Array(side * side), new Float64Array(side * side)];
+  const [xs, ys, values] = [new Float64Array(side), new Float64Array(side), new Float64Array(side * side)];
+  for (let k = 0; k < side; k++) {
+    xs[k] = (k + 0.5) * (small.width / side);
+    ys[k] = (k + 0.5) * (small.height / side);
+  }
   let mean = 0;
   for (let i = 0; i < side * side; i++) {
-    xs[i] = ((i % side) + 0.5) * (small.width / side);
-    ys[i] = (Math.floor(i / side) + 0.5) * (small.height / side);
-    values[i] = tap(small, xs[i], ys[i]);
+    values[i] = tap(small, xs[i % side], ys[Math.floor(i / side)]);
     mean += values[i] / (side * side);
   }
   let spread = 0;
@@ -204,19 +209,56 @@ function scorer(small: Grey, big: Grey, side: number): (place: Placement) => num
     values[i] -= mean;
     spread += values[i] * values[i];
   }
+  const columns = axisTaps(side, big.width);
+  const rows = axisTaps(side, big.height);
+  const pixels = big.pixels;
   return (place) => {
+    if (!columns.place(xs, place.scale, place.dx) || !rows.place(ys, place.scale, place.dy)) return -1;
     let sum = 0;
     let sumSquares = 0;
     let cross = 0;
-    for (let i = 0; i < values.length; i++) {
-      const v = tap(big, place.scale * xs[i] + place.dx, place.scale * ys[i] + place.dy);
-      if (Number.isNaN(v)) return -1;
-      sum += v;
-      sumSquares += v * v;
-      cross += v * values[i];
+    for (let row = 0; row < side; row++) {
+      const above = rows.first[row] * big.width;
+      const below = rows.second[row] * big.width;
+      const fy = rows.fraction[row];
+      for (let col = 0; col < side; col++) {
+        const left = columns.first[col];
+        const right = columns.second[col];
+        const fx = columns.fraction[col];
+        const top = pixels[above + left] * (1 - fx) + pixels[above + right] * fx;
+        const bottom = pixels[below + left] * (1 - fx) + pixels[below + right] * fx;
+        const v = top * (1 - fy) + bottom * fy;
+        sum += v;
+        sumSquares += v * v;
+        cross += v * values[row * side + col];
+      }
     }
     const variance = sumSquares - (sum * sum) / values.length;
     return spread > 0 && variance > 0 ? cross / Math.sqrt(spread * variance) : -1;
+  };
+}
+
+/**
+ * The bilinear taps along one axis of `length` pixels for `count` positions (raster.ts's bilinear,
+ * as tap offsets it): the two pixels and the second's weight; `place` sets them for positions
+ * scale * p + offset, false when one lies outside the pixel centres.
+ */
+function axisTaps(count: number, length: number) {
+  const [first, second, fraction] = [new Int32Array(count), new Int32Array(count), new Float64Array(count)];
+  return {
+    first,
+    second,
+    fraction,
+    place(positions: Float64Array, scale: number, offset: number): boolean {
+      for (let k = 0; k < count; k++) {
+        const at = scale * positions[k] + offset - 0.5;
+        if (!(at >= 0 && at <= length - 1)) return false;
+        first[k] = Math.floor(at);
+        second[k] = Math.min(first[k] + 1, length - 1);
+        fraction[k] = at - first[k];
+      }
+      return true;
+    },
   };
 }
 
