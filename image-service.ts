@@ -9,6 +9,7 @@ import { createLogger } from './lib/log.js';
 import { ImageRejected } from './lib/images/rejected.js';
 import { IMAGE_SERVICE_ROUTES, type ImageServiceRoute } from './lib/images/http-service.js';
 import { localImageService } from './lib/images/local-service.js';
+import { sourceOf } from './lib/images/source.js';
 import type { ImageService, Logger } from './lib/ports.js';
 
 /**
@@ -78,7 +79,9 @@ export async function handleImageRequest(request: Request, images: ImageService,
       case 'match-geometry': {
         const parsed = jsonBody(GeometryRequest, body);
         if (!parsed) return errorAnswer(400, 'invalid_request', 'expected {query: base64, reference: base64}');
-        return Response.json(await images.matchGeometry(Buffer.from(parsed.query, 'base64'), Buffer.from(parsed.reference, 'base64'), parsed.edit));
+        // Named here by the bytes received: what the service keeps is found by its true content.
+        const [query, reference] = [sourceOf(Buffer.from(parsed.query, 'base64')), sourceOf(Buffer.from(parsed.reference, 'base64'))];
+        return Response.json(await images.matchGeometry(query, reference, parsed.edit));
       }
     }
   } catch (error) {

@@ -18,13 +18,13 @@
  * `SMALL_TURNS_PHOTOS=<n>` takes the first n photographs of each group while trying a change.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { localImageService } from '../lib/images/local-service.js';
 import type { Fingerprints } from '../lib/images/robust.js';
+import { contentHash, sourceOf } from '../lib/images/source.js';
 import { hashMatchStands } from '../lib/matching/analysis.js';
 import { CORNERS, type Corners, turnedOn } from '../test/helpers/small-turns.js';
 import { textPage } from '../test/helpers/text-page.js';
@@ -121,8 +121,6 @@ async function originals(): Promise<Picture[]> {
   return pictures;
 }
 
-const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
 export async function run(): Promise<BenchTable[]> {
   const images = localImageService(40_000_000);
   const builds = [await buildAt(process.env.SMALL_TURNS_BASELINE ?? PREVIOUS_BUILD), await thisBuild()];
@@ -134,9 +132,9 @@ export async function run(): Promise<BenchTable[]> {
   /** The geometric check of a pair, one way (the smaller SHA-256 the query, as checkPair does), kept per pair. */
   const checks = new Map<string, Awaited<ReturnType<typeof images.matchGeometry>>>();
   const geometry = async (x: Picture, y: Picture) => {
-    const [query, reference] = sha256(x.bytes) <= sha256(y.bytes) ? [x, y] : [y, x];
-    const key = `${sha256(query.bytes)}|${sha256(reference.bytes)}`;
-    if (!checks.has(key)) checks.set(key, await images.matchGeometry(query.bytes, reference.bytes));
+    const [query, reference] = contentHash(x.bytes) <= contentHash(y.bytes) ? [x, y] : [y, x];
+    const key = `${contentHash(query.bytes)}|${contentHash(reference.bytes)}`;
+    if (!checks.has(key)) checks.set(key, await images.matchGeometry(sourceOf(query.bytes), sourceOf(reference.bytes)));
     return checks.get(key)!;
   };
 

@@ -10,6 +10,7 @@
 import { hashMatchStands } from '../lib/matching/analysis.js';
 import { localImageService } from '../lib/images/local-service.js';
 import { type Fingerprints, RobustIndex } from '../lib/images/robust.js';
+import { sourceOf } from '../lib/images/source.js';
 import { fixturePath } from '../test/helpers/fixtures.js';
 import { turnedPale } from '../test/helpers/geometry-transforms.js';
 import type { BenchTable } from './run.js';
@@ -44,7 +45,7 @@ export async function run(): Promise<BenchTable[]> {
           found++;
           if (match.plainSimilarity >= THRESHOLD) plain++;
           // With the hashes' edit, as the pipeline asks: the pixels may confirm a mirror or crop without keypoints.
-          const geometry = await images.matchGeometry(query.bytes, reference.bytes, match.transform);
+          const geometry = await images.matchGeometry(sourceOf(query.bytes), sourceOf(reference.bytes), match.transform);
           if (hashMatchStands(match, THRESHOLD, geometry)) standing++;
           inliers = Math.max(inliers, geometry.inliers);
         }

@@ -222,14 +222,24 @@ export interface ImageService {
   /**
    * The geometric check (lib/images/geometry.ts): whether `query` shows `reference`, or part of
    * it, or is part of it, turned, mirrored or in perspective; regionA is in `query`, regionB in
-   * `reference`. A service keeps the keypoints of the images it saw last, so checking many
-   * candidates against one submission computes the submission's once. `edit`, the region
+   * `reference`. A service keeps the keypoints and grey copies of the images it saw last, by their
+   * content, so checking many candidates against one submission computes the submission's once,
+   * and reads an image's bytes only when it has nothing kept of it. `edit`, the region
    * hashes' name for how `query` relates to `reference` (`hflip`, `crop`, ...), lets the pixel rules
    * confirm a mirror, crop or change of brightness or size without keypoints
    * (lib/images/edit-check.ts: such a match has 0 inliers); what they do not confirm is checked.
    */
-  matchGeometry(query: Buffer, reference: Buffer, edit?: string): Promise<GeometryResult>;
+  matchGeometry(query: ImageSource, reference: ImageSource, edit?: string): Promise<GeometryResult>;
   close(): Promise<void>;
+}
+
+/**
+ * An image named by its content (lib/images/source.ts): the SHA-256 of its bytes, and how to read
+ * them. A failure to read rejects what needed the bytes with that same error.
+ */
+export interface ImageSource {
+  sha256: string;
+  bytes(): Promise<Buffer>;
 }
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: string };

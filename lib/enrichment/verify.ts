@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { similarity } from '../images/phash.js';
+import { sourceOf } from '../images/source.js';
 import { matchFingerprints, type Fingerprints } from '../images/robust.js';
 import { downloadImage, downloadSettings } from '../net/download.js';
 import { findPageImages } from '../net/page-images.js';
@@ -27,7 +27,8 @@ const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'web
 export async function verifyImage(env: Env, submissionId: string, reference: Reference, imageUrl: string): Promise<Verification> {
   const downloaded = await downloadImage(imageUrl, { ...downloadSettings(env.config, env.egress), probe: env.images.probe });
   if (!downloaded.ok) return { imageUrl, localMediaPath: null, similarity: null, matched: false, match: {}, error: downloaded.error };
-  const name = `${createHash('sha256').update(downloaded.bytes).digest('hex').slice(0, 24)}.${EXTENSIONS[downloaded.format] ?? 'img'}`;
+  const query = sourceOf(downloaded.bytes);
+  const name = `${query.sha256.slice(0, 24)}.${EXTENSIONS[downloaded.format] ?? 'img'}`;
   const localMediaPath = evidenceMediaKey(submissionId, name);
   await env.blobs.put(localMediaPath, downloaded.bytes);
   let candidate: Fingerprints;
@@ -48,7 +49,7 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
   const hashed = matchFingerprints(candidate, reference.fingerprints, threshold);
   // The same picture as it stands (by the SPEC pHash) has nothing left for geometry to find.
   const asItStands = hashed?.transform === 'identity' && hashed.plainSimilarity >= threshold;
-  const geometry = asItStands ? null : await checkGeometry(env, downloaded.bytes, reference.image, { image_url: imageUrl });
+  const geometry = asItStands ? null : await checkGeometry(env, query, sourceOf(reference.image), { image_url: imageUrl });
   const confirmed = geometry?.confirmed ? geometry : null;
   // A hash match keeps its name (SPEC's pHash decides first) unless the region hashes alone made it
   // and geometry finds the images disjoint; geometry adds where the regions are.

@@ -59,9 +59,10 @@ export function httpImageService(fetcher: Fetcher): ImageService {
       return crops.map((c): FaceCrop => (c.ok ? { ...c, bytes: fromBase64(c.bytes) } : c));
     },
     async matchGeometry(query, reference, edit) {
+      const [queryBytes, referenceBytes] = await Promise.all([query.bytes(), reference.bytes()]);
       const response = await call(
         'match-geometry',
-        JSON.stringify({ query: query.toString('base64'), reference: reference.toString('base64'), edit }),
+        JSON.stringify({ query: queryBytes.toString('base64'), reference: referenceBytes.toString('base64'), edit }),
         'application/json',
       );
       return (await response.json()) as GeometryResult;

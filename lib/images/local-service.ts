@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { decodeForAnalysis } from './analysis-raster.js';
 import { probeImage } from './decode.js';
 import { deriveImage } from './derived.js';
@@ -11,7 +10,7 @@ import { computeGeometryFeatures, verifyGeometry, type GeometryFeatures, type Ge
 import type { KeypointStore } from './keypoint-store.js';
 import { settle } from './service.js';
 import { makeThumbnail } from './thumbnail.js';
-import type { ImageService } from '../ports.js';
+import type { ImageService, ImageSource } from '../ports.js';
 
 /**
  * The images port in this process: fingerprints, faces and people, and the thumbnail of one image
@@ -41,14 +40,15 @@ export function localImageService(maxPixels: number, { keypoints }: { keypoints?
     probe: (bytes) => probeImage(bytes, maxPixels),
     derive: (bytes) => deriveImage(bytes, maxPixels),
     cropFaces: (bytes, found) => cropFaces(bytes, found, maxPixels),
-    matchGeometry(query, reference, edit) {
-      const [queryKey, referenceKey] = [contentKey(query), contentKey(reference)];
-      const pair = `${queryKey} ${referenceKey} ${edit ?? ''}`;
+    matchGeometry(queryImage, referenceImage, edit) {
+      const pair = `${queryImage.sha256} ${referenceImage.sha256} ${edit ?? ''}`;
       const found = verdicts.get(pair);
       if (found) return found;
-      const byPixels = async () => (edit && parseEdit(edit) ? confirmEdit(await greys(query, queryKey), await greys(reference, referenceKey), edit) : null);
+      // The pixel check and the keypoints may each want a side's bytes: read once.
+      const [query, reference] = [readOnce(queryImage), readOnce(referenceImage)];
+      const byPixels = async () => (edit && parseEdit(edit) ? confirmEdit(await greys(query), await greys(reference), edit) : null);
       // Both sides' keypoints at once: each may be computed, read from the store or waited for.
-      const keypoints = () => Promise.all([features(query, false, queryKey), features(reference, true, referenceKey)]);
+      const keypoints = () => Promise.all([features(query, false), features(reference, true)]);
       const verdict = (async () => (await byPixels()) ?? verifyGeometry(...(await keypoints())))();
       // A failed check is not kept: the next call tries again.
       verdicts.set(pair, verdict);
@@ -56,6 +56,11 @@ export function localImageService(maxPixels: number, { keypoints }: { keypoints?
     },
     close: () => detector.close(),
   };
+}
+
+function readOnce(image: ImageSource): ImageSource {
+  let bytes: Promise<Buffer> | undefined;
+  return { sha256: image.sha256, bytes: () => (bytes ??= image.bytes()) };
 }
 
 /**
@@ -72,9 +77,6 @@ const KEPT_FEATURES = 64;
  * batch of edits of one picture (the check is deterministic for the same bytes).
  */
 const KEPT_VERDICTS = 1024;
-
-/** The picture's SHA-256 in hex: also its name in the keypoint store. */
-const contentKey = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * The last `limit` values used, by key (a Map keeps insertion order, so the first key is the least
@@ -106,18 +108,19 @@ function recentlyUsed<V>(limit: number, pending: (value: V) => Promise<unknown>)
  * it. An image kept with its mirror image's keypoints also answers for it as a query (which needs
  * none); one kept without them is computed again when it is wanted as a reference.
  */
-function keptFeatures(maxPixels: number, store?: KeypointStore): (bytes: Buffer, mirror: boolean, key: string) => Promise<GeometryFeatures> {
+function keptFeatures(maxPixels: number, store?: KeypointStore): (image: ImageSource, mirror: boolean) => Promise<GeometryFeatures> {
   // A refused image is not kept: its error says what is wrong with the bytes, every time.
   const kept = recentlyUsed<{ mirror: boolean; features: Promise<GeometryFeatures> }>(KEPT_FEATURES, (entry) => entry.features);
-  const stored = (bytes: Buffer, mirror: boolean, key: string) => {
-    const compute = () => computeGeometryFeatures(bytes, maxPixels, { mirror });
-    return store ? store.kept(key, mirror, compute) : compute();
+  const stored = (image: ImageSource, mirror: boolean) => {
+    const compute = async () => computeGeometryFeatures(await image.bytes(), maxPixels, { mirror });
+    // The store names a picture by its SHA-256, as the source does.
+    return store ? store.kept(image.sha256, mirror, compute) : compute();
   };
-  return (bytes, mirror, key) => {
-    const found = kept.get(key);
+  return (image, mirror) => {
+    const found = kept.get(image.sha256);
     if (found && (found.mirror || !mirror)) return found.features;
-    const features = stored(bytes, mirror, key);
-    kept.set(key, { mirror, features });
+    const features = stored(image, mirror);
+    kept.set(image.sha256, { mirror, features });
     return features;
   };
 }
@@ -128,13 +131,13 @@ function keptFeatures(maxPixels: number, store?: KeypointStore): (bytes: Buffer,
  */
 const KEPT_GREYS = 256;
 
-function keptGreys(maxPixels: number): (bytes: Buffer, key: string) => Promise<Grey> {
+function keptGreys(maxPixels: number): (image: ImageSource) => Promise<Grey> {
   const kept = recentlyUsed<Promise<Grey>>(KEPT_GREYS, (grey) => grey);
-  return (bytes, key) => {
-    const found = kept.get(key);
+  return (image) => {
+    const found = kept.get(image.sha256);
     if (found) return found;
-    const grey = greyCopy(bytes, maxPixels);
-    kept.set(key, grey);
+    const grey = image.bytes().then((bytes) => greyCopy(bytes, maxPixels));
+    kept.set(image.sha256, grey);
     return grey;
   };
 }

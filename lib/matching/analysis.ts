@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { isStorageFull } from '../http/errors.js';
 import { ImageRejected } from '../images/rejected.js';
 import { RobustIndex, SlotQuery, matchPair, type Fingerprints } from '../images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
 import type { ConfirmedGeometry, GeometryResult } from '../images/geometry.js';
+import { contentHash } from '../images/source.js';
 import {
   geometricMatch,
   matchRegionFields,
@@ -36,7 +36,7 @@ import { getSubmissionRow, saveAnalysisFailure, saveAnalysisStatement, type Subm
 import { recomputeRisk, recomputeRiskStatement, RIGHTS_KIND, RIGHTS_MISMATCH_KIND } from '../review/risk.js';
 import { WATCHLIST_CONFIRMED } from '../vocabulary.js';
 import { mapLimit } from '../threads/map-limit.js';
-import type { Env, Settled, Statement } from '../ports.js';
+import type { Env, ImageSource, Settled, Statement } from '../ports.js';
 
 /**
  * Local analysis of a submitted image, before any provider is involved: fingerprints, a derived
@@ -234,14 +234,15 @@ const NEAR_THRESHOLD = 0.1;
  */
 export async function checkGeometry(
   env: Env,
-  query: Buffer,
-  reference: Buffer,
+  query: ImageSource,
+  reference: ImageSource,
   context: Record<string, unknown>,
   edit?: string,
 ): Promise<GeometryResult | null> {
   try {
     return await env.images.matchGeometry(query, reference, edit);
   } catch (error) {
+    if (error instanceof FileChanged) throw error;
     env.log.warn('geometric check failed', { ...context, error: error instanceof Error ? error.message : String(error) });
     return null;
   }
@@ -268,6 +269,27 @@ interface PairSide {
   sha256: string | null;
 }
 
+type AnalysedSide = PairSide & { sha256: string };
+const analysed = (side: PairSide): side is AnalysedSide => side.sha256 !== null;
+
+/** A side's file is gone or no longer holds the bytes its pair was found for. */
+class FileChanged extends Error {}
+
+/**
+ * A side of a pair as an image source: the images port reads its file only when it has nothing
+ * kept of those bytes, and a file that no longer holds them throws FileChanged.
+ */
+function pairSource(env: Env, side: AnalysedSide): ImageSource {
+  return {
+    sha256: side.sha256,
+    async bytes() {
+      const bytes = await env.blobs.get(submissionKey(side.file));
+      if (!bytes || contentHash(bytes) !== side.sha256) throw new FileChanged(`the file of ${side.id} no longer holds the bytes its pair was found for`);
+      return bytes;
+    },
+  };
+}
+
 /** The side a pair's geometric check takes as its reference: the other is the query. */
 type CheckedPair = { geometry: GeometryResult | null; reference: string };
 
@@ -276,20 +298,23 @@ type CheckedPair = { geometry: GeometryResult | null; reference: string };
  * side with the smaller SHA-256 is the query, so the same two pictures get the same check under
  * any names and in any order. `edits`, the edit named with x and with y as the query, tell the
  * check which edit the pixels may confirm without keypoints; without them keypoints decide. Null
- * when a file is gone or no longer holds the bytes the pair was found for (its reload will compare
- * it again).
+ * when a side has not been analysed, or a file the check had to read is gone or no longer holds the bytes the pair was found for
+ * (its reload will compare it again). The verdict is on the two SHA-256s: the images port reads a
+ * file only when it keeps nothing made from those bytes (its grey copy, its keypoints).
  */
 async function checkPair(env: Env, x: PairSide, y: PairSide, edits?: [string, string]): Promise<CheckedPair | null> {
-  const xFirst = (x.sha256 ?? '') <= (y.sha256 ?? '');
+  if (!analysed(x) || !analysed(y)) return null;
+  const xFirst = x.sha256 <= y.sha256;
   const [query, reference] = xFirst ? [x, y] : [y, x];
-  const [queryBytes, referenceBytes] = await Promise.all([env.blobs.get(submissionKey(query.file)), env.blobs.get(submissionKey(reference.file))]);
-  if (!queryBytes || !referenceBytes || sha256Hex(queryBytes) !== query.sha256 || sha256Hex(referenceBytes) !== reference.sha256) return null;
   const edit = edits?.[xFirst ? 0 : 1];
-  const geometry = await checkGeometry(env, queryBytes, referenceBytes, { submission: reference.id, other: query.id }, edit);
-  return { geometry, reference: reference.id };
+  try {
+    const geometry = await checkGeometry(env, pairSource(env, query), pairSource(env, reference), { submission: reference.id, other: query.id }, edit);
+    return { geometry, reference: reference.id };
+  } catch (error) {
+    if (error instanceof FileChanged) return null;
+    throw error;
+  }
 }
-
-const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /** A confirmed check as `side`'s evidence reads it: its own image is the check's reference (B). */
 function seenFrom(checked: CheckedPair | null, side: string): ConfirmedGeometry | null {

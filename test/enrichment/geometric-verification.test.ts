@@ -6,6 +6,7 @@ import { buildConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/log.js';
 import { httpImageService } from '../../lib/images/http-service.js';
 import { localImageService } from '../../lib/images/local-service.js';
+import { sourceOf } from '../../lib/images/source.js';
 import type { Evidence } from '../../lib/repo/evidence.js';
 import { handleImageRequest } from '../../image-service.js';
 import { useFakeProviders } from '../helpers/fake-world.js';
@@ -182,18 +183,18 @@ describe('the geometric check behind the image service', () => {
   it('answers over HTTP what it answers in process', async () => {
     const photo = readFileSync(fixturePath('rocket.jpg'));
     const crop = await sharp(photo).extract({ left: 60, top: 40, width: 420, height: 320 }).jpeg().toBuffer();
-    const [inProcess, overHttp] = [await images.matchGeometry(crop, photo), await remote.matchGeometry(crop, photo)];
+    const [inProcess, overHttp] = [await images.matchGeometry(sourceOf(crop), sourceOf(photo)), await remote.matchGeometry(sourceOf(crop), sourceOf(photo))];
     expect(overHttp).toEqual(inProcess);
     expect(overHttp, JSON.stringify(overHttp)).toMatchObject({ confirmed: true, mirrored: false });
   });
 
   it('refuses what is not an image and a request that is not the right shape, and keeps working', async () => {
     const photo = readFileSync(fixturePath('rocket.jpg'));
-    await expect(remote.matchGeometry(Buffer.from('not an image at all'), photo)).rejects.toThrow(/not.*image|unsupported|decode/i);
+    await expect(remote.matchGeometry(sourceOf(Buffer.from('not an image at all')), sourceOf(photo))).rejects.toThrow(/not.*image|unsupported|decode/i);
     const bad = await handleImageRequest(new Request('https://image-service/v1/match-geometry', { method: 'POST', body: '{"query": 1}' }), images);
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: { code: 'invalid_request', message: 'expected {query: base64, reference: base64}' } });
-    expect((await remote.matchGeometry(photo, photo)).confirmed).toBe(true);
+    expect((await remote.matchGeometry(sourceOf(photo), sourceOf(photo))).confirmed).toBe(true);
   });
 
   it('answers a failure of its own with a plain 500 and logs the route and the reason for the operator', async () => {

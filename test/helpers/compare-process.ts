@@ -3,6 +3,7 @@ import { buildConfig } from '../../lib/config.js';
 import { createEnv } from '../../lib/env.js';
 import { createLogger } from '../../lib/log.js';
 import { compareSubmission } from '../../lib/matching/analysis.js';
+import { sourceOf } from '../../lib/images/source.js';
 import { TEST_ADMIN_TOKEN } from './env.js';
 import { FIXTURE_NAMES, reencoded } from './fixtures.js';
 
@@ -23,7 +24,11 @@ const env = await createEnv(config, { log: createLogger(config, { silent: true }
 try {
   if (process.env.COMPARE_FROM_STDIN === '1') {
     const [a, b, c] = await Promise.all(FIXTURE_NAMES.slice(0, 3).map((name) => reencoded(name, 61)));
-    await Promise.all([env.images.matchGeometry(a, b), env.images.matchGeometry(c, a), env.images.matchGeometry(b, c)]);
+    await Promise.all([
+      env.images.matchGeometry(sourceOf(a), sourceOf(b)),
+      env.images.matchGeometry(sourceOf(c), sourceOf(a)),
+      env.images.matchGeometry(sourceOf(b), sourceOf(c)),
+    ]);
     process.stdout.write('ready\n');
     for await (const id of createInterface({ input: process.stdin })) {
       await compareSubmission(env, id);

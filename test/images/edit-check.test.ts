@@ -7,6 +7,7 @@ import { createTestEnv } from '../helpers/env.js';
 import { localImageService } from '../../lib/images/local-service.js';
 import { greyCopy } from '../../lib/images/edit-check.js';
 import type { GeometryResult } from '../../lib/images/geometry.js';
+import { sourceOf } from '../../lib/images/source.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
 import { coverBox, turnedPale } from '../helpers/geometry-transforms.js';
 
@@ -44,7 +45,7 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     async (edit) => {
       for (const name of FIXTURE_NAMES) {
         const copy = await edited(name, edit);
-        const result = await images.matchGeometry(copy, originals[name], NAMED[edit]);
+        const result = await images.matchGeometry(sourceOf(copy), sourceOf(originals[name]), NAMED[edit]);
         expect(result.confirmed, `${name}: ${JSON.stringify(result)}`).toBe(true);
         const confirmed = result as Extract<GeometryResult, { confirmed: true }>;
         expect(confirmed.mirrored).toBe(edit === 'mirror');
@@ -64,8 +65,8 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     // the original still varies; those samples say nothing, and the rest agree.
     for (const brightness of [1.5, 1.8]) {
       const copy = await sharp(originals['camera.png']).modulate({ brightness }).jpeg({ quality: 85 }).toBuffer();
-      expect((await images.matchGeometry(copy, originals['camera.png'], 'identity')).confirmed, `${brightness} from the pixels`).toBe(true);
-      const byKeypoints = await images.matchGeometry(copy, originals['camera.png']);
+      expect((await images.matchGeometry(sourceOf(copy), sourceOf(originals['camera.png']), 'identity')).confirmed, `${brightness} from the pixels`).toBe(true);
+      const byKeypoints = await images.matchGeometry(sourceOf(copy), sourceOf(originals['camera.png']));
       expect(byKeypoints.confirmed, `${brightness}: ${JSON.stringify(byKeypoints)}`).toBe(true);
       expect(byKeypoints.inliers).toBeGreaterThan(20);
     }
@@ -78,7 +79,7 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
       [crop, 'crop'],
       [mirroredCrop, 'hflip+crop'],
     ] as const) {
-      const result = (await images.matchGeometry(query, originals['chelsea.png'], edit)) as Extract<GeometryResult, { confirmed: true }>;
+      const result = (await images.matchGeometry(sourceOf(query), sourceOf(originals['chelsea.png']), edit)) as Extract<GeometryResult, { confirmed: true }>;
       expect(result).toMatchObject({ confirmed: true, inliers: 0 });
       const [[left, top], , [right, bottom]] = result.regionB;
       for (const [value, expected] of [
@@ -99,7 +100,7 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
         const box = coverBox(width!, height!, aspect);
         const { left, top, width: w, height: h } = box;
         const copy = await sharp(originals[name]).extract(box).jpeg({ quality: 85 }).toBuffer();
-        const result = await images.matchGeometry(copy, originals[name], 'crop');
+        const result = await images.matchGeometry(sourceOf(copy), sourceOf(originals[name]), 'crop');
         expect(result.confirmed, `${name} ${aspect}: ${JSON.stringify(result)}`).toBe(true);
         const { regionB, inliers } = result as Extract<GeometryResult, { confirmed: true }>;
         const [[l, t], , [r, b]] = regionB;
@@ -121,7 +122,7 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     for (const [i, x] of FIXTURE_NAMES.entries()) {
       for (const y of FIXTURE_NAMES.slice(i + 1)) {
         for (const edit of ['identity', 'hflip', 'crop', 'hflip+crop']) {
-          const result = await images.matchGeometry(originals[x], originals[y], edit);
+          const result = await images.matchGeometry(sourceOf(originals[x]), sourceOf(originals[y]), edit);
           expect(result.confirmed, `${x} ${y} ${edit}`).toBe(false);
         }
       }
@@ -133,7 +134,7 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
     for (const degrees of [15, -15, 25]) {
       const [x, y] = await Promise.all([turnedPale(fixturePath('rocket.jpg'), 0.25, degrees), turnedPale(fixturePath('chelsea.png'), 0.25, degrees)]);
       for (const edit of ['identity', 'crop']) {
-        const result = await images.matchGeometry(x, y, edit);
+        const result = await images.matchGeometry(sourceOf(x), sourceOf(y), edit);
         expect(result, `${degrees}° ${edit}`).toMatchObject({ confirmed: false, disjoint: true });
       }
     }
@@ -141,14 +142,16 @@ describe('an edit the region hashes name, confirmed from the pixels without keyp
 
   it('a turn or a trimmed border is left to the geometric check, which finds its keypoints', async () => {
     const turned = await sharp(originals['camera.png']).rotate(90).jpeg().toBuffer();
-    const result = await images.matchGeometry(turned, originals['camera.png'], 'rot90');
+    const result = await images.matchGeometry(sourceOf(turned), sourceOf(originals['camera.png']), 'rot90');
     expect(result.confirmed).toBe(true);
     expect(result.inliers).toBeGreaterThan(20);
   }, 60_000);
 
   it('bytes that are not an image are refused with the decoder reason, and the service goes on', async () => {
-    await expect(images.matchGeometry(Buffer.from('not an image at all'), originals['coffee.png'], 'hflip')).rejects.toThrow(/not an image/);
-    expect((await images.matchGeometry(await edited('coffee.png', 'mirror'), originals['coffee.png'], 'hflip')).confirmed).toBe(true);
+    await expect(images.matchGeometry(sourceOf(Buffer.from('not an image at all')), sourceOf(originals['coffee.png']), 'hflip')).rejects.toThrow(
+      /not an image/,
+    );
+    expect((await images.matchGeometry(sourceOf(await edited('coffee.png', 'mirror')), sourceOf(originals['coffee.png']), 'hflip')).confirmed).toBe(true);
   }, 60_000);
 });
 

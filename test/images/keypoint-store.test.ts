@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { computeGeometryFeatures, type GeometryFeatures } from '../../lib/images/geometry.js';
 import { folderKeypointStore, type KeypointStore } from '../../lib/images/keypoint-store.js';
 import { localImageService } from '../../lib/images/local-service.js';
+import { sourceOf } from '../../lib/images/source.js';
 import type { ImageService } from '../../lib/ports.js';
 import { FIXTURE_NAMES, fixturePath } from '../helpers/fixtures.js';
 import { gridCollage } from '../helpers/geometry-transforms.js';
@@ -57,7 +58,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('keypoints kept per picture in the data folder', () => {
   it('are computed by the first images port and read, not computed again, by the next one on the same folder', async () => {
     dir = mkdtempSync(join(tmpdir(), 'keypoints-'));
-    const first = await port().matchGeometry(turned, photo);
+    const first = await port().matchGeometry(sourceOf(turned), sourceOf(photo));
     expect(first.confirmed).toBe(true);
     await settled();
     const files = [kept(dir, turned), kept(dir, photo)];
@@ -67,7 +68,7 @@ describe('keypoints kept per picture in the data folder', () => {
       return statSync(file);
     });
 
-    const again = await port().matchGeometry(turned, photo);
+    const again = await port().matchGeometry(sourceOf(turned), sourceOf(photo));
     await settled();
     expect(again).toEqual(first);
     files.forEach((file, i) => {
@@ -104,13 +105,13 @@ describe('keypoints kept per picture in the data folder', () => {
     'a kept file %s is ignored: the keypoints are computed again, written anew, and the check answers as before',
     async (_, spoil) => {
       dir = mkdtempSync(join(tmpdir(), 'keypoints-'));
-      const first = await port().matchGeometry(turned, photo);
+      const first = await port().matchGeometry(sourceOf(turned), sourceOf(photo));
       await settled();
       const file = kept(dir, photo);
       const whole = readFileSync(file);
       writeFileSync(file, spoil(whole));
 
-      const again = await port().matchGeometry(turned, photo);
+      const again = await port().matchGeometry(sourceOf(turned), sourceOf(photo));
       await settled();
       expect(again).toEqual(first);
       expect(readFileSync(file).equals(whole)).toBe(true);
@@ -196,7 +197,7 @@ describe('keypoints kept per picture in the data folder', () => {
     writeFileSync(blocked, 'not a folder');
     const images = localImageService(MAX_PIXELS, { keypoints: folderKeypointStore(blocked, 64 * 1024 * 1024) });
     ports.push(images);
-    const result = await images.matchGeometry(turned, photo);
+    const result = await images.matchGeometry(sourceOf(turned), sourceOf(photo));
     await settled();
     expect(result.confirmed).toBe(true);
     expect(readFileSync(blocked, 'utf8')).toBe('not a folder');

@@ -4,6 +4,7 @@ import { compareSubmission, runIndexJob, storedFingerprints } from '../../lib/ma
 import { limitedDatabase } from '../../lib/db/limits.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { indexEntries } from '../../lib/images/robust.js';
+import { contentHash } from '../../lib/images/source.js';
 import { backfillFingerprintSlots, fingerprintSlotsStatements } from '../../lib/repo/fingerprint-slots.js';
 import { enqueueIndexJobStatement } from '../../lib/repo/jobs.js';
 import { listPairsOf, writePairsStatements } from '../../lib/repo/pairs.js';
@@ -199,23 +200,29 @@ describe('the index job', () => {
 });
 
 describe('the geometric check of near-threshold pairs', () => {
-  it('checks every near-threshold pair once, keeps its verdict, and checks none again when the submission is compared again', async () => {
+  const names = ['astronaut.png', 'camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'];
+  const ids = ['astronaut', 'camera', 'chelsea', 'coffee', 'rocket'];
+
+  /** The five fixtures analysed, then given bare pHashes that put every pair of them in the near band of each other. */
+  async function nearPairs(): Promise<void> {
     env = await createTestEnv();
-    const names = ['astronaut.png', 'camera.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'];
     await reloadAndAnalyse(Object.fromEntries(names.map((name) => [name, readFileSync(fixturePath(name))])));
     // Bare pHashes 8 to 11 bits from the first one: 0.875-0.83 similar, under the 0.9 threshold
     // (no hash match) and within 0.1 of it (near); among themselves 1 to 3 bits apart (matches).
-    const ids = ['astronaut', 'camera', 'chelsea', 'coffee', 'rocket'];
     const phashes = ['0000000000000000', '00000000000000ff', '00000000000001ff', '00000000000003ff', '00000000000007ff'];
     for (const [i, id] of ids.entries()) {
       await env.db.prepare('UPDATE submissions SET phash = ?, fingerprints = NULL WHERE id = ?').bind(phashes[i], id).run();
       await env.db.batch(fingerprintSlotsStatements(env.db, id, { phash: phashes[i], variants: {} }));
     }
+  }
+
+  it('checks every near-threshold pair once, keeps its verdict, and checks none again when the submission is compared again', async () => {
+    await nearPairs();
     const files = new Map(names.map((name, i) => [ids[i], readFileSync(fixturePath(name))]));
     const checked: string[] = [];
     const matchGeometry = env.images.matchGeometry.bind(env.images);
     env.images.matchGeometry = (query, reference) => {
-      const pair = [query, reference].map((bytes) => [...files].find(([, file]) => file.equals(bytes))![0]);
+      const pair = [query, reference].map((image) => [...files].find(([, file]) => contentHash(file) === image.sha256)![0]);
       checked.push(pair.sort().join('+'));
       return matchGeometry(query, reference);
     };
@@ -225,6 +232,31 @@ describe('the geometric check of near-threshold pairs', () => {
     checked.length = 0;
     await compareSubmission(env, 'astronaut');
     expect(checked).toEqual([]);
+  });
+
+  it('reads a file only for a check the images port cannot answer from what it keeps, and judges no pair on a file that no longer holds its bytes', async () => {
+    await nearPairs();
+    const reads: string[] = [];
+    const get = env.blobs.get.bind(env.blobs);
+    env.blobs.get = (key) => {
+      reads.push(key);
+      return get(key);
+    };
+    const cameraFile = `submissions/images/camera.png`;
+    await env.blobs.put(cameraFile, readFileSync(fixturePath('rocket.jpg')));
+    await compareSubmission(env, 'astronaut');
+    expect(reads).toContain(cameraFile);
+    // Camera's file now holds other bytes: that pair is left unjudged, the others are judged.
+    expect(await count('SELECT COUNT(*) AS n FROM submission_pairs WHERE a = ?', 'astronaut')).toBe(3);
+    expect(await count("SELECT COUNT(*) AS n FROM submission_pairs WHERE a = 'astronaut' AND b = 'camera'")).toBe(0);
+
+    await env.blobs.put(cameraFile, readFileSync(fixturePath('camera.png')));
+    await env.db.prepare("DELETE FROM submission_pairs WHERE a = 'astronaut'").run();
+    reads.length = 0;
+    await compareSubmission(env, 'astronaut');
+    // The three pairs checked before are answered from what the port kept; camera's file is read again.
+    expect(reads.filter((key) => key.startsWith('submissions/'))).toEqual([cameraFile]);
+    expect(await count('SELECT COUNT(*) AS n FROM submission_pairs WHERE a = ?', 'astronaut')).toBe(4);
   });
 });
 
