@@ -333,11 +333,23 @@ export interface PairMatch {
  * the same two images give the same verdict whichever is compared second.
  */
 export function matchPair(x: Fingerprints, y: Fingerprints, threshold: number): PairMatch {
-  const [px, py] = [parse(x), parse(y)];
-  const xy = match(prepare(px), py, threshold);
-  const yx = match(prepare(py), px, threshold);
-  const plainSimilarity = 1 - phashDistance(px.phash, py.phash) / 64;
-  return { plainSimilarity, seen: xy || yx ? [xy ?? turnedBack(yx!), yx ?? turnedBack(xy!)] : null };
+  return pairMatcher(x, threshold)(y);
+}
+
+/**
+ * matchPair of `x` with each `y` it is given, `x`'s hashes parsed and turned once: a comparison
+ * judges its submission against every candidate its lookups find.
+ */
+export function pairMatcher(x: Fingerprints, threshold: number): (y: Fingerprints) => PairMatch {
+  const px = parse(x);
+  const preparedX = prepare(px);
+  return (y) => {
+    const py = parse(y);
+    const xy = match(preparedX, py, threshold);
+    const yx = match(prepare(py), px, threshold);
+    const plainSimilarity = 1 - phashDistance(px.phash, py.phash) / 64;
+    return { plainSimilarity, seen: xy || yx ? [xy ?? turnedBack(yx!), yx ?? turnedBack(xy!)] : null };
+  };
 }
 
 /** The match the other way round: the inverse orientation (a crop or a trimmed border keeps its name). */

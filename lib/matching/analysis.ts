@@ -1,6 +1,6 @@
 import { isStorageFull } from '../http/errors.js';
 import { ImageRejected } from '../images/rejected.js';
-import { RobustIndex, SlotQuery, matchPair, type Fingerprints } from '../images/robust.js';
+import { RobustIndex, SlotQuery, pairMatcher, type Fingerprints, type PairMatch } from '../images/robust.js';
 import { hasRights, readRightsMetadata, rightsMismatch, rightsText, type RightsMetadata } from '../images/rights-metadata.js';
 import type { ConfirmedGeometry, GeometryResult } from '../images/geometry.js';
 import { contentHash } from '../images/source.js';
@@ -343,7 +343,10 @@ async function judgePairs(env: Env, row: SubmissionRow, fp: Fingerprints, kept: 
     const [a, b] = row.id < other.id ? [row, other] : [other, row];
     return !judged.has(`${a.id}|${a.sha256}|${b.id}|${b.sha256}`);
   });
-  const verdicts = await mapLimit(unjudged, CHECKS_AT_ONCE, (other) => judgePair(env, mine, { ...other, fingerprints: rowFingerprints(other) }, threshold));
+  const withMine = pairMatcher(fp, threshold);
+  const verdicts = await mapLimit(unjudged, CHECKS_AT_ONCE, (other) =>
+    judgePair(env, mine, { ...other, fingerprints: rowFingerprints(other) }, withMine, threshold),
+  );
   return verdicts.filter((verdict): verdict is PairVerdict => verdict !== null);
 }
 
@@ -365,11 +368,12 @@ interface JudgedSide extends PairSide {
 /**
  * One pair's verdict, the same whichever side is compared: null when the two are neither a hash
  * match nor in the near band, or when the check they need could not read the bytes they were found
- * for. A check that fails in itself leaves the hash verdict (checkGeometry).
+ * for. A check that fails in itself leaves the hash verdict (checkGeometry). `withX` is matchPair
+ * with x's fingerprints; the hash verdict is read with the side of the smaller id first.
  */
-async function judgePair(env: Env, x: JudgedSide, y: JudgedSide, threshold: number): Promise<PairVerdict | null> {
+async function judgePair(env: Env, x: JudgedSide, y: JudgedSide, withX: (y: Fingerprints) => PairMatch, threshold: number): Promise<PairVerdict | null> {
   const [a, b] = x.id < y.id ? [x, y] : [y, x];
-  const hashed = matchPair(a.fingerprints, b.fingerprints, threshold);
+  const hashed = inOrder(withX(y.fingerprints), a === x);
   const near = !hashed.seen && hashed.plainSimilarity >= threshold - NEAR_THRESHOLD - 1e-9;
   if (!hashed.seen && !near) return null;
   const needsCheck = near || hashed.plainSimilarity < threshold;
@@ -387,6 +391,11 @@ async function judgePair(env: Env, x: JudgedSide, y: JudgedSide, threshold: numb
   }
   const [forA, forB] = [seenFrom(checked, a.id), seenFrom(checked, b.id)];
   return forA && forB ? { ...pair, matched: true, a_view: geometricMatch(forA), b_view: geometricMatch(forB) } : unmatched;
+}
+
+/** A pair's hash verdict of (x, y) as that of (y, x) when `xFirst` is false: matchPair's two ways swap. */
+function inOrder(match: PairMatch, xFirst: boolean): PairMatch {
+  return xFirst || !match.seen ? match : { ...match, seen: [match.seen[1], match.seen[0]] };
 }
 
 /** What a hash match stores: how the hashes matched, and where, when the geometric check confirms it too. */
