@@ -58,6 +58,7 @@ export function localImageService(maxPixels: number, { keypoints }: { keypoints?
   };
 }
 
+/** The image with its bytes read at most once, however many of the check's steps want them. */
 function readOnce(image: ImageSource): ImageSource {
   let bytes: Promise<Buffer> | undefined;
   return { sha256: image.sha256, bytes: () => (bytes ??= image.bytes()) };

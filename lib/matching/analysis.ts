@@ -242,7 +242,8 @@ export async function checkGeometry(
   try {
     return await env.images.matchGeometry(query, reference, edit);
   } catch (error) {
-    if (error instanceof FileChanged) throw error;
+    // A pair's file that cannot be read as it was analysed is the comparison's to handle, not a failed check.
+    if (error instanceof FileChanged || error instanceof FileUnreadable) throw error;
     env.log.warn('geometric check failed', { ...context, error: error instanceof Error ? error.message : String(error) });
     return null;
   }
@@ -272,18 +273,22 @@ interface PairSide {
 type AnalysedSide = PairSide & { sha256: string };
 const analysed = (side: PairSide): side is AnalysedSide => side.sha256 !== null;
 
-/** A side's file is gone or no longer holds the bytes its pair was found for. */
+/** A side's file is gone or no longer holds the bytes its pair was found for: the pair is left unjudged. */
 class FileChanged extends Error {}
+/** The storage failed to read a side's file (`cause`): the comparison fails with that error, and its job tries again. */
+class FileUnreadable extends Error {}
 
 /**
  * A side of a pair as an image source: the images port reads its file only when it has nothing
- * kept of those bytes, and a file that no longer holds them throws FileChanged.
+ * kept of those bytes; a file that no longer holds them throws FileChanged.
  */
 function pairSource(env: Env, side: AnalysedSide): ImageSource {
   return {
     sha256: side.sha256,
     async bytes() {
-      const bytes = await env.blobs.get(submissionKey(side.file));
+      const bytes = await env.blobs.get(submissionKey(side.file)).catch((error: unknown) => {
+        throw new FileUnreadable(`the file of ${side.id} could not be read`, { cause: error });
+      });
       if (!bytes || contentHash(bytes) !== side.sha256) throw new FileChanged(`the file of ${side.id} no longer holds the bytes its pair was found for`);
       return bytes;
     },
@@ -312,7 +317,7 @@ async function checkPair(env: Env, x: PairSide, y: PairSide, edits?: [string, st
     return { geometry, reference: reference.id };
   } catch (error) {
     if (error instanceof FileChanged) return null;
-    throw error;
+    throw error instanceof FileUnreadable ? error.cause : error;
   }
 }
 

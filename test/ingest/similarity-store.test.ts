@@ -258,6 +258,20 @@ describe('the geometric check of near-threshold pairs', () => {
     expect(reads.filter((key) => key.startsWith('submissions/'))).toEqual([cameraFile]);
     expect(await count('SELECT COUNT(*) AS n FROM submission_pairs WHERE a = ?', 'astronaut')).toBe(4);
   });
+
+  it('fails the comparison with the storage error when a file cannot be read, so that its job tries again, and judges the pair once it can', async () => {
+    await nearPairs();
+    const get = env.blobs.get.bind(env.blobs);
+    env.blobs.get = async (key) => {
+      if (key === 'submissions/images/camera.png') throw new Error('disk read failed');
+      return get(key);
+    };
+    await expect(compareSubmission(env, 'astronaut')).rejects.toThrow('disk read failed');
+    expect(await count('SELECT COUNT(*) AS n FROM submission_pairs WHERE a = ?', 'astronaut')).toBe(0);
+    env.blobs.get = get;
+    await compareSubmission(env, 'astronaut');
+    expect(await count('SELECT COUNT(*) AS n FROM submission_pairs WHERE a = ?', 'astronaut')).toBe(4);
+  });
 });
 
 describe('a lease', () => {
