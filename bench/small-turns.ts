@@ -24,7 +24,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { localImageService } from '../lib/images/local-service.js';
 import type { Fingerprints } from '../lib/images/robust.js';
-import { contentHash, sourceOf } from '../lib/images/source.js';
+import { sourceOf } from '../lib/images/source.js';
 import { hashMatchStands } from '../lib/matching/analysis.js';
 import { CORNERS, type Corners, turnedOn } from '../test/helpers/small-turns.js';
 import { textPage } from '../test/helpers/text-page.js';
@@ -132,9 +132,10 @@ export async function run(): Promise<BenchTable[]> {
   /** The geometric check of a pair, one way (the smaller SHA-256 the query, as checkPair does), kept per pair. */
   const checks = new Map<string, Awaited<ReturnType<typeof images.matchGeometry>>>();
   const geometry = async (x: Picture, y: Picture) => {
-    const [query, reference] = contentHash(x.bytes) <= contentHash(y.bytes) ? [x, y] : [y, x];
-    const key = `${contentHash(query.bytes)}|${contentHash(reference.bytes)}`;
-    if (!checks.has(key)) checks.set(key, await images.matchGeometry(sourceOf(query.bytes), sourceOf(reference.bytes)));
+    const [sx, sy] = [sourceOf(x.bytes), sourceOf(y.bytes)];
+    const [query, reference] = sx.sha256 <= sy.sha256 ? [sx, sy] : [sy, sx];
+    const key = `${query.sha256}|${reference.sha256}`;
+    if (!checks.has(key)) checks.set(key, await images.matchGeometry(query, reference));
     return checks.get(key)!;
   };
 

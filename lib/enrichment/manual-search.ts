@@ -10,7 +10,7 @@ import { recomputeRisk } from '../review/risk.js';
 import { storedFingerprints } from '../matching/analysis.js';
 import { captureMatchedPages } from './capture.js';
 import { gatedCall } from '../providers/gate.js';
-import { verifyImage, type Reference } from './verify.js';
+import { referenceOf, verifyImage, type Reference } from './verify.js';
 import { verdictFields } from '../matching/verdict.js';
 import { submissionKey } from '../blobs/keys.js';
 import type { Env } from '../ports.js';
@@ -55,7 +55,7 @@ export async function manualSearch(env: Env, request: { provider: ManualProvider
     const readReference = async (): Promise<Reference> => {
       const image = await env.blobs.get(submissionKey(file));
       if (!image) throw conflict(`the submitted file ${file} is gone: the results cannot be verified against it`);
-      return { fingerprints: storedFingerprints(phash, fingerprints), image };
+      return referenceOf(storedFingerprints(phash, fingerprints), image);
     };
     const items: NewEvidence[] = [];
     let budget = env.config.SVC_SEARCH_RESULT_COMPARE_LIMIT;

@@ -15,7 +15,7 @@ import { captureMatchedPages } from './capture.js';
 import { gatedCall, providerBlock } from '../providers/gate.js';
 import { deriveQueryCandidates, helperSearchQueries, imageSearchQueries, type QueryCandidate } from './queries.js';
 import { summariseEvidence } from './summary.js';
-import { pageImageCandidates, verifyImage, type Reference } from './verify.js';
+import { pageImageCandidates, referenceOf, verifyImage, type Reference } from './verify.js';
 import { verdictFields, type Verification } from '../matching/verdict.js';
 import { derivedKey } from '../blobs/keys.js';
 import type { Env } from '../ports.js';
@@ -111,7 +111,7 @@ class Run {
    * A file that is gone fails the enrichment at that point ("the submitted file ... is gone").
    */
   submitted(): Promise<Reference> {
-    this.reference ??= readSubmissionImage(this.env, this.submission.file).then((image) => ({ fingerprints: this.fingerprints, image }));
+    this.reference ??= readSubmissionImage(this.env, this.submission.file).then((image) => referenceOf(this.fingerprints, image));
     return this.reference;
   }
 

@@ -7,7 +7,7 @@ import { checkGeometry, hashMatchFields, hashMatchStands } from '../matching/ana
 import { geometricMatch } from '../repo/evidence.js';
 import type { Verification } from '../matching/verdict.js';
 import { evidenceMediaKey } from '../blobs/keys.js';
-import type { Env } from '../ports.js';
+import type { Env, ImageSource } from '../ports.js';
 
 /**
  * Verification of web candidates: each image is downloaded under the safe-download rules, kept
@@ -16,10 +16,16 @@ import type { Env } from '../ports.js';
  * (local features and a fitted transform: a crop beyond the hash windows, a rotation, the picture
  * inside a collage or a screenshot, a photo of a screen).
  */
-/** The submission a candidate is compared with. */
+/** The submission a candidate is compared with: its image as read, and as the geometric check takes it. */
 export interface Reference {
   fingerprints: Fingerprints;
   image: Buffer;
+  source: ImageSource;
+}
+
+/** A reference, its image hashed once for all the candidates it is checked against. */
+export function referenceOf(fingerprints: Fingerprints, image: Buffer): Reference {
+  return { fingerprints, image, source: sourceOf(image) };
 }
 
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', svg: 'svg', avif: 'avif', tiff: 'tif', heif: 'heif' };
@@ -49,7 +55,7 @@ export async function verifyImage(env: Env, submissionId: string, reference: Ref
   const hashed = matchFingerprints(candidate, reference.fingerprints, threshold);
   // The same picture as it stands (by the SPEC pHash) has nothing left for geometry to find.
   const asItStands = hashed?.transform === 'identity' && hashed.plainSimilarity >= threshold;
-  const geometry = asItStands ? null : await checkGeometry(env, query, sourceOf(reference.image), { image_url: imageUrl });
+  const geometry = asItStands ? null : await checkGeometry(env, query, reference.source, { image_url: imageUrl });
   const confirmed = geometry?.confirmed ? geometry : null;
   // A hash match keeps its name (SPEC's pHash decides first) unless the region hashes alone made it
   // and geometry finds the images disjoint; geometry adds where the regions are.

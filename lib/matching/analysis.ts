@@ -303,9 +303,10 @@ type CheckedPair = { geometry: GeometryResult | null; reference: string };
  * side with the smaller SHA-256 is the query, so the same two pictures get the same check under
  * any names and in any order. `edits`, the edit named with x and with y as the query, tell the
  * check which edit the pixels may confirm without keypoints; without them keypoints decide. Null
- * when a side has not been analysed, or a file the check had to read is gone or no longer holds the bytes the pair was found for
- * (its reload will compare it again). The verdict is on the two SHA-256s: the images port reads a
- * file only when it keeps nothing made from those bytes (its grey copy, its keypoints).
+ * when a side has not been analysed, or a file the check had to read is gone or no longer holds
+ * the bytes the pair was found for (its reload will compare it again). The verdict is on the two
+ * SHA-256s: the images port reads a file only when it keeps nothing made from those bytes (its grey
+ * copy, its keypoints).
  */
 async function checkPair(env: Env, x: PairSide, y: PairSide, edits?: [string, string]): Promise<CheckedPair | null> {
   if (!analysed(x) || !analysed(y)) return null;

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyImage } from '../../lib/enrichment/verify.js';
+import { referenceOf, verifyImage } from '../../lib/enrichment/verify.js';
 import { refreshSimilarity, storedFingerprints } from '../../lib/matching/analysis.js';
 import { matchFingerprints } from '../../lib/images/robust.js';
 import { getSubmissionRow } from '../../lib/repo/submissions.js';
@@ -83,7 +83,7 @@ describe('edited copies of a watchlisted photo', () => {
     const url = fakes.web.addImage('/mirrored.jpg', await copies.mirrored(), 'image/jpeg');
     const other = fakes.web.addImage('/coffee.png', await sharp(fixturePath('coffee.png')).png().toBuffer());
     const row = (await getSubmissionRow(env.db, 'astronaut'))!;
-    const reference = { fingerprints: storedFingerprints(row.phash!, row.fingerprints), image: readFileSync(fixturePath('astronaut.png')) };
+    const reference = referenceOf(storedFingerprints(row.phash!, row.fingerprints), readFileSync(fixturePath('astronaut.png')));
     const allowLocal = { ...env, config: { ...env.config, SVC_ALLOW_PRIVATE_DOWNLOADS: true } };
     const mirrored = await verifyImage(allowLocal, 'astronaut', reference, url);
     expect(mirrored).toMatchObject({ matched: true, match: { match_transform: 'hflip' } });
@@ -128,7 +128,7 @@ describe('different photographs turned by about the same angle on black', () => 
 
   it('are no web match either', async () => {
     const url = fakes.web.addImage('/turned-rocket.jpg', await turned['turned-rocket'](), 'image/jpeg');
-    const reference = { fingerprints: await fingerprintsOf('turned-chelsea'), image: await turned['turned-chelsea']() };
+    const reference = referenceOf(await fingerprintsOf('turned-chelsea'), await turned['turned-chelsea']());
     const allowLocal = { ...env, config: { ...env.config, SVC_ALLOW_PRIVATE_DOWNLOADS: true } };
     expect(await verifyImage(allowLocal, 'turned-chelsea', reference, url)).toMatchObject({ matched: false, match: {} });
   });
